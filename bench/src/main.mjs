@@ -1,0 +1,219 @@
+// The benchmark orchestrator: `npm run bench -- [--quick] [--only=...] [--lib=...] [--runs=N]`.
+//
+// Starts a throwaway redis-server, then for every scenario case runs each library `runs`
+// times, each run in fresh child processes on a flushed Redis, and writes the medians to
+// bench/results/. The method is described in docs/performance.md.
+
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { killAllChildren, probeLibrary, runStep } from './children.mjs';
+import { parseCli } from './cli.mjs';
+import { clockTicksPerSecond } from './redis/proc-cpu.mjs';
+import { startRedis } from './redis/server.mjs';
+import { describeMachine, summarizeResults, writeReport } from './report.mjs';
+import { scenarios } from './scenarios/index.mjs';
+
+const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url));
+/** The queue every run uses: Redis is flushed between runs, so one name is enough. */
+const QUEUE_NAME = 'bench';
+/** A run that takes longer than this is a hang, and is killed and reported as an error. */
+const RUN_TIMEOUT_MS = { full: 10 * 60_000, quick: 2 * 60_000 };
+
+/** @type {Awaited<ReturnType<typeof startRedis>> | undefined} */
+let redis;
+
+// Whatever way the harness ends, no child process and no redis-server may survive it.
+process.on('exit', () => {
+  killAllChildren();
+  redis?.killNow();
+});
+for (const [signal, number] of [
+  ['SIGINT', 2],
+  ['SIGTERM', 15],
+  ['SIGHUP', 1],
+]) {
+  process.on(signal, () => {
+    console.error(`\n${signal} received: stopping child processes and redis-server`);
+    process.exit(128 + number); // the 'exit' handler above does the killing
+  });
+}
+
+const slug = (text) => text.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '');
+
+const formatMs = (ms) => (ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).toFixed(1)} s`);
+
+/** Runs every step of one case for one library; returns the merged metrics and notes. */
+async function runCase(
+  { scenario, label, params },
+  lib,
+  { timeoutMs, clockTicks, profileDir, run },
+) {
+  const metrics = {};
+  const notes = [];
+  for (const roles of scenario.steps) {
+    const specs = roles.map((role) => ({
+      mode: 'role',
+      lib,
+      scenario: scenario.id,
+      role,
+      params,
+      queueName: QUEUE_NAME,
+      connection: redis.connection,
+      redisPid: redis.pid,
+      clockTicks,
+    }));
+    const execArgvFor = (role) =>
+      profileDir
+        ? [
+            '--cpu-prof',
+            `--cpu-prof-dir=${path.join(profileDir, slug(label))}`,
+            `--cpu-prof-name=${lib}-run${run}-${role}.cpuprofile`,
+          ]
+        : [];
+    for (const result of await runStep(specs, { timeoutMs, execArgvFor })) {
+      Object.assign(metrics, result.metrics);
+      notes.push(...result.notes.map((note) => `${result.role}: ${note}`));
+    }
+  }
+  const missing = scenario.metrics
+    .filter((m) => !Number.isFinite(metrics[m.key]))
+    .map((m) => m.key);
+  if (missing.length > 0) {
+    throw new Error(`no valid figure for ${missing.join(', ')} (got ${JSON.stringify(metrics)})`);
+  }
+  return { metrics, notes };
+}
+
+async function main() {
+  const options = parseCli(
+    process.argv.slice(2),
+    scenarios.map((s) => s.id),
+  );
+  if (options.help) {
+    console.log(options.help);
+    return 0;
+  }
+  const selected = scenarios.filter((s) => !options.only || options.only.includes(s.id));
+  const timeoutMs = options.quick ? RUN_TIMEOUT_MS.quick : RUN_TIMEOUT_MS.full;
+  const clockTicks = clockTicksPerSecond();
+  const date = new Date().toISOString();
+  const profileDir = options.cpuProf
+    ? path.join(BENCH_DIR, 'profiles', date.replace(/[:.]/g, '-'))
+    : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+
+  // Load each library once before starting anything long, so a missing build fails at once.
+  /** @type {Record<string, string>} */
+  const versions = {};
+  for (const lib of options.libs) versions[lib] = (await probeLibrary(lib)).version;
+
+  redis = await startRedis();
+  console.log(`redis-server ${redis.version} on port ${redis.connection.port} (pid ${redis.pid})`);
+  console.log(
+    `libraries: ${Object.entries(versions)
+      .map(([lib, v]) => `${lib} ${v}`)
+      .join(', ')}; runs per figure: ${options.runs}${options.quick ? '; quick mode' : ''}`,
+  );
+
+  const cases = [];
+  const skipped = [];
+  for (const scenario of selected) {
+    if (scenario.skip) {
+      console.log(scenario.skip);
+      skipped.push(scenario.skip);
+    } else {
+      for (const c of scenario.cases(options.quick)) cases.push({ scenario, ...c });
+    }
+  }
+
+  /** Metrics of each successful run, by `${label}\0${lib}`. */
+  const runs = new Map();
+  const notes = [];
+  const errors = [];
+  const failed = new Set();
+  const totalRuns = cases.length * options.runs * options.libs.length;
+  let done = 0;
+  for (const c of cases) {
+    for (let run = 1; run <= options.runs; run++) {
+      // Alternate which library goes first, so slow drift (thermal, neighbours) and any
+      // after-effect of the previous run weigh on both equally.
+      const order = run % 2 === 1 ? options.libs : [...options.libs].reverse();
+      for (const lib of order) {
+        done++;
+        const key = `${c.label}\0${lib}`;
+        const title = `[${done}/${totalRuns}] ${c.label} · ${lib} · run ${run}/${options.runs}`;
+        // After a failure, the library's remaining runs of this case would fail the same way.
+        if (failed.has(key)) {
+          console.log(`${title}: skipped after an earlier failure`);
+          continue;
+        }
+        await redis.control.command('FLUSHALL');
+        const started = performance.now();
+        try {
+          const result = await runCase(c, lib, { timeoutMs, clockTicks, profileDir, run });
+          if (!runs.has(key)) runs.set(key, []);
+          runs.get(key).push(result.metrics);
+          for (const note of result.notes) notes.push(`${c.label}, ${lib}, run ${run}: ${note}`);
+          const headline = c.scenario.metrics[0];
+          const value = result.metrics[headline.key].toLocaleString('en-US', {
+            maximumFractionDigits: headline.digits,
+          });
+          console.log(
+            `${title}: ${headline.label} ${value} ${headline.unit} (${formatMs(performance.now() - started)})`,
+          );
+          for (const note of result.notes) console.log(`  note: ${note}`);
+        } catch (error) {
+          failed.add(key);
+          errors.push({ case: c.label, lib, run, message: error.message });
+          console.error(`${title}: FAILED\n  ${error.message.split('\n').join('\n  ')}`);
+        }
+        redis.assertAlive();
+      }
+    }
+  }
+
+  const report = {
+    date,
+    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim().replace(/ --$/, ''),
+    machine: describeMachine({ redisVersion: redis.version, libraries: versions }),
+    settings: {
+      quick: options.quick,
+      runs: options.runs,
+      libs: options.libs,
+      only: options.only ?? null,
+    },
+    results: summarizeResults(
+      cases,
+      options.libs,
+      (label, lib) => runs.get(`${label}\0${lib}`) ?? [],
+    ),
+    notes,
+    skipped,
+    errors,
+  };
+  await redis.stop();
+
+  // A quick run is a smoke test: it never replaces the committed baseline (latest.*).
+  const { markdownPath } = writeReport(
+    path.join(BENCH_DIR, 'results'),
+    options.quick ? 'quick' : 'latest',
+    report,
+  );
+  console.log(`\nwrote ${path.relative(process.cwd(), markdownPath)} (and .json)`);
+  if (errors.length > 0) {
+    console.error(`${errors.length} case(s) failed; see the Errors section of the report`);
+    return 1;
+  }
+  return 0;
+}
+
+try {
+  process.exitCode = await main();
+} catch (error) {
+  console.error(`bench: ${error.message}`);
+  process.exitCode = 1;
+} finally {
+  killAllChildren();
+  await redis?.stop();
+}

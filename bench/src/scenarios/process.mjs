@@ -1,0 +1,97 @@
+// process: how fast one worker process drains a full queue of no-op jobs, and what CPU that
+// costs Redis and Node per 1,000 jobs. With no-op jobs, everything measured is queue overhead.
+
+import { processCpuMs } from '../redis/proc-cpu.mjs';
+import {
+  JOB,
+  addInBatches,
+  duplicatesNote,
+  expectCounts,
+  metric,
+  openQueue,
+  openWorker,
+  trackCompletions,
+} from './common.mjs';
+
+/** CPU time (user + system) of this process, in ms. */
+const ownCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+export default {
+  id: 'process',
+  title: 'Processing: pre-added no-op jobs drained by one worker process',
+  metrics: [
+    metric('jobsPerSec', 'throughput', 'jobs/s', 'higher', 0),
+    metric('redisCpuMsPer1k', 'Redis CPU per 1,000 jobs', 'ms', 'lower', 1),
+    metric('workerCpuMsPer1k', 'worker CPU per 1,000 jobs', 'ms', 'lower', 1),
+  ],
+  cases(quick) {
+    const total = quick ? 2_000 : 50_000;
+    // `removeOnComplete: true` deletes each job as it completes; the last case keeps the
+    // library's default retention (every completed job kept).
+    return [
+      { label: 'process c=1', params: { total, concurrency: 1, removeOnComplete: true } },
+      { label: 'process c=10', params: { total, concurrency: 10, removeOnComplete: true } },
+      { label: 'process c=100', params: { total, concurrency: 100, removeOnComplete: true } },
+      {
+        label: 'process c=100, default retention',
+        params: { total, concurrency: 100, removeOnComplete: false },
+      },
+    ];
+  },
+  // Filling happens in its own process so the worker process starts with a clean heap and
+  // its CPU time is the worker's alone.
+  steps: [['fill'], ['drain']],
+  roles: {
+    async fill(ctx) {
+      const { total, removeOnComplete } = ctx.params;
+      const opts = removeOnComplete ? { removeOnComplete: true } : {};
+      const queue = openQueue(ctx);
+      await ctx.ready();
+      await addInBatches(queue, total, (i) => ({ name: JOB, data: { i }, opts }));
+      await expectCounts(queue, { waiting: total });
+    },
+
+    async drain(ctx) {
+      const { total, concurrency, removeOnComplete } = ctx.params;
+      const queue = openQueue(ctx);
+      await ctx.ready();
+
+      // The window runs from the first completion to the last, so worker startup (connecting,
+      // loading scripts) is excluded; both CPU clocks are sampled at the same two instants.
+      const sample = () => ({
+        at: performance.now(),
+        nodeMs: ownCpuMs(),
+        redisMs: processCpuMs(ctx.redisPid, ctx.clockTicks),
+      });
+      let first;
+      let last;
+      const worker = openWorker(ctx, async () => {}, { concurrency });
+      const { duplicates } = await trackCompletions(worker, total, (_job, count) => {
+        if (count === 1) first = sample();
+        if (count === total) last = sample();
+      });
+
+      await expectCounts(queue, {
+        waiting: 0,
+        active: 0,
+        delayed: 0,
+        failed: 0,
+        completed: removeOnComplete ? 0 : total,
+      });
+
+      const jobsInWindow = total - 1;
+      const per1k = (ms) => (ms / jobsInWindow) * 1000;
+      return {
+        metrics: {
+          jobsPerSec: jobsInWindow / ((last.at - first.at) / 1000),
+          redisCpuMsPer1k: per1k(last.redisMs - first.redisMs),
+          workerCpuMsPer1k: per1k(last.nodeMs - first.nodeMs),
+        },
+        notes: [duplicatesNote(duplicates)],
+      };
+    },
+  },
+};

@@ -1,0 +1,73 @@
+// Lint: typescript-eslint with type information for the library and its tests. The seam rule
+// keeps core code and behaviour tests from importing the Redis backend's internals: only the
+// backend factory (src/backend/create.ts) and the backend itself may.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const seam = {
+  'no-restricted-imports': [
+    'error',
+    {
+      patterns: [
+        {
+          group: ['**/backend/redis/**', '**/backend/redis', 'ioredis'],
+          message:
+            'Core code and behaviour tests talk to storage through the backend seam (src/backend/backend.ts, created via src/backend/create.ts), never the Redis backend internals.',
+        },
+      ],
+    },
+  ],
+};
+
+export default tseslint.config(
+  {
+    ignores: ['**/dist/**', '**/node_modules/**', 'packages/hopper/src/backend/redis/scripts.generated.ts', 'bench/results/**'],
+  },
+  js.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    extends: [...tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
+      '@typescript-eslint/require-await': 'off',
+    },
+  },
+  {
+    files: ['packages/hopper/src/**/*.ts', 'packages/hopper/test/**/*.ts'],
+    ignores: [
+      'packages/hopper/src/backend/redis/**',
+      'packages/hopper/src/backend/create.ts',
+      'packages/hopper/test/helpers/**',
+      'packages/hopper/test/backend-redis/**',
+      'packages/hopper/test/cluster/**',
+    ],
+    rules: seam,
+  },
+  {
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        setImmediate: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        require: 'readonly',
+        module: 'writable',
+        __dirname: 'readonly',
+      },
+    },
+  },
+);

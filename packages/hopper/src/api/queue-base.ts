@@ -1,0 +1,103 @@
+/**
+ * What Queue, Worker and QueueEvents share: the connection to one queue's backend, the start-up
+ * checks (Redis 7+, eviction policy), readiness, safe error emission and closing.
+ */
+import { EventEmitter } from 'node:events';
+import type { QueueBackend, ServerInfo } from '../backend/backend.js';
+import { createBackend, type ConnectionOptions } from '../backend/create.js';
+import { systemClock, type Clock } from '../clock/clock.js';
+import { ClosedError, UnsupportedRedisError } from '../job/errors.js';
+import { validatePrefix, validateQueueName } from '../job/options.js';
+import type { JobContext } from '../job/job.js';
+
+/** Options every Hopper component takes. */
+export interface QueueBaseOptions {
+  /** How to reach Redis (ioredis options, a URL, or an ioredis instance you keep ownership of). Default: localhost:6379. */
+  connection?: ConnectionOptions;
+  /** Prefix of every key (default `hopper`). A `{tag}` in it sets the Redis Cluster hash tag for all queues under it. */
+  prefix?: string;
+  /**
+   * The clock deciding due times. Default: Redis's own clock. Tests pass a `FakeClock` to drive
+   * delays, lock expiry and stall rescue without sleeping.
+   */
+  clock?: Clock;
+}
+
+/** The default key prefix. */
+export const DEFAULT_PREFIX = 'hopper';
+
+const warnedPolicies = new Set<string>();
+
+/** Checks the server Hopper connected to: Redis 7+ (or Valkey 7.2+), and warns if it may evict keys. */
+export function checkServer(info: ServerInfo): void {
+  const major = Number.parseInt(info.version, 10);
+  if (!(major >= 7)) {
+    throw new UnsupportedRedisError(
+      `Hopper needs Redis 7.0 or newer (or Valkey 7.2+); this server is Redis ${info.version}. Upgrade the server.`,
+    );
+  }
+  const policy = info.maxmemoryPolicy;
+  if (policy !== undefined && policy !== 'noeviction' && !warnedPolicies.has(policy)) {
+    warnedPolicies.add(policy);
+    process.emitWarning(
+      `Redis maxmemory-policy is "${policy}": under memory pressure Redis may evict job keys and lose jobs. ` +
+        'Set `maxmemory-policy noeviction` on the Redis server used by Hopper.',
+      { type: 'HopperWarning', code: 'HOPPER_EVICTION_POLICY' },
+    );
+  }
+}
+
+export abstract class QueueBase extends EventEmitter implements JobContext {
+  /** The queue's name. */
+  readonly name: string;
+  readonly queueName: string;
+  /** The key prefix. */
+  readonly prefix: string;
+  /** @internal */
+  readonly backend: QueueBackend;
+  /** @internal */
+  readonly clock: Clock;
+  /** Set once `close()` has finished: later calls reject with ClosedError. */
+  protected closed = false;
+  private readonly readyPromise: Promise<void>;
+
+  protected constructor(name: string, opts: QueueBaseOptions, role: 'command' | 'worker') {
+    super();
+    validateQueueName(name);
+    const prefix = opts.prefix ?? DEFAULT_PREFIX;
+    validatePrefix(prefix);
+    this.name = name;
+    this.queueName = name;
+    this.prefix = prefix;
+    this.clock = opts.clock ?? systemClock;
+    this.backend = createBackend({ connection: opts.connection, prefix, queueName: name, role });
+    this.readyPromise = this.start();
+    // Callers see a failed start through ready(); never leave it as an unhandled rejection.
+    this.readyPromise.catch((err: unknown) => this.emitError(err));
+  }
+
+  private async start(): Promise<void> {
+    checkServer(await this.backend.connect());
+    await this.init();
+  }
+
+  /** Component-specific start-up, after the server checks. */
+  protected async init(): Promise<void> {}
+
+  /** @internal resolves once connected and checked; rejects if closed or the server is unusable. */
+  ready(): Promise<void> {
+    if (this.closed) return Promise.reject(new ClosedError(`This ${this.constructor.name} for queue "${this.name}" is closed.`));
+    return this.readyPromise;
+  }
+
+  /** Resolves once the connection is up and the server checked (Redis 7+). */
+  async waitUntilReady(): Promise<void> {
+    await this.ready();
+  }
+
+  /** Emits `error` if anyone listens; otherwise reports it on stderr rather than crashing the process. */
+  protected emitError(err: unknown): void {
+    if (this.listenerCount('error') > 0) this.emit('error', err);
+    else console.error(`[hopper] ${this.constructor.name} "${this.name}":`, err);
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * QueueEvents: the queue's events from every producer and worker, read from its capped Redis
+ * stream, with BullMQ's API and event names. Resumable from `lastEventId`; a reader that fell
+ * behind the stream's cap gets a `gap` event instead of silently missing events.
+ *
+ * @example
+ * const events = new QueueEvents('mail', { connection });
+ * events.on('completed', ({ jobId, returnvalue }) => console.log(jobId, returnvalue));
+ * events.on('failed', ({ jobId, failedReason }) => console.error(jobId, failedReason));
+ */
+import { WaitTimeoutError } from '../job/errors.js';
+import type { JobFinishWaiter } from '../job/job.js';
+import { QueueBase, type QueueBaseOptions } from './queue-base.js';
+
+/** Options of QueueEvents. */
+export interface QueueEventsOptions extends QueueBaseOptions {
+  /** Start reading at once. Default true; otherwise call `run()`. */
+  autorun?: boolean;
+  /** Read events after this stream id; default `$` (only new events). Use `0` for all kept events. */
+  lastEventId?: string;
+  /** Longest blocking read, ms. Default 10,000. */
+  blockingTimeout?: number;
+}
+
+/** Events read per call. */
+const READ_COUNT = 200;
+
+function parseValue(raw: string | undefined): unknown {
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+export class QueueEvents extends QueueBase implements JobFinishWaiter {
+  readonly opts: QueueEventsOptions;
+  private lastId: string;
+  private running = false;
+  private runPromise: Promise<void> | undefined;
+
+  constructor(name: string, opts: QueueEventsOptions = {}) {
+    super(name, opts, 'worker');
+    this.opts = opts;
+    this.lastId = opts.lastEventId ?? '$';
+    if (opts.autorun !== false) this.run().catch((err: unknown) => this.emitError(err));
+  }
+
+  /** The id of the last event read (pass it as `lastEventId` to resume after a restart). */
+  get lastEventId(): string {
+    return this.lastId;
+  }
+
+  /** Starts reading events. Resolves when closed. */
+  run(): Promise<void> {
+    if (this.running) throw new Error('QueueEvents is already running.');
+    this.running = true;
+    this.runPromise = this.loop();
+    return this.runPromise;
+  }
+
+  private async loop(): Promise<void> {
+    await this.ready();
+    if (this.lastId === '$') {
+      // Pin the position now, so events between start and the first read are not lost.
+      this.lastId = await this.backend.lastEventId();
+    }
+    this.emit('ready');
+    let checkGap = this.opts.lastEventId !== undefined;
+    while (this.running) {
+      let read;
+      try {
+        read = await this.backend.readEvents(this.lastId, this.opts.blockingTimeout ?? 10_000, READ_COUNT, checkGap);
+      } catch (err) {
+        if (!this.running) break;
+        this.emitError(err);
+        await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+        continue;
+      }
+      if (read.gap) this.emit('gap', { after: this.lastId });
+      for (const entry of read.events) {
+        this.lastId = entry.id;
+        this.dispatch(entry.event, entry.fields, entry.id);
+      }
+      // A full batch means we may be behind the cap: check for trimmed entries next time.
+      checkGap = read.events.length === READ_COUNT;
+    }
+  }
+
+  private dispatch(event: string, fields: Record<string, string>, id: string): void {
+    const { event: _name, ...rest } = fields;
+    const args: Record<string, unknown> = { ...rest };
+    switch (event) {
+      case 'added':
+        this.emit('added', { jobId: rest.jobId, name: rest.name }, id);
+        if (rest.state === 'delayed') this.emit('delayed', { jobId: rest.jobId, delay: Number(rest.delay) }, id);
+        else this.emit('waiting', { jobId: rest.jobId, prev: undefined }, id);
+        return;
+      case 'waiting':
+        this.emit('waiting', { jobId: rest.jobId, prev: rest.prev }, id);
+        return;
+      case 'delayed':
+        this.emit('delayed', { jobId: rest.jobId, delay: Number(rest.delay) }, id);
+        return;
+      case 'completed':
+        this.emit('completed', { jobId: rest.jobId, returnvalue: parseValue(rest.returnvalue), prev: 'active' }, id);
+        return;
+      case 'failed':
+        this.emit('failed', { jobId: rest.jobId, failedReason: rest.failedReason, prev: rest.prev }, id);
+        return;
+      case 'progress':
+        this.emit('progress', { jobId: rest.jobId, data: parseValue(rest.data) }, id);
+        return;
+      case 'retries-exhausted':
+        this.emit('retries-exhausted', { jobId: rest.jobId, attemptsMade: Number(rest.attemptsMade) }, id);
+        return;
+      case 'active':
+        this.emit('active', { jobId: rest.jobId, prev: 'waiting' }, id);
+        return;
+      case 'stalled':
+        this.emit('stalled', { jobId: rest.jobId }, id);
+        return;
+      case 'drained':
+      case 'paused':
+      case 'resumed':
+        this.emit(event, id);
+        return;
+      default:
+        this.emit(event, args, id);
+    }
+  }
+
+  /**
+   * @internal Resolves with a job's return value when it completes, rejects with its failure
+   * reason when it fails for good; checks the stored state too, so a job that finished before
+   * the call (or during a gap in the events) settles at once. Used by `job.waitUntilFinished`.
+   */
+  waitForJob(jobId: string, ttl?: number): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const cleanup = (): void => {
+        this.off('completed', onCompleted);
+        this.off('failed', onFailed);
+        this.off('gap', onGap);
+        if (timer) clearTimeout(timer);
+      };
+      const onCompleted = (args: { jobId: string; returnvalue: unknown }): void => {
+        if (args.jobId !== jobId) return;
+        cleanup();
+        resolve(args.returnvalue);
+      };
+      const onFailed = (args: { jobId: string; failedReason: string }): void => {
+        if (args.jobId !== jobId) return;
+        cleanup();
+        reject(new Error(args.failedReason));
+      };
+      const checkStored = (): void => {
+        this.ready()
+          .then(() => this.backend.getJob(jobId))
+          .then((record) => {
+            if (record?.state === 'completed') {
+              cleanup();
+              resolve(record.returnvalue === undefined ? undefined : parseValue(record.returnvalue));
+            } else if (record?.state === 'failed') {
+              cleanup();
+              reject(new Error(record.failedReason ?? 'failed'));
+            }
+          })
+          .catch((err: unknown) => {
+            cleanup();
+            reject(err instanceof Error ? err : new Error(String(err)));
+          });
+      };
+      const onGap = (): void => checkStored();
+      this.on('completed', onCompleted);
+      this.on('failed', onFailed);
+      this.on('gap', onGap);
+      if (ttl !== undefined) {
+        timer = setTimeout(() => {
+          cleanup();
+          reject(new WaitTimeoutError(`Job ${jobId} did not finish within ${ttl} ms.`));
+        }, ttl);
+      }
+      checkStored();
+    });
+  }
+
+  /** Stops reading and closes the connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.running = false;
+    this.closed = true;
+    await this.backend.close();
+    await this.runPromise?.catch(() => undefined);
+    this.emit('closed');
+  }
+}

@@ -1,0 +1,418 @@
+/**
+ * Worker: takes jobs from a queue and runs a processor on them, with BullMQ's API: concurrency,
+ * retries with backoff, locks renewed in one call per interval, stalled-job rescue, batched
+ * acknowledgements that claim the next jobs in the same round trip, and a graceful close.
+ *
+ * @example
+ * const worker = new Worker('mail', async (job, token, signal) => {
+ *   await sendMail(job.data, { signal });
+ *   return { sent: true };
+ * }, { connection, concurrency: 10 });
+ * worker.on('failed', (job, err) => console.error(job?.id, err.message));
+ */
+import { randomBytes } from 'node:crypto';
+import type { AckResult, ClaimedJob, Completion, Failure, Retention } from '../backend/backend.js';
+import { WriteCode } from '../backend/backend.js';
+import { retryDelay, type BackoffStrategy } from '../job/backoff.js';
+import { CloseTimeoutError, InvalidOptionsError, LockLostError, UnrecoverableError } from '../job/errors.js';
+import { Job } from '../job/job.js';
+import { DEFAULT_REMOVE_ON_COMPLETE, DEFAULT_STACK_TRACE_LIMIT, serialize, type KeepJobs } from '../job/options.js';
+import { StallRescuer } from '../maintenance/stall-rescuer.js';
+import { Completer, toRetention, type PendingAck } from '../runtime/completer.js';
+import { Dispatcher, type AckBatch } from '../runtime/dispatcher.js';
+import { Executor, type Outcome, type RunningJob } from '../runtime/executor.js';
+import { LockRenewer } from '../runtime/lock-renewer.js';
+import { QueueBase, type QueueBaseOptions } from './queue-base.js';
+
+/**
+ * The function that processes a job: receives the job, the attempt's lock token and an
+ * AbortSignal (aborted when the lock is lost or the worker is force-closed); its result becomes
+ * the job's return value, a throw fails the attempt.
+ */
+// `any` defaults keep BullMQ's generic signature.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Processor<DataType = any, ResultType = any, NameType extends string = string> = (
+  job: Job<DataType, ResultType, NameType>,
+  token?: string,
+  signal?: AbortSignal,
+) => Promise<ResultType>;
+
+/** Advanced worker settings. */
+export interface AdvancedSettings {
+  /** Computes retry delays for custom backoff types (and may override built-in ones per type). */
+  backoffStrategy?: BackoffStrategy;
+}
+
+/** Options of a Worker (BullMQ's names and meanings). */
+export interface WorkerOptions extends QueueBaseOptions {
+  /** Jobs processed at once by this worker. Default 1. */
+  concurrency?: number;
+  /** Start processing at once. Default true; otherwise call `run()`. */
+  autorun?: boolean;
+  /** How long a job's lock lasts without renewal, ms. Default 30,000. */
+  lockDuration?: number;
+  /** How often locks are renewed, ms. Default lockDuration / 2. */
+  lockRenewTime?: number;
+  /** How often to look for stalled jobs (expired locks), ms. Default 30,000. */
+  stalledInterval?: number;
+  /** Stalls a job may have before it fails for good. Default 1. */
+  maxStalledCount?: number;
+  /** Do not run the stalled-job check from this worker. Default false. */
+  skipStalledCheck?: boolean;
+  /** Retention of completed jobs that set none themselves. Default `{ count: 1000 }`. */
+  removeOnComplete?: boolean | number | KeepJobs;
+  /** Retention of failed jobs that set none themselves. Default: keep. */
+  removeOnFail?: boolean | number | KeepJobs;
+  /** Longest idle blocking wait for new jobs, in seconds as in BullMQ. Default 5. */
+  drainDelay?: number;
+  /** Longest time `close()` waits for Redis to record the last results, ms. Default 10,000. */
+  closeTimeout?: number;
+  /** Events older than this are trimmed by the stalled check, ms (0 = only the count cap). Default 0. */
+  eventsMaxAge?: number;
+  settings?: AdvancedSettings;
+}
+
+function positiveInteger(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new InvalidOptionsError(`${name} must be a positive integer, got ${String(value)}.`);
+  return value;
+}
+
+function toError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  return new Error(typeof value === 'string' ? value : `Processor threw a non-Error value: ${JSON.stringify(value)}`);
+}
+
+// `any` defaults keep BullMQ's generic signature.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+export class Worker<DataType = any, ResultType = any, NameType extends string = string> extends QueueBase {
+  /* eslint-enable @typescript-eslint/no-explicit-any */
+  /** This worker's id; its lock tokens are `id:n:i`. */
+  readonly id = randomBytes(6).toString('base64url');
+  readonly opts: WorkerOptions;
+  private readonly processor: Processor<DataType, ResultType, NameType> | undefined;
+  private readonly executor: Executor;
+  private readonly completer = new Completer();
+  private readonly dispatcher: Dispatcher;
+  private readonly renewer: LockRenewer;
+  private readonly rescuer: StallRescuer;
+  private readonly completeKeep: Retention;
+  private readonly failKeep: Retention;
+  private readonly lockDuration: number;
+  private concurrencyValue: number;
+  private running = false;
+  private paused = false;
+  private runPromise: Promise<void> | undefined;
+  private resolveRun: (() => void) | undefined;
+  private closePromise: Promise<void> | undefined;
+
+  constructor(name: string, processor?: Processor<DataType, ResultType, NameType> | null, opts: WorkerOptions = {}) {
+    super(name, opts, 'worker');
+    this.opts = opts;
+    this.processor = processor ?? undefined;
+    this.concurrencyValue = positiveInteger(opts.concurrency, 'concurrency', 1);
+    this.lockDuration = positiveInteger(opts.lockDuration, 'lockDuration', 30_000);
+    const renewEvery = positiveInteger(opts.lockRenewTime, 'lockRenewTime', Math.max(1, Math.floor(this.lockDuration / 2)));
+    const stalledInterval = positiveInteger(opts.stalledInterval, 'stalledInterval', 30_000);
+    const maxStalledCount = opts.maxStalledCount ?? 1;
+    if (!Number.isInteger(maxStalledCount) || maxStalledCount < 0) {
+      throw new InvalidOptionsError(`maxStalledCount must be an integer >= 0, got ${String(opts.maxStalledCount)}.`);
+    }
+    const drainDelaySeconds = opts.drainDelay ?? 5;
+    if (!(drainDelaySeconds > 0))
+      throw new InvalidOptionsError(`drainDelay must be a positive number of seconds, got ${String(opts.drainDelay)}.`);
+    this.completeKeep = toRetention(opts.removeOnComplete, toRetention(DEFAULT_REMOVE_ON_COMPLETE, { kind: 'keep' }));
+    this.failKeep = toRetention(opts.removeOnFail, { kind: 'keep' });
+
+    this.executor = new Executor(
+      (job, token, signal) => (this.processor as Processor)(job, token, signal),
+      (entry, outcome) => this.settled(entry, outcome),
+    );
+    this.dispatcher = new Dispatcher({
+      backend: this.backend,
+      clock: this.clock,
+      workerId: this.id,
+      executor: this.executor,
+      completer: this.completer,
+      concurrency: () => this.concurrencyValue,
+      lockDuration: this.lockDuration,
+      drainDelay: drainDelaySeconds * 1000,
+      makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(this, claimed, now),
+      onClaimed: (job) => this.startJob(job),
+      onAcked: (batch, result, resent) => this.acked(batch, result, resent),
+      onDrained: () => this.emit('drained'),
+      onError: (err) => this.emitError(err),
+    });
+    this.renewer = new LockRenewer({
+      backend: this.backend,
+      clock: this.clock,
+      executor: this.executor,
+      lockDuration: this.lockDuration,
+      renewEvery,
+      onLost: (ids) => {
+        for (const id of ids) {
+          this.executor.abort(
+            id,
+            new LockLostError(`Lost the lock of job ${id}: it was rescued as stalled or removed. Its result will not be recorded.`),
+            true,
+          );
+        }
+      },
+      onError: (err) => this.emitError(err),
+      onLag: (lag) =>
+        process.emitWarning(
+          `Worker "${this.name}": the event loop was blocked for about ${Math.round(lag)} ms, over lockDuration / 2 (${this.lockDuration / 2} ms). ` +
+            'Locks may expire and jobs be rescued while still running: move CPU-bound work out of the main thread.',
+          { type: 'HopperWarning', code: 'HOPPER_EVENT_LOOP_BLOCKED' },
+        ),
+    });
+    this.rescuer = new StallRescuer({
+      backend: this.backend,
+      clock: this.clock,
+      stalledInterval,
+      maxStalledCount,
+      failKeep: this.failKeep,
+      eventsMaxAgeMs: opts.eventsMaxAge ?? 0,
+      onRescued: (ids) => {
+        for (const id of ids) this.emit('stalled', id, 'active');
+      },
+      onFailed: (ids) => {
+        for (const id of ids) this.emit('stalled', id, 'active');
+      },
+      onError: (err) => this.emitError(err),
+    });
+
+    if (opts.autorun !== false && this.processor) {
+      this.run().catch((err: unknown) => this.emitError(err));
+    }
+  }
+
+  protected override async init(): Promise<void> {
+    this.emit('ready');
+  }
+
+  /** Jobs processed at once. Can be changed while running. */
+  get concurrency(): number {
+    return this.concurrencyValue;
+  }
+
+  set concurrency(value: number) {
+    this.concurrencyValue = positiveInteger(value, 'concurrency', 1);
+    this.dispatcher.schedulePump();
+  }
+
+  /** @internal the stalled-job checker (tests drive it by hand with `runOnce`). */
+  get stallRescuer(): StallRescuer {
+    return this.rescuer;
+  }
+
+  /** @internal the lock renewer (tests drive it by hand with `runOnce`). */
+  get lockRenewer(): LockRenewer {
+    return this.renewer;
+  }
+
+  /**
+   * Starts processing (when created with `autorun: false`). Resolves when the worker is closed.
+   */
+  run(): Promise<void> {
+    if (!this.processor) throw new InvalidOptionsError('This worker has no processor: pass one to new Worker(name, processor).');
+    if (this.running) throw new Error('Worker is already running.');
+    if (this.closePromise) throw new Error('Worker is closed.');
+    this.running = true;
+    this.runPromise = new Promise<void>((resolve) => (this.resolveRun = resolve));
+    this.ready().then(
+      () => {
+        if (this.closePromise) return;
+        this.dispatcher.start();
+        this.renewer.start();
+        if (!this.opts.skipStalledCheck) this.rescuer.start();
+      },
+      (err: unknown) => this.emitError(err),
+    );
+    return this.runPromise;
+  }
+
+  /** Whether the worker is running (started and not closed). */
+  isRunning(): boolean {
+    return this.running;
+  }
+
+  /** Whether the worker is paused. */
+  isPaused(): boolean {
+    return this.paused;
+  }
+
+  /**
+   * Stops taking new jobs. Unless `doNotWaitActive`, resolves once the active jobs have finished.
+   */
+  async pause(doNotWaitActive?: boolean): Promise<void> {
+    if (this.paused) return;
+    this.paused = true;
+    this.dispatcher.setPaused(true);
+    if (!doNotWaitActive) {
+      await this.executor.whenIdle();
+      await this.dispatcher.whenSettled();
+    }
+    this.emit('paused');
+  }
+
+  /** Takes jobs again after `pause()`. */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.dispatcher.setPaused(false);
+    this.emit('resumed');
+  }
+
+  private startJob(job: Job): void {
+    this.emit('active', job, 'waiting');
+    this.executor.start(job);
+  }
+
+  private settled(entry: RunningJob, outcome: Outcome): void {
+    if (entry.lost || this.closed) return;
+    const job = entry.job;
+    const fence = job.fence as { token: string; attempt: number };
+    if (outcome.ok) {
+      let returnvalue: string;
+      try {
+        returnvalue = outcome.value === undefined || outcome.value === null ? 'null' : serialize(outcome.value, 'The return value');
+      } catch (err) {
+        return this.settled(entry, { ok: false, error: err });
+      }
+      this.completer.addCompletion({
+        ack: {
+          id: job.id as string,
+          token: fence.token,
+          attempt: fence.attempt,
+          returnvalue,
+          keep: toRetention(job.opts.removeOnComplete, this.completeKeep),
+        },
+        job,
+        outcome: outcome.value,
+      });
+      this.dispatcher.schedulePump();
+      return;
+    }
+    this.failureOf(job, toError(outcome.error)).then(
+      (failure) => {
+        this.completer.addFailure({ ack: failure, job, outcome: toError(outcome.error) });
+        this.dispatcher.schedulePump();
+      },
+      (err: unknown) => this.emitError(err),
+    );
+  }
+
+  private async failureOf(job: Job, error: Error): Promise<Failure> {
+    const fence = job.fence as { token: string; attempt: number };
+    const attempts = Math.max(job.opts.attempts ?? 1, 1);
+    const made = job.attemptsMade + 1;
+    let delay: number;
+    let reason = error.message;
+    if (error instanceof UnrecoverableError) {
+      delay = -1;
+    } else if (made >= attempts) {
+      delay = -2;
+    } else {
+      try {
+        const computed = await retryDelay(job.opts.backoff, made, error, job, this.opts.settings?.backoffStrategy);
+        delay = computed < 0 ? -1 : Math.round(computed);
+      } catch (strategyError) {
+        reason = `${reason} (and no retry: ${toError(strategyError).message})`;
+        delay = -1;
+      }
+    }
+    return {
+      id: job.id as string,
+      token: fence.token,
+      attempt: fence.attempt,
+      reason,
+      stack: error.stack ?? '',
+      stackTraceLimit: job.opts.stackTraceLimit ?? DEFAULT_STACK_TRACE_LIMIT,
+      retryDelay: delay,
+      keep: toRetention(job.opts.removeOnFail, this.failKeep),
+    };
+  }
+
+  private acked(batch: AckBatch, result: AckResult, resent: boolean): void {
+    for (let i = 0; i < batch.items.length; i++) {
+      const code = result.codes[i];
+      const item: PendingAck<Completion | Failure> = batch.items[i];
+      const job = item.job;
+      // After a reconnect the call may have run twice: the first run did the work.
+      const done = code > 0 || (resent && (code === WriteCode.Missing || code === WriteCode.NotActive));
+      if (!done) {
+        this.emitError(
+          new LockLostError(
+            `Job ${job.id} in queue "${this.name}": its result was not recorded because this attempt no longer holds it (code ${code}: ` +
+              `${code === WriteCode.Missing ? 'the job was removed' : code === WriteCode.NotActive ? 'the job is no longer active' : 'another attempt holds it'}).`,
+          ),
+        );
+        continue;
+      }
+      job.attemptsMade += 1;
+      job.token = undefined;
+      if (batch.kind === 'complete') {
+        job.returnvalue = item.outcome;
+        job.finishedOn = result.now;
+        this.emit('completed', job, item.outcome, 'active');
+      } else {
+        const failure = item.ack as Failure;
+        job.failedReason = failure.reason;
+        if (failure.retryDelay < 0) job.finishedOn = result.now;
+        this.emit('failed', job, item.outcome, 'active');
+      }
+    }
+  }
+
+  /**
+   * Closes the worker: stops taking jobs, waits for active jobs to finish (unless `force`, which
+   * aborts their signals and leaves them to be rescued), records their results, then closes the
+   * connections. Never hangs on Redis: after `closeTimeout` without Redis it gives up, says so
+   * with a CloseTimeoutError `error` event, and drops the connections.
+   */
+  close(force = false): Promise<void> {
+    this.closePromise ??= this.doClose(force);
+    return this.closePromise;
+  }
+
+  private async doClose(force: boolean): Promise<void> {
+    this.emit('closing', 'closing worker');
+    this.dispatcher.stop();
+    this.rescuer.stop();
+    if (force) {
+      // Their results are not recorded: the jobs are rescued once their locks expire.
+      for (const id of [...this.executor.running.keys()]) this.executor.abort(id, new Error('Worker closed with force'), true);
+    } else {
+      await this.executor.whenIdle();
+    }
+    this.renewer.stop();
+    const timeout = this.opts.closeTimeout ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = await Promise.race([
+      this.dispatcher.whenSettled().then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), timeout);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    this.dispatcher.dispose();
+    if (gaveUp) {
+      this.emitError(
+        new CloseTimeoutError(
+          `Worker "${this.name}" closed without recording ${this.completer.pending} finished job(s): Redis did not answer within closeTimeout (${timeout} ms). ` +
+            'Those jobs stay active until their lock expires, then are retried.',
+        ),
+      );
+      this.backend.disconnect();
+    } else {
+      await Promise.race([this.backend.close(), new Promise((resolve) => setTimeout(resolve, timeout).unref())]);
+      this.backend.disconnect();
+    }
+    this.closed = true;
+    this.running = false;
+    this.resolveRun?.();
+    this.emit('closed');
+  }
+}

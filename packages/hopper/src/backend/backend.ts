@@ -1,0 +1,251 @@
+/**
+ * The backend seam. Every write Hopper makes is one named, atomic operation here (one Lua
+ * script in the Redis backend); reads go through the query methods beside them. Core code
+ * (api/, runtime/, job/, maintenance/) talks to storage only through these interfaces, so a
+ * second backend can implement them and run the same behaviour suite.
+ *
+ * Times: every operation takes an optional `now` (ms). Production passes none and the backend
+ * uses its own clock (Redis TIME); tests pass a fake clock's time. Operations return the `now`
+ * they used, so callers compute durations from it instead of comparing their own clock with
+ * stored times.
+ */
+import type { JobState, JobStateOrUnknown } from '../job/states.js';
+
+/** A job to add, already validated and serialised. */
+export interface NewJob {
+  name: string;
+  /** JSON of the job's data. */
+  data: string;
+  /** JSON of the options kept on the job ('' when there are none). */
+  opts: string;
+  /** Custom id, or '' for an auto id. */
+  customId: string;
+  priority: number;
+  delay: number;
+  lifo: boolean;
+  /** Creation time to record (ms), or 0 for the backend's now. */
+  timestamp: number;
+}
+
+/** Identifies one add call so that a re-sent call is applied once. */
+export interface AddRequest {
+  producerId: string;
+  seq: number;
+  /** How many recent requests of this producer to remember. */
+  keep: number;
+}
+
+export interface AddResult {
+  now: number;
+  ids: string[];
+  /** true where a job with that custom id already existed (nothing was written for it). */
+  duplicated: boolean[];
+}
+
+/** A job as a worker receives it from a claim. */
+export interface ClaimedJob {
+  id: string;
+  name: string;
+  data: string;
+  opts: string;
+  timestamp: number;
+  attemptsMade: number;
+  attemptsStarted: number;
+  priority: number;
+  delay: number;
+  progress: string;
+  /** The lock token of this attempt. */
+  token: string;
+}
+
+/** What a worker asks for when it claims jobs (alone or with an acknowledgement). */
+export interface ClaimRequest {
+  count: number;
+  lockMs: number;
+  /** The i-th claimed job (from 1) gets the token `tokenPrefix + i`. */
+  tokenPrefix: string;
+}
+
+export interface ClaimResult {
+  now: number;
+  paused: boolean;
+  /** When the queue had no ready job for the claim: the earliest delayed job's due time. */
+  nextDue: number | null;
+  jobs: ClaimedJob[];
+}
+
+/** Result codes of fenced writes. */
+export const WriteCode = {
+  Done: 1,
+  FailedForGood: 2,
+  Missing: -1,
+  StaleAttempt: -2,
+  NotActive: -3,
+} as const;
+export type WriteCode = (typeof WriteCode)[keyof typeof WriteCode];
+
+/** The fence of an attempt: its lock token and attempt number (attemptsStarted). */
+export interface Fence {
+  token: string;
+  attempt: number;
+}
+
+/**
+ * Retention of a finished job: keep all, remove at once, or keep at most `count` jobs and
+ * none older than `ageMs` (-1 = no limit).
+ */
+export type Retention = { kind: 'keep' } | { kind: 'remove' } | { kind: 'limit'; count: number; ageMs: number };
+
+export interface Completion extends Fence {
+  id: string;
+  /** JSON of the return value. */
+  returnvalue: string;
+  keep: Retention;
+}
+
+export interface Failure extends Fence {
+  id: string;
+  reason: string;
+  /** This attempt's stack trace ('' for none). */
+  stack: string;
+  stackTraceLimit: number;
+  /** -1: fail for good; -2: fail for good, attempts exhausted; 0: retry now; > 0: retry after ms. */
+  retryDelay: number;
+  keep: Retention;
+}
+
+export interface AckResult {
+  now: number;
+  codes: WriteCode[];
+  next: ClaimResult;
+}
+
+export interface RescueOptions {
+  maxStalledCount: number;
+  limit: number;
+  intervalMs: number;
+  /** Run even if another worker checked within the interval. */
+  force: boolean;
+  /** Retention for jobs failed by the rescue that have no removeOnFail of their own. */
+  failKeep: Retention;
+  /** Events older than this are trimmed (0 = no age cap). */
+  eventsMaxAgeMs: number;
+}
+
+export interface RescueResult {
+  now: number;
+  /** false when another worker already ran the check within the interval. */
+  ran: boolean;
+  rescued: string[];
+  failed: string[];
+}
+
+/** A job as stored, for getJob and friends. Fields absent from storage are undefined. */
+export interface JobRecord {
+  id: string;
+  name: string;
+  data: string;
+  opts: string | undefined;
+  state: JobState | undefined;
+  timestamp: number;
+  attemptsMade: number;
+  attemptsStarted: number;
+  stalledCounter: number;
+  priority: number;
+  delay: number;
+  progress: string | undefined;
+  processedOn: number | undefined;
+  finishedOn: number | undefined;
+  returnvalue: string | undefined;
+  failedReason: string | undefined;
+  stacktrace: string | undefined;
+  token: string | undefined;
+}
+
+/** One entry of the events stream. */
+export interface StreamEvent {
+  id: string;
+  event: string;
+  fields: Record<string, string>;
+}
+
+export interface EventsRead {
+  events: StreamEvent[];
+  /** true when entries after `from` were trimmed before they could be read. */
+  gap: boolean;
+}
+
+/** Counts of jobs per state. */
+export type StateCounts = Record<JobState, number>;
+
+/** Facts about the server, checked when a component starts. */
+export interface ServerInfo {
+  version: string;
+  /** The eviction policy, when the server tells it. */
+  maxmemoryPolicy: string | undefined;
+}
+
+/**
+ * One queue's storage: every write as a named operation, and the reads beside them.
+ * Obtained from {@link createBackend} (backend/create.ts).
+ */
+export interface QueueBackend {
+  readonly queueName: string;
+
+  /** Checks the server and returns facts about it (version, eviction policy). */
+  connect(): Promise<ServerInfo>;
+  /** Records queue-level settings (the events cap) on first use. */
+  initQueue(settings: { maxEvents: number }): Promise<void>;
+  /** Closes connections the backend owns; borrowed ones are left open. */
+  close(): Promise<void>;
+  /** Forcibly drops the connections (pending commands reject); for close timeouts. */
+  disconnect(): void;
+
+  // writes
+  addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number): Promise<AddResult>;
+  claim(request: ClaimRequest, now?: number): Promise<ClaimResult>;
+  complete(batch: Completion[], next: ClaimRequest, now?: number): Promise<AckResult>;
+  fail(batch: Failure[], next: ClaimRequest, now?: number): Promise<AckResult>;
+  extendLocks(locks: { id: string; token: string }[], lockMs: number, now?: number): Promise<{ now: number; lost: string[] }>;
+  rescueStalled(options: RescueOptions, now?: number): Promise<RescueResult>;
+  releaseOrphans(workerId: string, known: string[]): Promise<number>;
+  pause(): Promise<boolean>;
+  resume(): Promise<boolean>;
+  updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode>;
+  addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number>;
+
+  // blocking waits (on a connection of their own)
+  /** Blocks until a producer signals work or `timeoutMs` passes; true when signalled. */
+  waitForWork(timeoutMs: number): Promise<boolean>;
+  /** Interrupts a pending waitForWork (used on close and pause). */
+  interruptWait(): void;
+  /**
+   * Reads events after stream id `from`, blocking up to `blockMs` (-1: do not block).
+   * With `checkGap`, also tells whether entries after `from` were trimmed unread.
+   */
+  readEvents(from: string, blockMs: number, count: number, checkGap: boolean): Promise<EventsRead>;
+  /** The id of the newest event ('0-0' when there is none). */
+  lastEventId(): Promise<string>;
+
+  // reads
+  getJob(id: string): Promise<JobRecord | undefined>;
+  getState(id: string): Promise<JobStateOrUnknown>;
+  getStateCounts(): Promise<StateCounts>;
+  isPaused(): Promise<boolean>;
+  getLogs(id: string, start: number, end: number): Promise<{ logs: string[]; count: number }>;
+
+  // test and audit support
+  /** Checks that every job is in exactly one state structure, agreeing with its stored state; returns the violations. */
+  checkInvariants(): Promise<string[]>;
+  /** Subscribes to connection events of the command connection (reconnects). */
+  onReconnect(listener: () => void): void;
+}
+
+/** Reads across the queues under one prefix (the base of the admin API, and of the test audit). */
+export interface BackendAdmin {
+  /** Names of the queues that exist under the prefix. */
+  listQueues(): Promise<string[]>;
+  /** Deletes every key under the prefix (tests and tools only). */
+  deleteAll(): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,30 @@
+/**
+ * The one bridge from core code to a storage backend: core code creates backends here and
+ * never imports a backend's internals (a lint rule keeps it so).
+ */
+import type { BackendAdmin, QueueBackend } from './backend.js';
+import { RedisAdmin } from './redis/redis-admin.js';
+import { RedisQueueBackend } from './redis/redis-backend.js';
+import type { ConnectionOptions } from './redis/connection.js';
+
+export type { ConnectionOptions } from './redis/connection.js';
+
+/** What a component needs to reach one queue's storage. */
+export interface BackendOptions {
+  connection?: ConnectionOptions;
+  /** Key prefix (default `hopper`). */
+  prefix: string;
+  queueName: string;
+  /** 'worker' connections wait out reconnects; 'command' ones are for producers and readers. */
+  role: 'command' | 'worker';
+}
+
+/** Creates the backend for one queue. */
+export function createBackend(options: BackendOptions): QueueBackend {
+  return new RedisQueueBackend(options);
+}
+
+/** Creates the admin reader for every queue under `prefix`. */
+export function createAdmin(options: { connection?: ConnectionOptions; prefix: string }): BackendAdmin {
+  return new RedisAdmin(options.connection, options.prefix);
+}

@@ -1,0 +1,85 @@
+/**
+ * The invariant audit: every job is in exactly one state structure, and that structure agrees
+ * with the state stored on the job. Used after every engine test, and by the doctor later.
+ * Reads whole structures: meant for tests and audits, not for hot paths on huge queues.
+ */
+import type { RedisClient } from './connection.js';
+import type { QueueKeys } from './keys.js';
+
+const STRUCTURES = ['wait', 'prio', 'delayed', 'active', 'completed', 'failed'] as const;
+type Structure = (typeof STRUCTURES)[number];
+
+const STATE_OF: Record<Structure, string> = {
+  wait: 'waiting',
+  prio: 'prioritized',
+  delayed: 'delayed',
+  active: 'active',
+  completed: 'completed',
+  failed: 'failed',
+};
+
+function globEscape(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
+
+async function scanAll(client: RedisClient, pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = (await client.call('SCAN', [cursor, 'MATCH', pattern, 'COUNT', 1000])) as [string, string[]];
+    cursor = next;
+    found.push(...keys);
+  } while (cursor !== '0');
+  return found;
+}
+
+/** Returns a description of every violation found (empty when the queue is sound). */
+export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys): Promise<string[]> {
+  const problems: string[] = [];
+  const where = new Map<string, Structure[]>();
+  const [wait, ...sets] = await Promise.all([
+    client.lrange(keys.wait, 0, -1),
+    ...STRUCTURES.slice(1).map((s) => client.zrange(keys[s], 0, -1)),
+  ]);
+  const members: [Structure, string[]][] = [['wait', wait], ...STRUCTURES.slice(1).map((s, i): [Structure, string[]] => [s, sets[i]])];
+  for (const [structure, ids] of members) {
+    for (const id of ids) {
+      const list = where.get(id) ?? [];
+      list.push(structure);
+      where.set(id, list);
+    }
+  }
+  for (const [id, list] of where) {
+    if (list.length > 1) problems.push(`job ${id} is in ${list.length} structures: ${list.join(', ')}`);
+  }
+
+  const jobPrefix = `${keys.base}j:`;
+  const jobKeys = await scanAll(client, `${globEscape(jobPrefix)}*`);
+  const ids = new Set(jobKeys.map((key) => key.slice(jobPrefix.length)));
+  const pipeline = client.pipeline();
+  for (const id of ids) pipeline.hmget(keys.job(id), 's', 'tk', 'n');
+  const rows = ((await pipeline.exec()) ?? []) as [unknown, (string | null)[]][];
+  let i = 0;
+  for (const id of ids) {
+    const [state, token, name] = rows[i++][1];
+    const list = where.get(id) ?? [];
+    if (name === null) problems.push(`job ${id} has no name`);
+    if (state === null) {
+      problems.push(`job ${id} has no stored state`);
+      continue;
+    }
+    if (list.length === 0) {
+      problems.push(`job ${id} (state ${state}) is in no state structure`);
+      continue;
+    }
+    if (list.length === 1 && STATE_OF[list[0]] !== state) {
+      problems.push(`job ${id} stores state ${state} but is in ${list[0]}`);
+    }
+    if (state === 'active' && token === null) problems.push(`active job ${id} has no lock token`);
+    if (state !== 'active' && token !== null) problems.push(`job ${id} in state ${state} still has a lock token`);
+  }
+  for (const [id, list] of where) {
+    if (!ids.has(id)) problems.push(`job ${id} is in ${list.join(', ')} but its hash is missing`);
+  }
+  return problems;
+}

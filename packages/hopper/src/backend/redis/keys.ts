@@ -1,0 +1,83 @@
+/**
+ * The only place Redis keys are built. A queue's keys are `prefix:{name}:...`, so they share one
+ * hash tag and one Redis Cluster slot. When the prefix already holds a `{tag}` (BullMQ's cluster
+ * convention), that tag governs, since Redis hashes the first one: keys are `prefix:name:...`.
+ */
+
+/** The keys of one queue. `base` ends with ':'; scripts build job keys from it. */
+export interface QueueKeys {
+  readonly base: string;
+  /** Hash: paused flag, events cap, layout version. */
+  readonly meta: string;
+  /** Counter for auto ids. */
+  readonly id: string;
+  /** List of waiting job ids; the head runs next. */
+  readonly wait: string;
+  /** Sorted set of prioritized job ids (score: priority, then FIFO counter). */
+  readonly prio: string;
+  /** Counter giving FIFO order within a priority. */
+  readonly prioCounter: string;
+  /** Sorted set of delayed job ids by due time (ms). */
+  readonly delayed: string;
+  /** Sorted set of active job ids by lock deadline (ms). */
+  readonly active: string;
+  /** Sorted set of completed job ids by finish time. */
+  readonly completed: string;
+  /** Sorted set of failed job ids by finish time. */
+  readonly failed: string;
+  /** Capped stream of queue events. */
+  readonly events: string;
+  /** List idle workers block on; producers push one element to wake one. */
+  readonly marker: string;
+  /** Key that limits stall checks to one per interval across workers. */
+  readonly stalledCheck: string;
+  /** Hash of a producer's recent add requests (re-sent adds are applied once). */
+  requests(producerId: string): string;
+  /** Hash of one job. */
+  job(id: string): string;
+  /** String holding a job's data when it is too large to keep in the hash. */
+  data(id: string): string;
+  /** List of one job's log lines. */
+  logs(id: string): string;
+}
+
+const TAG = /\{[^}]+\}/;
+
+/** Builds the keys of queue `name` under `prefix` (default `hopper`). */
+export function queueKeys(prefix: string, name: string): QueueKeys {
+  const base = TAG.test(prefix) ? `${prefix}:${name}:` : `${prefix}:{${name}}:`;
+  return {
+    base,
+    meta: `${base}meta`,
+    id: `${base}id`,
+    wait: `${base}wait`,
+    prio: `${base}prio`,
+    prioCounter: `${base}pc`,
+    delayed: `${base}delayed`,
+    active: `${base}active`,
+    completed: `${base}completed`,
+    failed: `${base}failed`,
+    events: `${base}events`,
+    marker: `${base}marker`,
+    stalledCheck: `${base}stalled-check`,
+    requests: (producerId) => `${base}rq:${producerId}`,
+    job: (id) => `${base}j:${id}`,
+    data: (id) => `${base}d:${id}`,
+    logs: (id) => `${base}l:${id}`,
+  };
+}
+
+/** The pattern matching every queue's meta key under `prefix`, and how to read the queue name back. */
+export function metaKeyPattern(prefix: string): { pattern: string; nameOf(key: string): string | undefined } {
+  const tagged = TAG.test(prefix);
+  const escaped = prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+  return {
+    pattern: `${escaped}:*:meta`,
+    nameOf(key) {
+      const middle = key.slice(prefix.length + 1, -':meta'.length);
+      if (tagged) return middle.includes(':') ? undefined : middle;
+      const m = /^\{([^}]+)\}$/.exec(middle);
+      return m ? m[1] : undefined;
+    },
+  };
+}

@@ -1,0 +1,460 @@
+/**
+ * The Redis implementation of the backend seam: each operation is one Lua script call (see
+ * scripts/), reads are plain commands. Connections: one command client (borrowed or owned) and
+ * lazily opened blocking clients for idle waits and event reads.
+ */
+import type {
+  AckResult,
+  AddRequest,
+  AddResult,
+  ClaimRequest,
+  ClaimResult,
+  ClaimedJob,
+  Completion,
+  EventsRead,
+  Failure,
+  Fence,
+  JobRecord,
+  NewJob,
+  QueueBackend,
+  RescueOptions,
+  RescueResult,
+  Retention,
+  ServerInfo,
+  StateCounts,
+  WriteCode,
+} from '../backend.js';
+import { isJobState, type JobStateOrUnknown } from '../../job/states.js';
+import { closeClient, duplicateClient, openClient, type ClientHandle, type ConnectionOptions, type RedisClient } from './connection.js';
+import { queueKeys, type QueueKeys } from './keys.js';
+import { runScript } from './script-runner.js';
+import { SCRIPTS } from './scripts.generated.js';
+import { checkQueueInvariants } from './invariants.js';
+
+/** Version of the key layout, recorded in each queue's meta hash. */
+export const LAYOUT_VERSION = '1';
+
+const CLAIM_FIELDS = 10;
+
+type Reply = (string | number | null)[];
+
+export interface RedisBackendOptions {
+  connection?: ConnectionOptions;
+  prefix: string;
+  queueName: string;
+  /** 'worker' connections ride out reconnects; 'command' is for producers. */
+  role: 'command' | 'worker';
+}
+
+function timeArg(now: number | undefined): string | number {
+  return now === undefined ? '' : now;
+}
+
+function retentionSpec(keep: Retention): string {
+  if (keep.kind === 'keep') return 'k';
+  if (keep.kind === 'remove') return 'r';
+  return `c${keep.count}a${keep.ageMs}`;
+}
+
+/** Parses the claim part of a reply starting at `at`. */
+function parseClaim(reply: Reply, at: number, now: number, tokenPrefix: string): ClaimResult {
+  const paused = reply[at] === 1;
+  const nextDue = Number(reply[at + 1]);
+  const n = Number(reply[at + 2]);
+  const jobs = new Array<ClaimedJob>(n);
+  let p = at + 3;
+  for (let i = 0; i < n; i++, p += CLAIM_FIELDS) {
+    jobs[i] = {
+      id: String(reply[p]),
+      name: reply[p + 1] as string,
+      data: reply[p + 2] as string,
+      opts: reply[p + 3] as string,
+      timestamp: Number(reply[p + 4]),
+      attemptsMade: Number(reply[p + 5]),
+      attemptsStarted: Number(reply[p + 6]),
+      priority: Number(reply[p + 7]),
+      delay: Number(reply[p + 8]),
+      progress: reply[p + 9] as string,
+      token: tokenPrefix + (i + 1),
+    };
+  }
+  return { now, paused, nextDue: nextDue >= 0 ? nextDue : null, jobs };
+}
+
+function toNumber(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : Number(value);
+}
+
+/** Compares two stream ids ('ms-seq'). */
+function compareStreamIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number);
+  const [bm, bs] = b.split('-').map(Number);
+  return am !== bm ? am - bm : (as ?? 0) - (bs ?? 0);
+}
+
+export class RedisQueueBackend implements QueueBackend {
+  readonly queueName: string;
+  readonly keys: QueueKeys;
+  private readonly handle: ClientHandle;
+  private readonly client: RedisClient;
+  private waitClient: RedisClient | undefined;
+  private eventsClient: RedisClient | undefined;
+
+  constructor(options: RedisBackendOptions) {
+    this.queueName = options.queueName;
+    this.keys = queueKeys(options.prefix, options.queueName);
+    this.handle = openClient(options.connection, options.role);
+    this.client = this.handle.client;
+  }
+
+  async connect(): Promise<ServerInfo> {
+    const info = String(await this.client.call('INFO', ['server']));
+    const version = /redis_version:([^\r\n]+)/.exec(info)?.[1] ?? '0.0.0';
+    let maxmemoryPolicy: string | undefined;
+    try {
+      const memory = String(await this.client.call('INFO', ['memory']));
+      maxmemoryPolicy = /maxmemory_policy:([^\r\n]+)/.exec(memory)?.[1];
+    } catch {
+      maxmemoryPolicy = undefined;
+    }
+    return { version, maxmemoryPolicy };
+  }
+
+  async initQueue(settings: { maxEvents: number }): Promise<void> {
+    await runScript(
+      this.client,
+      SCRIPTS.initQueue,
+      { meta: this.keys.meta },
+      { maxEvents: settings.maxEvents, layoutVersion: LAYOUT_VERSION },
+    );
+  }
+
+  async close(): Promise<void> {
+    this.interruptWait();
+    this.eventsClient?.disconnect();
+    this.eventsClient = undefined;
+    await closeClient(this.handle);
+  }
+
+  disconnect(): void {
+    this.interruptWait();
+    this.eventsClient?.disconnect();
+    if (this.handle.owned) this.client.disconnect();
+  }
+
+  onReconnect(listener: () => void): void {
+    let seenReady = this.client.status === 'ready';
+    this.client.on('ready', () => {
+      if (seenReady) listener();
+      seenReady = true;
+    });
+  }
+
+  async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number): Promise<AddResult> {
+    const k = this.keys;
+    const rest: (string | number)[] = [];
+    for (const job of jobs) {
+      rest.push(job.name, job.data, job.opts, job.customId, job.priority, job.delay, job.lifo ? 1 : 0, job.timestamp);
+    }
+    const reply = (await runScript(
+      this.client,
+      SCRIPTS.addJobs,
+      {
+        meta: k.meta,
+        id: k.id,
+        wait: k.wait,
+        prio: k.prio,
+        prioCounter: k.prioCounter,
+        delayed: k.delayed,
+        events: k.events,
+        marker: k.marker,
+        requests: k.requests(request?.producerId ?? '-'),
+      },
+      { now: timeArg(now), base: k.base, seq: request ? request.seq : '', keep: request ? request.keep : 0 },
+      rest,
+    )) as Reply;
+    const ids: string[] = [];
+    const duplicated: boolean[] = [];
+    for (let i = 1; i < reply.length; i += 2) {
+      ids.push(String(reply[i]));
+      duplicated.push(reply[i + 1] === 1);
+    }
+    return { now: Number(reply[0]), ids, duplicated };
+  }
+
+  private claimKeys() {
+    const k = this.keys;
+    return {
+      meta: k.meta,
+      wait: k.wait,
+      prio: k.prio,
+      prioCounter: k.prioCounter,
+      delayed: k.delayed,
+      active: k.active,
+      events: k.events,
+      marker: k.marker,
+    };
+  }
+
+  async claim(request: ClaimRequest, now?: number): Promise<ClaimResult> {
+    const reply = (await runScript(this.client, SCRIPTS.claim, this.claimKeys(), {
+      now: timeArg(now),
+      base: this.keys.base,
+      count: request.count,
+      lockMs: request.lockMs,
+      tokenPrefix: request.tokenPrefix,
+    })) as Reply;
+    const at = Number(reply[0]);
+    return parseClaim(reply, 1, at, request.tokenPrefix);
+  }
+
+  async complete(batch: Completion[], next: ClaimRequest, now?: number): Promise<AckResult> {
+    const rest: (string | number)[] = [];
+    for (const c of batch) rest.push(c.id, c.token, c.attempt, c.returnvalue, retentionSpec(c.keep));
+    const reply = (await runScript(
+      this.client,
+      SCRIPTS.complete,
+      { ...this.claimKeys(), completed: this.keys.completed },
+      { now: timeArg(now), base: this.keys.base, count: next.count, lockMs: next.lockMs, tokenPrefix: next.tokenPrefix },
+      rest,
+    )) as Reply;
+    return this.parseAck(reply, batch.length, next.tokenPrefix);
+  }
+
+  async fail(batch: Failure[], next: ClaimRequest, now?: number): Promise<AckResult> {
+    const rest: (string | number)[] = [];
+    for (const f of batch) {
+      const stack = f.stack === '' || f.stackTraceLimit <= 0 ? '' : `${f.stackTraceLimit}|${f.stack}`;
+      rest.push(f.id, f.token, f.attempt, f.reason, stack, f.retryDelay, retentionSpec(f.keep));
+    }
+    const reply = (await runScript(
+      this.client,
+      SCRIPTS.fail,
+      { ...this.claimKeys(), failed: this.keys.failed },
+      { now: timeArg(now), base: this.keys.base, count: next.count, lockMs: next.lockMs, tokenPrefix: next.tokenPrefix },
+      rest,
+    )) as Reply;
+    return this.parseAck(reply, batch.length, next.tokenPrefix);
+  }
+
+  private parseAck(reply: Reply, n: number, tokenPrefix: string): AckResult {
+    const now = Number(reply[0]);
+    const codes = reply.slice(1, 1 + n).map(Number) as WriteCode[];
+    return { now, codes, next: parseClaim(reply, 1 + n, now, tokenPrefix) };
+  }
+
+  async extendLocks(locks: { id: string; token: string }[], lockMs: number, now?: number): Promise<{ now: number; lost: string[] }> {
+    const rest: string[] = [];
+    for (const lock of locks) rest.push(lock.id, lock.token);
+    const reply = (await runScript(
+      this.client,
+      SCRIPTS.extendLocks,
+      { active: this.keys.active },
+      { now: timeArg(now), base: this.keys.base, lockMs },
+      rest,
+    )) as Reply;
+    return { now: Number(reply[0]), lost: reply.slice(1).map(String) };
+  }
+
+  async rescueStalled(options: RescueOptions, now?: number): Promise<RescueResult> {
+    const k = this.keys;
+    const reply = (await runScript(
+      this.client,
+      SCRIPTS.rescueStalled,
+      {
+        meta: k.meta,
+        wait: k.wait,
+        prio: k.prio,
+        prioCounter: k.prioCounter,
+        active: k.active,
+        failed: k.failed,
+        events: k.events,
+        marker: k.marker,
+        stalledCheck: k.stalledCheck,
+      },
+      {
+        now: timeArg(now),
+        base: k.base,
+        maxStalledCount: options.maxStalledCount,
+        limit: options.limit,
+        intervalMs: Math.max(1, Math.floor(options.intervalMs)),
+        force: options.force ? 1 : 0,
+        failKeep: retentionSpec(options.failKeep),
+        eventsMaxAgeMs: options.eventsMaxAgeMs,
+      },
+    )) as Reply;
+    const rescuedCount = Number(reply[2]);
+    const failedCount = Number(reply[3]);
+    return {
+      now: Number(reply[0]),
+      ran: reply[1] === 1,
+      rescued: reply.slice(4, 4 + rescuedCount).map(String),
+      failed: reply.slice(4 + rescuedCount, 4 + rescuedCount + failedCount).map(String),
+    };
+  }
+
+  async releaseOrphans(workerId: string, known: string[]): Promise<number> {
+    const k = this.keys;
+    let cursor = 0;
+    let released = 0;
+    while (cursor >= 0) {
+      const reply = (await runScript(
+        this.client,
+        SCRIPTS.releaseOrphans,
+        { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, active: k.active, events: k.events, marker: k.marker },
+        { base: k.base, workerId, cursor, limit: 1000 },
+        known,
+      )) as Reply;
+      cursor = Number(reply[0]);
+      released += Number(reply[1]);
+    }
+    return released;
+  }
+
+  async pause(): Promise<boolean> {
+    return (await runScript(this.client, SCRIPTS.pause, { meta: this.keys.meta, events: this.keys.events }, {})) === 1;
+  }
+
+  async resume(): Promise<boolean> {
+    const k = this.keys;
+    return (await runScript(this.client, SCRIPTS.resume, { meta: k.meta, events: k.events, marker: k.marker }, {})) === 1;
+  }
+
+  async updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode> {
+    return (await runScript(
+      this.client,
+      SCRIPTS.updateProgress,
+      { meta: this.keys.meta, events: this.keys.events },
+      { base: this.keys.base, id, progress, token: fence?.token ?? '', attempt: fence?.attempt ?? '' },
+    )) as WriteCode;
+  }
+
+  async addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number> {
+    return (await runScript(
+      this.client,
+      SCRIPTS.addLog,
+      {},
+      { base: this.keys.base, id, line, token: fence?.token ?? '', attempt: fence?.attempt ?? '', keep },
+    )) as number;
+  }
+
+  async waitForWork(timeoutMs: number): Promise<boolean> {
+    this.waitClient ??= duplicateClient(this.client, 'blocking');
+    const client = this.waitClient;
+    try {
+      const reply = await client.call('BLPOP', [this.keys.marker, Math.max(timeoutMs, 1) / 1000]);
+      return reply !== null;
+    } catch (err) {
+      // An interrupted wait (close, disconnect) is not an error: the caller re-checks its state.
+      if (this.waitClient !== client) return false;
+      throw err;
+    }
+  }
+
+  interruptWait(): void {
+    const client = this.waitClient;
+    this.waitClient = undefined;
+    client?.disconnect();
+  }
+
+  async readEvents(from: string, blockMs: number, count: number, checkGap: boolean): Promise<EventsRead> {
+    this.eventsClient ??= duplicateClient(this.client, 'blocking');
+    const gap = checkGap && (await this.missedAfter(from));
+    const args: (string | number)[] = ['COUNT', count];
+    if (blockMs >= 0) args.push('BLOCK', blockMs);
+    args.push('STREAMS', this.keys.events, from);
+    const reply = (await this.eventsClient.call('XREAD', args)) as [string, [string, string[]][]][] | null;
+    const events = [];
+    for (const [id, raw] of reply?.[0]?.[1] ?? []) {
+      const fields: Record<string, string> = {};
+      for (let i = 0; i < raw.length; i += 2) fields[raw[i]] = raw[i + 1];
+      events.push({ id, event: fields.event ?? '', fields });
+    }
+    return { events, gap };
+  }
+
+  async lastEventId(): Promise<string> {
+    const reply = (await this.client.call('XREVRANGE', [this.keys.events, '+', '-', 'COUNT', 1])) as [string, string[]][];
+    return reply[0]?.[0] ?? '0-0';
+  }
+
+  /** True when entries newer than `from` were trimmed from the stream. */
+  private async missedAfter(from: string): Promise<boolean> {
+    let info: unknown[];
+    try {
+      info = (await this.client.call('XINFO', ['STREAM', this.keys.events])) as unknown[];
+    } catch {
+      return false; // no stream yet: nothing was trimmed
+    }
+    const at = info.indexOf('max-deleted-entry-id');
+    const maxDeleted = at >= 0 ? String(info[at + 1]) : '0-0';
+    return compareStreamIds(maxDeleted, from) > 0;
+  }
+
+  async getJob(id: string): Promise<JobRecord | undefined> {
+    const key = this.keys.job(id);
+    const [[, hash], [, bigData]] = (await this.client.pipeline().hgetall(key).get(this.keys.data(id)).exec()) as [
+      [unknown, Record<string, string>],
+      [unknown, string | null],
+    ];
+    if (!hash || hash.n === undefined) return undefined;
+    const state = hash.s !== undefined && isJobState(hash.s) ? hash.s : undefined;
+    return {
+      id,
+      name: hash.n,
+      data: hash.d ?? bigData ?? 'null',
+      opts: hash.o,
+      state,
+      timestamp: Number(hash.t ?? 0),
+      attemptsMade: Number(hash.am ?? 0),
+      attemptsStarted: Number(hash.as ?? 0),
+      stalledCounter: Number(hash.sc ?? 0),
+      priority: Number(hash.p ?? 0),
+      delay: Number(hash.dl ?? 0),
+      progress: hash.pg,
+      processedOn: toNumber(hash.po),
+      finishedOn: toNumber(hash.fo),
+      returnvalue: hash.rv,
+      failedReason: hash.fr,
+      stacktrace: hash.st,
+      token: hash.tk,
+    };
+  }
+
+  async getState(id: string): Promise<JobStateOrUnknown> {
+    const state = await this.client.hget(this.keys.job(id), 's');
+    return state !== null && isJobState(state) ? state : 'unknown';
+  }
+
+  async getStateCounts(): Promise<StateCounts> {
+    const k = this.keys;
+    const replies = (await this.client
+      .pipeline()
+      .llen(k.wait)
+      .zcard(k.prio)
+      .zcard(k.delayed)
+      .zcard(k.active)
+      .zcard(k.completed)
+      .zcard(k.failed)
+      .exec()) as [unknown, number][];
+    const [waiting, prioritized, delayed, active, completed, failed] = replies.map(([, n]) => Number(n));
+    return { waiting, prioritized, delayed, active, completed, failed, 'waiting-children': 0 };
+  }
+
+  async isPaused(): Promise<boolean> {
+    return (await this.client.hexists(this.keys.meta, 'paused')) === 1;
+  }
+
+  async getLogs(id: string, start: number, end: number): Promise<{ logs: string[]; count: number }> {
+    const key = this.keys.logs(id);
+    const [[, logs], [, count]] = (await this.client.pipeline().lrange(key, start, end).llen(key).exec()) as [
+      [unknown, string[]],
+      [unknown, number],
+    ];
+    return { logs, count };
+  }
+
+  checkInvariants(): Promise<string[]> {
+    return checkQueueInvariants(this.client, this.keys);
+  }
+}

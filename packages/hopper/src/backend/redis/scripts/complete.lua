@@ -1,0 +1,37 @@
+--[[ complete: finishes a batch of active jobs held by the caller, then claims the next ones.
+  KEYS: meta, wait, prio, prioCounter, delayed, active, completed, events, marker
+  ARGV: now, base, count, lockMs, tokenPrefix, ...jobs
+    jobs: 5 values per job: id, token, attempt (attemptsStarted of the holder), returnvalue (JSON), keep
+    keep: retention spec (see includes/retention).
+  Returns: { now, code per job..., then the claim part (see claim) }
+  Codes: 1 done, -1 job missing, -2 stale token or attempt (lock lost), -3 not active ]]
+--@include base
+--@include retention
+--@include claim
+
+local now = nowMs(argv.now)
+local base = argv.base
+local cap = eventsCap(k.meta)
+local out = { now }
+for i = REST, #ARGV, 5 do
+  local id, token, attempt, rv, keep = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  local jk = jobKey(base, id)
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am')
+  local code = 1
+  if not f[1] then
+    code = -1
+  elseif f[1] ~= 'active' then
+    code = -3
+  elseif f[2] ~= token or f[3] ~= attempt then
+    code = -2
+  else
+    redis.call('ZREM', k.active, id)
+    redis.call('HDEL', jk, 'tk')
+    local made = (tonumber(f[4]) or 0) + 1
+    finishInto(base, k.completed, jk, id, now, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made })
+    emit(k.events, cap, 'completed', 'jobId', id, 'returnvalue', rv)
+  end
+  out[#out + 1] = code
+end
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, cap, out)
+return out

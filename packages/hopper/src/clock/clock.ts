@@ -1,0 +1,48 @@
+/**
+ * The one place Hopper reads the time. Due-ness (delays, lock deadlines) is decided by the
+ * backend's clock (Redis TIME) in production: `backendNow()` returns undefined and scripts read
+ * TIME. Tests inject a {@link FakeClock}, whose time is passed to every operation and whose
+ * timers fire only when the test advances it.
+ */
+
+/** A timer handle returned by {@link Clock.setTimeout}. */
+export interface ClockTimer {
+  cancel(): void;
+}
+
+export interface Clock {
+  /** The time to pass to backend operations, or undefined to let the backend use its own clock. */
+  backendNow(): number | undefined;
+  /** This process's time in ms, for durations measured locally (never compared with stored times). */
+  now(): number;
+  /** Runs `fn` after `ms` (unref'd: a pending timer does not keep the process alive). */
+  setTimeout(fn: () => void, ms: number): ClockTimer;
+}
+
+/** Longest delay one `setTimeout` can take; longer waits are chained. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Production clock: backend time for due-ness, `performance.now()`-based local durations. */
+export class SystemClock implements Clock {
+  backendNow(): number | undefined {
+    return undefined;
+  }
+
+  now(): number {
+    return Date.now();
+  }
+
+  setTimeout(fn: () => void, ms: number): ClockTimer {
+    let handle: NodeJS.Timeout;
+    const arm = (remaining: number): void => {
+      const step = Math.min(Math.max(remaining, 0), MAX_TIMER_MS);
+      handle = setTimeout(() => (remaining > MAX_TIMER_MS ? arm(remaining - MAX_TIMER_MS) : fn()), step);
+      handle.unref();
+    };
+    arm(ms);
+    return { cancel: () => clearTimeout(handle) };
+  }
+}
+
+/** The clock every component uses unless given another. */
+export const systemClock = new SystemClock();

@@ -1,0 +1,36 @@
+/**
+ * Hopper: a job queue and scheduler for TypeScript on Redis, speaking BullMQ's API.
+ * Public exports only.
+ */
+export { Queue, type QueueOptions, type BulkJob, DEFAULT_MAX_EVENTS } from './api/queue.js';
+export { Worker, type WorkerOptions, type Processor, type AdvancedSettings } from './api/worker.js';
+export { QueueEvents, type QueueEventsOptions } from './api/queue-events.js';
+export { DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
+export { Job, type JobJson, type JobProgress } from './job/job.js';
+export type { JobsOptions, BackoffOptions, KeepJobs } from './job/options.js';
+export { MAX_PRIORITY, DEFAULT_REMOVE_ON_COMPLETE } from './job/options.js';
+export type { BackoffStrategy } from './job/backoff.js';
+export { JOB_STATES, type JobState, type JobStateOrUnknown, type JobCountType } from './job/states.js';
+export {
+  ErrorCode,
+  HopperError,
+  InvalidOptionsError,
+  InvalidDataError,
+  InvalidNameError,
+  InvalidJobIdError,
+  InvalidScheduleError,
+  LockLostError,
+  ClosedError,
+  CloseTimeoutError,
+  UnsupportedRedisError,
+  CrossSlotError,
+  JobNotFoundError,
+  UnknownBackoffError,
+  WaitTimeoutError,
+  DatasetResetError,
+  UnrecoverableError,
+  hopperErrorCode,
+} from './job/errors.js';
+export type { ConnectionOptions } from './backend/create.js';
+export { type Clock, type ClockTimer, SystemClock } from './clock/clock.js';
+export { FakeClock } from './clock/fake-clock.js';

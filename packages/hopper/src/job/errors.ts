@@ -1,0 +1,143 @@
+/**
+ * Hopper's typed errors.
+ *
+ * Every error Hopper throws on purpose carries a brand (`Symbol.for('hopper.error')` set to its
+ * code), and `instanceof` checks the brand as well as the prototype chain. An app that loads
+ * Hopper twice (an ESM and a CommonJS copy, say) still recognises errors made by the other copy.
+ */
+
+const BRAND = Symbol.for('hopper.error');
+
+/** Every error code Hopper uses, one per error class. */
+export const ErrorCode = {
+  InvalidOptions: 'ERR_HOPPER_INVALID_OPTIONS',
+  InvalidData: 'ERR_HOPPER_INVALID_DATA',
+  InvalidName: 'ERR_HOPPER_INVALID_NAME',
+  InvalidJobId: 'ERR_HOPPER_INVALID_JOB_ID',
+  InvalidSchedule: 'ERR_HOPPER_INVALID_SCHEDULE',
+  LockLost: 'ERR_HOPPER_LOCK_LOST',
+  Closed: 'ERR_HOPPER_CLOSED',
+  CloseTimeout: 'ERR_HOPPER_CLOSE_TIMEOUT',
+  Unrecoverable: 'ERR_HOPPER_UNRECOVERABLE',
+  UnsupportedRedis: 'ERR_HOPPER_UNSUPPORTED_REDIS',
+  CrossSlot: 'ERR_HOPPER_CROSS_SLOT',
+  JobNotFound: 'ERR_HOPPER_JOB_NOT_FOUND',
+  UnknownBackoff: 'ERR_HOPPER_UNKNOWN_BACKOFF',
+  WaitTimeout: 'ERR_HOPPER_WAIT_TIMEOUT',
+  DatasetReset: 'ERR_HOPPER_DATASET_RESET',
+} as const;
+
+/** One of the codes in {@link ErrorCode}. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+type Branded = { [BRAND]?: string };
+
+/** Reads the brand of any value: the Hopper error code it carries, if any. */
+export function hopperErrorCode(value: unknown): ErrorCode | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const code = (value as Branded)[BRAND];
+  return typeof code === 'string' ? (code as ErrorCode) : undefined;
+}
+
+/**
+ * Base class of every error Hopper throws on purpose. `code` tells which one it is;
+ * `instanceof HopperError` is true for errors from any loaded copy of Hopper.
+ */
+export class HopperError extends Error {
+  /** The stable machine-readable code of this error. */
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+    Object.defineProperty(this, BRAND, { value: code, enumerable: false });
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    const code = hopperErrorCode(value);
+    if (code === undefined) return false;
+    if (this === HopperError) return true;
+    const own = (this as unknown as { brandCode?: ErrorCode }).brandCode;
+    return own !== undefined && own === code;
+  }
+}
+
+/** Declares the brand code a subclass answers to in `instanceof` across module copies. */
+function branded<C extends ErrorCode>(code: C) {
+  return class extends HopperError {
+    static readonly brandCode: ErrorCode = code;
+    constructor(message: string, options?: { cause?: unknown }) {
+      super(code, message, options);
+    }
+  };
+}
+
+/** An option had a value Hopper cannot use. The message names the option and the fix. */
+export class InvalidOptionsError extends branded(ErrorCode.InvalidOptions) {}
+
+/** Job data (or a return value, progress, log) cannot be stored: not JSON-serialisable or too big. */
+export class InvalidDataError extends branded(ErrorCode.InvalidData) {}
+
+/** A queue or job name that would break Redis keys or is empty. */
+export class InvalidNameError extends branded(ErrorCode.InvalidName) {}
+
+/** A custom job id Hopper refuses (empty, too long, or integer-looking). */
+export class InvalidJobIdError extends branded(ErrorCode.InvalidJobId) {}
+
+/** A schedule (cron pattern, time zone, interval, dates) that is invalid or never fires. */
+export class InvalidScheduleError extends branded(ErrorCode.InvalidSchedule) {}
+
+/**
+ * A write from an attempt that no longer holds the job: its lock expired and the job was rescued,
+ * or the job was removed. The write changed nothing.
+ */
+export class LockLostError extends branded(ErrorCode.LockLost) {}
+
+/** The queue, worker or connection was closed. */
+export class ClosedError extends branded(ErrorCode.Closed) {}
+
+/** `close()` gave up waiting (Redis unreachable or a processor that never settles). */
+export class CloseTimeoutError extends branded(ErrorCode.CloseTimeout) {}
+
+/** The Redis server is too old or lacks something Hopper needs. */
+export class UnsupportedRedisError extends branded(ErrorCode.UnsupportedRedis) {}
+
+/** Keys that must change atomically would live in different Redis Cluster slots. */
+export class CrossSlotError extends branded(ErrorCode.CrossSlot) {}
+
+/** The job does not exist (never added, or removed by retention or a call). */
+export class JobNotFoundError extends branded(ErrorCode.JobNotFound) {}
+
+/** A backoff type the worker has no strategy for. */
+export class UnknownBackoffError extends branded(ErrorCode.UnknownBackoff) {}
+
+/** `waitUntilFinished` reached its time limit before the job finished. */
+export class WaitTimeoutError extends branded(ErrorCode.WaitTimeout) {}
+
+/** The Redis dataset was reset (flushed or restarted without persistence) under a running app. */
+export class DatasetResetError extends branded(ErrorCode.DatasetReset) {}
+
+/**
+ * Throw from a processor to fail the job at once, without the remaining attempts.
+ * Named as in BullMQ; errors named `UnrecoverableError` from BullMQ itself are honoured too.
+ *
+ * @example
+ * throw new UnrecoverableError(`invalid invoice ${job.data.id}`);
+ */
+export class UnrecoverableError extends Error {
+  constructor(message?: string) {
+    super(message);
+    this.name = 'UnrecoverableError';
+    Object.defineProperty(this, BRAND, { value: ErrorCode.Unrecoverable, enumerable: false });
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return (
+      Function.prototype[Symbol.hasInstance].call(this, value) ||
+      hopperErrorCode(value) === ErrorCode.Unrecoverable ||
+      (value instanceof Error && value.name === 'UnrecoverableError')
+    );
+  }
+}

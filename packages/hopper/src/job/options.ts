@@ -1,0 +1,211 @@
+/**
+ * Job options (named as in BullMQ) and their validation. Everything is checked before anything
+ * is written; a bad value throws a typed error that names the option and says how to fix it.
+ */
+import { InvalidDataError, InvalidJobIdError, InvalidNameError, InvalidOptionsError } from './errors.js';
+
+/** Retention by age (seconds) and/or count, as in BullMQ. */
+export interface KeepJobs {
+  /** Keep finished jobs at most this many seconds. */
+  age?: number;
+  /** Keep at most this many finished jobs. */
+  count?: number;
+  /** Accepted for BullMQ compatibility; Hopper bounds trimming work by itself. */
+  limit?: number;
+}
+
+/** How long to wait before a retry. */
+export interface BackoffOptions {
+  /** `fixed`, `exponential`, or a name your worker's `settings.backoffStrategy` understands. */
+  type: 'fixed' | 'exponential' | (string & {});
+  /** Base delay in ms. */
+  delay?: number;
+  /** 0..1: how much of the delay is randomised (0.5 = between 50% and 100% of it). */
+  jitter?: number;
+}
+
+/** Options of one job (BullMQ's names and meanings). */
+export interface JobsOptions {
+  /** Custom id: any non-empty string up to 255 characters except integer-looking ones. A second add with the same id returns the existing job. */
+  jobId?: string;
+  /** Milliseconds to wait before the job may run. Default 0. */
+  delay?: number;
+  /** 0 (default, runs first) or 1..2^21: lower runs sooner, FIFO within a priority. */
+  priority?: number;
+  /** Put the job at the head of the waiting list instead of the tail. Default false. */
+  lifo?: boolean;
+  /** Total attempts (first run included). Default 1. */
+  attempts?: number;
+  /** Delay before retries: ms (fixed) or a {@link BackoffOptions}. */
+  backoff?: number | BackoffOptions;
+  /** Retention when completed: true removes at once, a number keeps that many, or {age, count}. Default `{ count: 1000 }`. */
+  removeOnComplete?: boolean | number | KeepJobs;
+  /** Retention when failed for good: like removeOnComplete. Default: keep all failed jobs. */
+  removeOnFail?: boolean | number | KeepJobs;
+  /** Creation time (ms) to record instead of the server's time. */
+  timestamp?: number;
+  /** Keep at most this many log lines (0 = all). */
+  keepLogs?: number;
+  /** Keep at most this many stack traces from failed attempts. Default 10. */
+  stackTraceLimit?: number;
+  /** Refuse the job if its serialised data is larger than this many bytes. */
+  sizeLimit?: number;
+}
+
+/** Largest priority (BullMQ's range). */
+export const MAX_PRIORITY = 2 ** 21;
+/** Longest custom job id. */
+export const MAX_JOB_ID_LENGTH = 255;
+/** Default retention of completed jobs: the last 1,000 (BullMQ keeps all by default, which fills Redis). */
+export const DEFAULT_REMOVE_ON_COMPLETE: KeepJobs = { count: 1000 };
+/** Default number of stack traces kept per job. */
+export const DEFAULT_STACK_TRACE_LIMIT = 10;
+
+const BUILTIN_BACKOFF = new Set(['fixed', 'exponential']);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkNonNegativeInteger(value: unknown, name: string, max = Number.MAX_SAFE_INTEGER): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
+    throw new InvalidOptionsError(`${name} must be an integer from 0 to ${max}, got ${String(value)}.`);
+  }
+}
+
+function checkNonNegativeNumber(value: unknown, name: string): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new InvalidOptionsError(`${name} must be a finite number >= 0, got ${String(value)}.`);
+  }
+}
+
+/** Checks a queue name: it becomes part of Redis keys. */
+export function validateQueueName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new InvalidNameError('A queue name must be a non-empty string.');
+  }
+  if (name.length > 200) {
+    throw new InvalidNameError(`Queue name "${name.slice(0, 40)}..." is ${name.length} characters long: use at most 200.`);
+  }
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  if (/[:{}\s\u0000-\u001f*?[\]]/.test(name)) {
+    throw new InvalidNameError(
+      `Queue name "${name}" contains a character that would break Redis keys (':', '{', '}', '*', '?', '[', ']', whitespace or a control character): use letters, digits, '-', '_' or '.'.`,
+    );
+  }
+}
+
+/** Checks a key prefix. */
+export function validatePrefix(prefix: unknown): asserts prefix is string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  if (typeof prefix !== 'string' || prefix.length === 0 || /[\s\u0000-\u001f]/.test(prefix)) {
+    throw new InvalidNameError(`The prefix must be a non-empty string without whitespace, got ${JSON.stringify(prefix)}.`);
+  }
+}
+
+/** Checks a job name (it is stored, not used in keys). */
+export function validateJobName(name: unknown): asserts name is string {
+  if (typeof name !== 'string') {
+    throw new InvalidNameError(`A job name must be a string, got ${typeof name}.`);
+  }
+}
+
+/** Checks a custom job id (DESIGN, "Ids"). */
+export function validateJobId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new InvalidJobIdError(`A custom jobId must be a non-empty string, got ${JSON.stringify(id)}.`);
+  }
+  if (id.length > MAX_JOB_ID_LENGTH) {
+    throw new InvalidJobIdError(`Custom jobId "${id.slice(0, 40)}..." is ${id.length} characters long: use at most ${MAX_JOB_ID_LENGTH}.`);
+  }
+  if (/^-?\d+$/.test(id)) {
+    throw new InvalidJobIdError(
+      `Custom jobId "${id}" looks like an integer, which would collide with automatic ids: add a non-digit, e.g. "job-${id}".`,
+    );
+  }
+}
+
+function validateKeep(value: unknown, name: string): void {
+  if (value === undefined || typeof value === 'boolean') return;
+  if (typeof value === 'number') return checkNonNegativeInteger(value, name);
+  if (isPlainObject(value)) {
+    if (value.age !== undefined) checkNonNegativeNumber(value.age, `${name}.age`);
+    if (value.count !== undefined) checkNonNegativeInteger(value.count, `${name}.count`);
+    return;
+  }
+  throw new InvalidOptionsError(`${name} must be true/false, a count, or { age, count }, got ${JSON.stringify(value)}.`);
+}
+
+function validateBackoff(value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value === 'number') return checkNonNegativeNumber(value, 'backoff');
+  if (!isPlainObject(value) || typeof value.type !== 'string' || value.type === '') {
+    throw new InvalidOptionsError(
+      `backoff must be a delay in ms or { type: 'fixed' | 'exponential' | '<custom>', delay, jitter }, got ${JSON.stringify(value)}.`,
+    );
+  }
+  if (value.delay !== undefined) checkNonNegativeNumber(value.delay, 'backoff.delay');
+  if (value.jitter !== undefined) {
+    if (typeof value.jitter !== 'number' || !(value.jitter >= 0 && value.jitter <= 1)) {
+      throw new InvalidOptionsError(`backoff.jitter must be a number from 0 to 1, got ${JSON.stringify(value.jitter)}.`);
+    }
+  }
+}
+
+/** Tells whether a backoff type is built in (the others need a worker `backoffStrategy`). */
+export function isBuiltinBackoff(type: string): boolean {
+  return BUILTIN_BACKOFF.has(type);
+}
+
+/** Checks every job option; throws {@link InvalidOptionsError} (or {@link InvalidJobIdError}) on the first bad one. */
+export function validateJobOptions(opts: unknown): asserts opts is JobsOptions {
+  if (opts === undefined) return;
+  if (!isPlainObject(opts)) throw new InvalidOptionsError(`Job options must be an object, got ${JSON.stringify(opts)}.`);
+  const o = opts as JobsOptions;
+  if (o.jobId !== undefined) validateJobId(o.jobId);
+  if (o.delay !== undefined) checkNonNegativeNumber(o.delay, 'delay');
+  if (o.priority !== undefined) checkNonNegativeInteger(o.priority, 'priority', MAX_PRIORITY);
+  if (o.lifo !== undefined && typeof o.lifo !== 'boolean') throw new InvalidOptionsError(`lifo must be a boolean, got ${String(o.lifo)}.`);
+  if (o.attempts !== undefined) checkNonNegativeInteger(o.attempts, 'attempts');
+  validateBackoff(o.backoff);
+  validateKeep(o.removeOnComplete, 'removeOnComplete');
+  validateKeep(o.removeOnFail, 'removeOnFail');
+  if (o.timestamp !== undefined) checkNonNegativeNumber(o.timestamp, 'timestamp');
+  if (o.keepLogs !== undefined) checkNonNegativeInteger(o.keepLogs, 'keepLogs');
+  if (o.stackTraceLimit !== undefined) checkNonNegativeInteger(o.stackTraceLimit, 'stackTraceLimit');
+  if (o.sizeLimit !== undefined) checkNonNegativeInteger(o.sizeLimit, 'sizeLimit');
+}
+
+function rejectUnserialisable(_key: string, value: unknown): unknown {
+  const type = typeof value;
+  if (type === 'bigint')
+    throw new InvalidDataError('Job data contains a BigInt, which JSON cannot store: convert it to a string or number.');
+  if (type === 'function' || type === 'symbol') {
+    throw new InvalidDataError(`Job data contains a ${type}, which JSON would silently drop: remove it or convert it to plain data.`);
+  }
+  return value;
+}
+
+/**
+ * Serialises job data (or a return value, progress) to JSON, refusing what JSON cannot carry
+ * faithfully: BigInt, functions, symbols and circular structures. `undefined` is stored as `null`.
+ * `what` names the value in error messages; `sizeLimit` (bytes) is checked when given.
+ */
+export function serialize(value: unknown, what: string, sizeLimit?: number): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value, rejectUnserialisable);
+  } catch (err) {
+    if (err instanceof InvalidDataError) throw new InvalidDataError(err.message.replace('Job data', what));
+    throw new InvalidDataError(`${what} cannot be serialised to JSON (${(err as Error).message}): pass plain, acyclic data.`, {
+      cause: err,
+    });
+  }
+  if (json === undefined) json = 'null';
+  if (sizeLimit !== undefined && Buffer.byteLength(json) > sizeLimit) {
+    throw new InvalidDataError(
+      `${what} is ${Buffer.byteLength(json)} bytes, over the sizeLimit of ${sizeLimit}: store large payloads elsewhere and pass a reference.`,
+    );
+  }
+  return json;
+}

@@ -1,0 +1,26 @@
+/**
+ * The job states, named as in BullMQ. A job is in exactly one of them at any time; the state is
+ * stored on the job (field `s`) by the script that moves it, and mirrored by exactly one Redis
+ * structure (see docs/architecture.md).
+ */
+export const JOB_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'waiting-children', 'completed', 'failed'] as const;
+
+/** One of the job states. */
+export type JobState = (typeof JOB_STATES)[number];
+
+/** A state a job can be found in, or `unknown` when the job does not exist. */
+export type JobStateOrUnknown = JobState | 'unknown';
+
+/** States a finished job ends in. */
+export const TERMINAL_STATES: readonly JobState[] = ['completed', 'failed'];
+
+/** Tells whether a string is one of the job states. */
+export function isJobState(value: string): value is JobState {
+  return (JOB_STATES as readonly string[]).includes(value);
+}
+
+/**
+ * The job-count names `getJobCounts` accepts: the states, plus BullMQ's alias `wait` for `waiting`
+ * and `paused` (always 0 in Hopper: pausing a queue does not move its jobs, see the README).
+ */
+export type JobCountType = JobState | 'wait' | 'paused';

@@ -1,0 +1,35 @@
+/**
+ * The one state table: every transition a job may make, the operation that makes it, and the
+ * source states it is allowed from. Scripts check the source state of every move they make;
+ * this table is what they implement, and the model-based test checks them against it.
+ */
+import type { JobState } from './states.js';
+
+/** A backend operation that moves jobs between states. */
+export type Transition = 'add' | 'promote' | 'claim' | 'complete' | 'fail' | 'retry' | 'rescueStalled' | 'releaseOrphans';
+
+/** Where a job may go, by operation: `from` → allowed `to` states. */
+export const TRANSITIONS: Record<Transition, { from: readonly (JobState | 'new')[]; to: readonly JobState[] }> = {
+  /** A new job enters waiting, prioritized or delayed (or waiting-children in a flow). */
+  add: { from: ['new'], to: ['waiting', 'prioritized', 'delayed', 'waiting-children'] },
+  /** A due delayed job becomes ready. */
+  promote: { from: ['delayed'], to: ['waiting', 'prioritized'] },
+  /** A worker takes a ready job and holds its lock. */
+  claim: { from: ['waiting', 'prioritized'], to: ['active'] },
+  /** The holder of the lock finishes the job. */
+  complete: { from: ['active'], to: ['completed'] },
+  /** The holder of the lock fails the attempt: retried (after its backoff) or failed for good. */
+  fail: { from: ['active'], to: ['waiting', 'prioritized', 'delayed', 'failed'] },
+  /** A failed job is retried by hand. */
+  retry: { from: ['failed', 'completed'], to: ['waiting', 'prioritized'] },
+  /** A job whose lock expired goes back to ready, or fails after too many stalls. */
+  rescueStalled: { from: ['active'], to: ['waiting', 'prioritized', 'failed'] },
+  /** A job claimed by a call whose reply was lost goes back to ready, no stall counted. */
+  releaseOrphans: { from: ['active'], to: ['waiting', 'prioritized'] },
+};
+
+/** Tells whether `op` may move a job from `from` to `to`. */
+export function isAllowedTransition(op: Transition, from: JobState | 'new', to: JobState): boolean {
+  const rule = TRANSITIONS[op];
+  return rule.from.includes(from) && rule.to.includes(to);
+}

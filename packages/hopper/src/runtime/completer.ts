@@ -1,0 +1,76 @@
+/**
+ * Completer: collects the outcomes of finished attempts and hands them to the runtime in
+ * batches, so many acknowledgements (and the next claim) share one round trip.
+ */
+import type { Completion, Failure, Retention } from '../backend/backend.js';
+import type { Job } from '../job/job.js';
+import type { KeepJobs } from '../job/options.js';
+
+/** A finished attempt waiting to be recorded. */
+export interface PendingAck<T extends Completion | Failure> {
+  ack: T;
+  job: Job;
+  /** The processor's value (completions) or the error (failures). */
+  outcome: unknown;
+}
+
+/** Largest batch per call: keeps each script's work bounded. */
+export const MAX_ACK_BATCH = 500;
+
+export class Completer {
+  private completions: PendingAck<Completion>[] = [];
+  private failures: PendingAck<Failure>[] = [];
+
+  get pending(): number {
+    return this.completions.length + this.failures.length;
+  }
+
+  /** Ids of the jobs waiting to be acknowledged. */
+  ids(): string[] {
+    return [...this.completions, ...this.failures].map((item) => item.ack.id);
+  }
+
+  addCompletion(item: PendingAck<Completion>): void {
+    this.completions.push(item);
+  }
+
+  addFailure(item: PendingAck<Failure>): void {
+    this.failures.push(item);
+  }
+
+  /** Takes the next batch: failures first (rarer, and their retries are due sooner). */
+  take(): { kind: 'fail'; items: PendingAck<Failure>[] } | { kind: 'complete'; items: PendingAck<Completion>[] } | undefined {
+    if (this.failures.length > 0) return { kind: 'fail', items: this.failures.splice(0, MAX_ACK_BATCH) };
+    if (this.completions.length > 0) {
+      if (this.completions.length <= MAX_ACK_BATCH) {
+        const items = this.completions;
+        this.completions = [];
+        return { kind: 'complete', items };
+      }
+      return { kind: 'complete', items: this.completions.splice(0, MAX_ACK_BATCH) };
+    }
+    return undefined;
+  }
+
+  /** Puts a batch back at the front (its call failed and will be retried). */
+  putBack(batch: { kind: 'fail'; items: PendingAck<Failure>[] } | { kind: 'complete'; items: PendingAck<Completion>[] }): void {
+    if (batch.kind === 'fail') this.failures.unshift(...batch.items);
+    else this.completions.unshift(...batch.items);
+  }
+}
+
+/**
+ * Converts BullMQ's retention option (true, false, a count, or { age (s), count }) to a
+ * Retention; `fallback` applies when the job has none.
+ */
+export function toRetention(spec: boolean | number | KeepJobs | undefined, fallback: Retention): Retention {
+  if (spec === undefined) return fallback;
+  if (spec === true) return { kind: 'remove' };
+  if (spec === false) return { kind: 'keep' };
+  if (typeof spec === 'number') return spec <= 0 ? { kind: 'remove' } : { kind: 'limit', count: spec, ageMs: -1 };
+  const count = spec.count ?? -1;
+  const ageMs = spec.age === undefined ? -1 : Math.round(spec.age * 1000);
+  if (count === 0) return { kind: 'remove' };
+  if (count < 0 && ageMs < 0) return { kind: 'keep' };
+  return { kind: 'limit', count, ageMs };
+}

@@ -1,0 +1,260 @@
+/**
+ * Dispatcher: decides what a worker asks of Redis next, one call at a time:
+ * - acknowledge finished attempts, claiming as many new jobs as there are free slots in the
+ *   same call;
+ * - or claim jobs for free slots;
+ * - or, when the queue is empty, wait idle: a blocking pop on the queue's marker (on its own
+ *   connection), plus a timer for the next delayed job's due time.
+ * Finished attempts that arrive while a call is in flight wait for the next call, so under load
+ * acknowledgements batch themselves.
+ */
+import type { AckResult, ClaimResult, ClaimedJob, Completion, Failure, QueueBackend } from '../backend/backend.js';
+import type { Clock, ClockTimer } from '../clock/clock.js';
+import type { Job } from '../job/job.js';
+import type { Completer, PendingAck } from './completer.js';
+import type { Executor } from './executor.js';
+
+/** A batch taken from the completer. */
+export type AckBatch = { kind: 'fail'; items: PendingAck<Failure>[] } | { kind: 'complete'; items: PendingAck<Completion>[] };
+
+export interface DispatcherOptions {
+  backend: QueueBackend;
+  clock: Clock;
+  workerId: string;
+  executor: Executor;
+  completer: Completer;
+  concurrency(): number;
+  lockDuration: number;
+  /** Longest idle blocking wait, ms. */
+  drainDelay: number;
+  /** Builds the Job for a claimed record. */
+  makeJob(claimed: ClaimedJob, now: number): Job;
+  /** A claimed job is ready to run. */
+  onClaimed(job: Job): void;
+  /** A batch was acknowledged. `resent` is true when a reconnect happened during the call. */
+  onAcked(batch: AckBatch, result: AckResult, resent: boolean): void;
+  /** The queue ran out of ready jobs. */
+  onDrained(): void;
+  onError(err: unknown): void;
+}
+
+/** Pause before retrying after a failed call. */
+const RETRY_AFTER_ERROR_MS = 1000;
+
+export class Dispatcher {
+  private inFlight = false;
+  private idle = false;
+  private waiting = false;
+  private pumpScheduled = false;
+  private stopped = false;
+  private paused = false;
+  private needOrphanRelease = false;
+  private claimSeq = 0;
+  private connectionEpoch = 0;
+  private delayTimer: ClockTimer | undefined;
+  private retryTimer: ClockTimer | undefined;
+  private settledWaiters: (() => void)[] = [];
+
+  constructor(private readonly o: DispatcherOptions) {
+    o.backend.onReconnect(() => {
+      this.connectionEpoch++;
+      this.needOrphanRelease = true;
+      this.pump();
+    });
+  }
+
+  /** Starts taking jobs. */
+  start(): void {
+    this.stopped = false;
+    this.pump();
+  }
+
+  /** Stops claiming (acknowledgements still go out) and ends any idle wait. */
+  stop(): void {
+    this.stopped = true;
+    this.cancelTimers();
+    this.o.backend.interruptWait();
+    this.pump();
+  }
+
+  setPaused(paused: boolean): void {
+    this.paused = paused;
+    if (paused) {
+      this.cancelTimers();
+      this.o.backend.interruptWait();
+    } else {
+      this.idle = false;
+    }
+    this.pump();
+  }
+
+  /** Asks for a pump after the current event-loop turn, so finished attempts batch together. */
+  schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  /** Resolves when no acknowledgement is pending or in flight. */
+  whenSettled(): Promise<void> {
+    if (this.isSettled()) return Promise.resolve();
+    return new Promise((resolve) => this.settledWaiters.push(resolve));
+  }
+
+  private isSettled(): boolean {
+    return !this.inFlight && this.o.completer.pending === 0;
+  }
+
+  private freeSlots(): number {
+    if (this.stopped || this.paused) return 0;
+    return Math.max(0, this.o.concurrency() - this.o.executor.size);
+  }
+
+  pump(): void {
+    if (this.inFlight || this.retryTimer) return;
+    if (this.needOrphanRelease) return this.releaseOrphans();
+    const batch = this.o.completer.take();
+    const free = this.freeSlots();
+    if (batch) return this.sendAck(batch, free);
+    if (this.settledWaiters.length > 0 && this.isSettled()) {
+      const waiters = this.settledWaiters;
+      this.settledWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+    if (free === 0) return;
+    if (!this.idle) return this.sendClaim(free);
+    this.waitIdle();
+  }
+
+  private nextClaim(count: number) {
+    return { count, lockMs: this.o.lockDuration, tokenPrefix: `${this.o.workerId}:${++this.claimSeq}:` };
+  }
+
+  private sendClaim(count: number): void {
+    this.inFlight = true;
+    this.o.backend.claim(this.nextClaim(count), this.o.clock.backendNow()).then(
+      (result) => {
+        this.inFlight = false;
+        this.handleClaim(result, count);
+        this.pump();
+      },
+      (err: unknown) => this.callFailed(err),
+    );
+  }
+
+  private sendAck(batch: AckBatch, free: number): void {
+    this.inFlight = true;
+    const epoch = this.connectionEpoch;
+    const next = this.nextClaim(free);
+    const now = this.o.clock.backendNow();
+    const call =
+      batch.kind === 'complete'
+        ? this.o.backend.complete(
+            batch.items.map((item) => item.ack),
+            next,
+            now,
+          )
+        : this.o.backend.fail(
+            batch.items.map((item) => item.ack),
+            next,
+            now,
+          );
+    call.then(
+      (result) => {
+        this.inFlight = false;
+        this.o.onAcked(batch, result, epoch !== this.connectionEpoch);
+        this.handleClaim(result.next, free);
+        this.pump();
+      },
+      (err: unknown) => {
+        this.o.completer.putBack(batch);
+        this.callFailed(err);
+      },
+    );
+  }
+
+  private handleClaim(result: ClaimResult, requested: number): void {
+    for (const claimed of result.jobs) this.o.onClaimed(this.o.makeJob(claimed, result.now));
+    if (requested === 0) return;
+    if (result.jobs.length < requested && !result.paused) {
+      if (!this.idle) this.o.onDrained();
+      this.idle = true;
+      this.armDelayTimer(result);
+    } else if (result.jobs.length === requested) {
+      this.idle = false;
+    }
+  }
+
+  private armDelayTimer(result: ClaimResult): void {
+    this.delayTimer?.cancel();
+    this.delayTimer = undefined;
+    if (result.nextDue === null) return;
+    const wait = Math.max(0, result.nextDue - result.now);
+    // Beyond the idle wait's own timeout there is no need for a timer: the wait's end re-claims.
+    if (wait >= this.o.drainDelay) return;
+    this.delayTimer = this.o.clock.setTimeout(() => {
+      this.delayTimer = undefined;
+      this.idle = false;
+      this.pump();
+    }, wait);
+  }
+
+  private waitIdle(): void {
+    if (this.waiting) return;
+    this.waiting = true;
+    this.o.backend.waitForWork(this.o.drainDelay).then(
+      () => {
+        this.waiting = false;
+        this.idle = false;
+        this.pump();
+      },
+      (err: unknown) => {
+        this.waiting = false;
+        if (!this.stopped) this.callFailed(err, false);
+      },
+    );
+  }
+
+  private releaseOrphans(): void {
+    this.inFlight = true;
+    this.needOrphanRelease = false;
+    // Jobs running here, or finished here and not yet acknowledged, are ours: keep them.
+    const known = [...this.o.executor.running.keys(), ...this.o.completer.ids()];
+    this.o.backend.releaseOrphans(this.o.workerId, known).then(
+      () => {
+        this.inFlight = false;
+        this.idle = false;
+        this.pump();
+      },
+      (err: unknown) => {
+        this.needOrphanRelease = true;
+        this.callFailed(err);
+      },
+    );
+  }
+
+  private callFailed(err: unknown, wasInFlight = true): void {
+    if (wasInFlight) this.inFlight = false;
+    this.o.onError(err);
+    this.retryTimer = this.o.clock.setTimeout(() => {
+      this.retryTimer = undefined;
+      this.pump();
+    }, RETRY_AFTER_ERROR_MS);
+  }
+
+  private cancelTimers(): void {
+    this.delayTimer?.cancel();
+    this.delayTimer = undefined;
+  }
+
+  /** Drops pending timers for good (the worker is closed). */
+  dispose(): void {
+    this.cancelTimers();
+    this.retryTimer?.cancel();
+    this.retryTimer = undefined;
+    this.stopped = true;
+  }
+}

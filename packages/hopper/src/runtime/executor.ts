@@ -1,0 +1,81 @@
+/**
+ * Executor: runs the processor on each claimed job with its abort signal, and reports how each
+ * attempt settled. Tracks the running jobs (their fences feed lock renewal).
+ */
+import type { Job } from '../job/job.js';
+
+/** A processor, as the runtime calls it. */
+export type RunProcessor = (job: Job, token: string | undefined, signal: AbortSignal) => unknown;
+
+/** A job being processed. */
+export interface RunningJob {
+  readonly job: Job;
+  readonly controller: AbortController;
+  /** Set when the lock was lost: the attempt's result will not be recorded. */
+  lost: boolean;
+}
+
+/** How an attempt ended: the processor's value, or what it threw. */
+export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export class Executor {
+  /** Running jobs by id. */
+  readonly running = new Map<string, RunningJob>();
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly processor: RunProcessor,
+    private readonly onSettled: (entry: RunningJob, outcome: Outcome) => void,
+  ) {}
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Starts processing `job`. */
+  start(job: Job): RunningJob {
+    const entry: RunningJob = { job, controller: new AbortController(), lost: false };
+    this.running.set(job.id as string, entry);
+    let result: unknown;
+    try {
+      result = this.processor(job, job.token, entry.controller.signal);
+    } catch (error) {
+      this.settle(entry, { ok: false, error });
+      return entry;
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (value: unknown) => this.settle(entry, { ok: true, value }),
+        (error: unknown) => this.settle(entry, { ok: false, error }),
+      );
+    } else {
+      // A synchronous processor: settle on a microtask so callers see a uniform order.
+      queueMicrotask(() => this.settle(entry, { ok: true, value: result }));
+    }
+    return entry;
+  }
+
+  private settle(entry: RunningJob, outcome: Outcome): void {
+    this.running.delete(entry.job.id as string);
+    this.onSettled(entry, outcome);
+    if (this.running.size === 0 && this.idleWaiters.length > 0) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const resolve of waiters) resolve();
+    }
+  }
+
+  /** Aborts one job's signal (lost lock, cancellation); its result will not be recorded if `lost`. */
+  abort(id: string, reason: Error, lost: boolean): void {
+    const entry = this.running.get(id);
+    if (!entry) return;
+    if (lost) entry.lost = true;
+    entry.controller.abort(reason);
+  }
+
+  /** Resolves when no job is running. */
+  whenIdle(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+}

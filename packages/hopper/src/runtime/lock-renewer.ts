@@ -1,0 +1,70 @@
+/**
+ * LockRenewer: extends the locks of every job a worker runs, in one call per interval, and
+ * reports the locks it lost (their jobs were rescued or removed) so the worker aborts them.
+ * It also notices when the event loop was blocked long enough to endanger locks.
+ */
+import type { QueueBackend } from '../backend/backend.js';
+import type { Clock, ClockTimer } from '../clock/clock.js';
+import type { Executor } from './executor.js';
+
+export interface LockRenewerOptions {
+  backend: QueueBackend;
+  clock: Clock;
+  executor: Executor;
+  lockDuration: number;
+  /** How often to renew (default lockDuration / 2). */
+  renewEvery: number;
+  onLost(ids: string[]): void;
+  onError(err: unknown): void;
+  /** Called when a renewal ran late by `lagMs`, more than lockDuration / 2. */
+  onLag(lagMs: number): void;
+}
+
+export class LockRenewer {
+  private timer: ClockTimer | undefined;
+  private expectedAt = 0;
+  private running = false;
+
+  constructor(private readonly o: LockRenewerOptions) {}
+
+  start(): void {
+    this.running = true;
+    this.schedule();
+  }
+
+  stop(): void {
+    this.running = false;
+    this.timer?.cancel();
+    this.timer = undefined;
+  }
+
+  private schedule(): void {
+    if (!this.running) return;
+    this.expectedAt = this.o.clock.now() + this.o.renewEvery;
+    this.timer = this.o.clock.setTimeout(() => {
+      const lag = this.o.clock.now() - this.expectedAt;
+      if (lag > this.o.lockDuration / 2) this.o.onLag(lag);
+      this.runOnce().then(
+        () => this.schedule(),
+        (err: unknown) => {
+          this.o.onError(err);
+          this.schedule();
+        },
+      );
+    }, this.o.renewEvery);
+  }
+
+  /** Renews every running job's lock now; returns the ids whose lock was lost. */
+  async runOnce(): Promise<string[]> {
+    const locks: { id: string; token: string }[] = [];
+    for (const [id, entry] of this.o.executor.running) {
+      if (!entry.lost && entry.job.token !== undefined) locks.push({ id, token: entry.job.token });
+    }
+    if (locks.length === 0) return [];
+    const { lost } = await this.o.backend.extendLocks(locks, this.o.lockDuration, this.o.clock.backendNow());
+    // A job may have settled while the call was in flight; only report the ones still running.
+    const stillRunning = lost.filter((id) => this.o.executor.running.has(id));
+    if (stillRunning.length > 0) this.o.onLost(stillRunning);
+    return stillRunning;
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Per-test Hopper environment: a private key prefix on the shared test Redis, factories for
+ * queues, workers and event readers that are closed after the test, and the invariant audit
+ * (every job in exactly one state structure) run on every queue of the prefix after each test.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, inject } from 'vitest';
+import {
+  FakeClock,
+  Queue,
+  QueueEvents,
+  Worker,
+  type Processor,
+  type QueueEventsOptions,
+  type QueueOptions,
+  type WorkerOptions,
+} from '../../src/index.js';
+import { createAdmin, createBackend } from '../../src/backend/create.js';
+
+export interface HopperEnv {
+  /** The Redis URL of the test server. */
+  readonly url: string;
+  /** This test's key prefix. */
+  readonly prefix: string;
+  /** The fake clock, when the environment was created with `fakeClock: true`. */
+  readonly clock: FakeClock | undefined;
+  /** A queue name unique within the test run. */
+  queueName(hint?: string): string;
+  queue<D = unknown, R = unknown>(name: string, opts?: QueueOptions): Queue<D, R>;
+  worker<D = unknown, R = unknown>(name: string, processor: Processor<D, R> | null, opts?: WorkerOptions): Worker<D, R>;
+  events(name: string, opts?: QueueEventsOptions): QueueEvents;
+  /** Registers something to close after the test. */
+  track<T extends { close(): Promise<void> }>(closable: T): T;
+  /** Skips the invariant audit for this test (for tests that corrupt state on purpose). */
+  skipInvariants(): void;
+}
+
+interface EnvState {
+  env: HopperEnv;
+  closables: { close(): Promise<void> }[];
+  audit: boolean;
+}
+
+/** Runs the invariant audit on every queue under `prefix`; throws listing the violations. */
+export async function assertInvariants(url: string, prefix: string): Promise<void> {
+  const admin = createAdmin({ connection: url, prefix });
+  try {
+    const problems: string[] = [];
+    for (const name of await admin.listQueues()) {
+      const backend = createBackend({ connection: url, prefix, queueName: name, role: 'command' });
+      try {
+        for (const p of await backend.checkInvariants()) problems.push(`queue ${name}: ${p}`);
+      } finally {
+        await backend.close();
+      }
+    }
+    if (problems.length > 0) throw new Error(`Invariant violations:\n  ${problems.join('\n  ')}`);
+  } finally {
+    await admin.close();
+  }
+}
+
+/** Deletes every key under `prefix`. */
+export async function deletePrefix(url: string, prefix: string): Promise<void> {
+  const admin = createAdmin({ connection: url, prefix });
+  try {
+    await admin.deleteAll();
+  } finally {
+    await admin.close();
+  }
+}
+
+let counter = 0;
+
+/**
+ * Sets up a fresh environment before each test of the calling file and tears it down after:
+ * closes what the test opened, audits invariants, deletes the prefix's keys.
+ */
+export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
+  let state: EnvState | undefined;
+  const current = (): EnvState => {
+    if (!state) throw new Error('useHopper(): the environment exists only inside a test.');
+    return state;
+  };
+
+  beforeEach(() => {
+    const url = inject('redisUrl');
+    const prefix = `t${randomBytes(4).toString('hex')}`;
+    const clock = options.fakeClock ? new FakeClock() : undefined;
+    const closables: { close(): Promise<void> }[] = [];
+    const track = <T extends { close(): Promise<void> }>(closable: T): T => {
+      closables.push(closable);
+      return closable;
+    };
+    const env: HopperEnv = {
+      url,
+      prefix,
+      clock,
+      queueName: (hint = 'q') => `${hint}${++counter}`,
+      queue: (name, opts) => track(new Queue(name, { connection: url, prefix, clock, ...opts })),
+      worker: (name, processor, opts) => {
+        const worker = new Worker(name, processor, { connection: url, prefix, clock, ...opts });
+        worker.on('error', () => undefined);
+        return track(worker);
+      },
+      events: (name, opts) => track(new QueueEvents(name, { connection: url, prefix, clock, ...opts })),
+      track,
+      skipInvariants: () => {
+        current().audit = false;
+      },
+    };
+    state = { env, closables, audit: true };
+  });
+
+  afterEach(async () => {
+    const s = current();
+    state = undefined;
+    await Promise.all(s.closables.reverse().map((c) => c.close()));
+    try {
+      if (s.audit) await assertInvariants(s.env.url, s.env.prefix);
+    } finally {
+      await deletePrefix(s.env.url, s.env.prefix);
+    }
+  });
+
+  return new Proxy({} as HopperEnv, {
+    get: (_target, key: keyof HopperEnv) => current().env[key],
+  });
+}

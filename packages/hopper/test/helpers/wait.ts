@@ -1,0 +1,54 @@
+/**
+ * Event-based waits for tests: resolve when an emitter emits, or when a condition holds after
+ * an event, with a timeout that fails the test with a clear message. No sleeps.
+ */
+import type { EventEmitter } from 'node:events';
+
+/** Resolves with the arguments of the next `event` that passes `filter`. */
+export function once<T extends unknown[] = unknown[]>(
+  emitter: EventEmitter,
+  event: string,
+  filter: (...args: T) => boolean = () => true,
+  timeoutMs = 10_000,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      emitter.off(event, listener);
+      reject(new Error(`Timed out after ${timeoutMs} ms waiting for "${event}"`));
+    }, timeoutMs);
+    const listener = (...args: T): void => {
+      if (!filter(...args)) return;
+      clearTimeout(timer);
+      emitter.off(event, listener);
+      resolve(args);
+    };
+    emitter.on(event, listener);
+  });
+}
+
+/** Resolves after `count` emissions of `event`; returns the collected argument lists. */
+export function collect<T extends unknown[] = unknown[]>(emitter: EventEmitter, event: string, count: number, timeoutMs = 20_000): Promise<T[]> {
+  return new Promise((resolve, reject) => {
+    const seen: T[] = [];
+    const timer = setTimeout(() => {
+      emitter.off(event, listener);
+      reject(new Error(`Timed out after ${timeoutMs} ms: saw ${seen.length} of ${count} "${event}" events`));
+    }, timeoutMs);
+    const listener = (...args: T): void => {
+      seen.push(args);
+      if (seen.length === count) {
+        clearTimeout(timer);
+        emitter.off(event, listener);
+        resolve(seen);
+      }
+    };
+    emitter.on(event, listener);
+  });
+}
+
+/** A promise with its resolve function exposed (a test signal). */
+export function signal<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
