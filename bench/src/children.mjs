@@ -9,6 +9,14 @@ import { fileURLToPath } from 'node:url';
 
 const RUNNER = fileURLToPath(new URL('./runner.mjs', import.meta.url));
 
+/**
+ * A message from a runner (the protocol is described in runner.mjs).
+ * @typedef {{ type: 'ready' }
+ *   | { type: 'result', metrics: Record<string, number>, notes: string[] }
+ *   | { type: 'error', message: string, stack?: string }
+ *   | { type: 'probe', name: string, version: string }} RunnerMessage
+ */
+
 /** Every child not yet exited, so that any exit path of the harness can kill them. */
 const live = new Set();
 
@@ -37,8 +45,9 @@ function forkRunner(spec, execArgv) {
  */
 export async function probeLibrary(lib) {
   const { child, exited } = forkRunner({ mode: 'probe', lib }, []);
+  /** @type {RunnerMessage | undefined} */
   let reply;
-  child.on('message', (message) => (reply ??= message));
+  child.on('message', (/** @type {RunnerMessage} */ message) => (reply ??= message));
   const { code, signal } = await exited;
   if (reply?.type === 'probe') return { name: reply.name, version: reply.version };
   if (reply?.type === 'error') throw new Error(reply.message);
@@ -74,17 +83,12 @@ export function runStep(specs, { timeoutMs, execArgvFor }) {
       reject(error);
     };
     const timer = setTimeout(
-      () =>
-        abort(
-          new Error(
-            `timed out after ${timeoutMs / 1000} s (roles: ${specs.map((s) => s.role).join(', ')})`,
-          ),
-        ),
+      () => abort(new Error(`timed out after ${timeoutMs / 1000} s (roles: ${specs.map((s) => s.role).join(', ')})`)),
       timeoutMs,
     );
 
     for (const state of states) {
-      state.child.on('message', (message) => {
+      state.child.on('message', (/** @type {RunnerMessage} */ message) => {
         if (settled) return;
         if (message?.type === 'ready') {
           state.ready = true;
@@ -99,24 +103,15 @@ export function runStep(specs, { timeoutMs, execArgvFor }) {
             state.result = { role: state.role, metrics: message.metrics, notes: message.notes };
           }
         } else if (message?.type === 'error') {
-          void abort(
-            new Error(`${state.role} process failed: ${message.stack ?? message.message}`),
-          );
+          void abort(new Error(`${state.role} process failed: ${message.stack ?? message.message}`));
         }
       });
-      state.child.on(
-        'error',
-        (error) => void abort(new Error(`${state.role} process: ${error.message}`)),
-      );
+      state.child.on('error', (error) => void abort(new Error(`${state.role} process: ${error.message}`)));
       void state.exited.then(async ({ code, signal }) => {
         state.closed = true;
         if (settled) return;
         if (!state.result) {
-          await abort(
-            new Error(
-              `${state.role} process exited (code ${code}, signal ${signal}) without a result`,
-            ),
-          );
+          await abort(new Error(`${state.role} process exited (code ${code}, signal ${signal}) without a result`));
         } else if (states.every((s) => s.result && s.closed)) {
           settled = true;
           clearTimeout(timer);

@@ -47,9 +47,7 @@ export function parseCli(argv, scenarioIds) {
     .filter(Boolean);
   const unknown = only?.filter((id) => !scenarioIds.includes(id)) ?? [];
   if (unknown.length > 0) {
-    throw new Error(
-      `unknown scenario(s) in --only: ${unknown.join(', ')} (known: ${scenarioIds.join(', ')})`,
-    );
+    throw new Error(`unknown scenario(s) in --only: ${unknown.join(', ')} (known: ${scenarioIds.join(', ')})`);
   }
   if (values.lib !== undefined && !LIBRARIES.includes(values.lib)) {
     throw new Error(`--lib must be one of ${LIBRARIES.join(', ')}, not "${values.lib}"`);

@@ -4,7 +4,9 @@
 // times, each run in fresh child processes on a flushed Redis, and writes the medians to
 // bench/results/. The method is described in docs/performance.md.
 
+import { performance } from 'node:perf_hooks';
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killAllChildren, probeLibrary, runStep } from './children.mjs';
@@ -28,14 +30,10 @@ process.on('exit', () => {
   killAllChildren();
   redis?.killNow();
 });
-for (const [signal, number] of [
-  ['SIGINT', 2],
-  ['SIGTERM', 15],
-  ['SIGHUP', 1],
-]) {
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM', 'SIGHUP'])) {
   process.on(signal, () => {
     console.error(`\n${signal} received: stopping child processes and redis-server`);
-    process.exit(128 + number); // the 'exit' handler above does the killing
+    process.exit(128 + os.constants.signals[signal]); // the 'exit' handler above does the killing
   });
 }
 
@@ -44,11 +42,7 @@ const slug = (text) => text.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '');
 const formatMs = (ms) => (ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).toFixed(1)} s`);
 
 /** Runs every step of one case for one library; returns the merged metrics and notes. */
-async function runCase(
-  { scenario, label, params },
-  lib,
-  { timeoutMs, clockTicks, profileDir, run },
-) {
+async function runCase({ scenario, label, params }, lib, { timeoutMs, clockTicks, profileDir, run }) {
   const metrics = {};
   const notes = [];
   for (const roles of scenario.steps) {
@@ -65,20 +59,14 @@ async function runCase(
     }));
     const execArgvFor = (role) =>
       profileDir
-        ? [
-            '--cpu-prof',
-            `--cpu-prof-dir=${path.join(profileDir, slug(label))}`,
-            `--cpu-prof-name=${lib}-run${run}-${role}.cpuprofile`,
-          ]
+        ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, slug(label))}`, `--cpu-prof-name=${lib}-run${run}-${role}.cpuprofile`]
         : [];
     for (const result of await runStep(specs, { timeoutMs, execArgvFor })) {
       Object.assign(metrics, result.metrics);
       notes.push(...result.notes.map((note) => `${result.role}: ${note}`));
     }
   }
-  const missing = scenario.metrics
-    .filter((m) => !Number.isFinite(metrics[m.key]))
-    .map((m) => m.key);
+  const missing = scenario.metrics.filter((m) => !Number.isFinite(metrics[m.key])).map((m) => m.key);
   if (missing.length > 0) {
     throw new Error(`no valid figure for ${missing.join(', ')} (got ${JSON.stringify(metrics)})`);
   }
@@ -98,9 +86,7 @@ async function main() {
   const timeoutMs = options.quick ? RUN_TIMEOUT_MS.quick : RUN_TIMEOUT_MS.full;
   const clockTicks = clockTicksPerSecond();
   const date = new Date().toISOString();
-  const profileDir = options.cpuProf
-    ? path.join(BENCH_DIR, 'profiles', date.replace(/[:.]/g, '-'))
-    : undefined;
+  const profileDir = options.cpuProf ? path.join(BENCH_DIR, 'profiles', date.replace(/[:.]/g, '-')) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
 
   // Load each library once before starting anything long, so a missing build fails at once.
@@ -159,9 +145,7 @@ async function main() {
           const value = result.metrics[headline.key].toLocaleString('en-US', {
             maximumFractionDigits: headline.digits,
           });
-          console.log(
-            `${title}: ${headline.label} ${value} ${headline.unit} (${formatMs(performance.now() - started)})`,
-          );
+          console.log(`${title}: ${headline.label} ${value} ${headline.unit} (${formatMs(performance.now() - started)})`);
           for (const note of result.notes) console.log(`  note: ${note}`);
         } catch (error) {
           failed.add(key);
@@ -183,11 +167,7 @@ async function main() {
       libs: options.libs,
       only: options.only ?? null,
     },
-    results: summarizeResults(
-      cases,
-      options.libs,
-      (label, lib) => runs.get(`${label}\0${lib}`) ?? [],
-    ),
+    results: summarizeResults(cases, options.libs, (label, lib) => runs.get(`${label}\0${lib}`) ?? []),
     notes,
     skipped,
     errors,
@@ -195,11 +175,7 @@ async function main() {
   await redis.stop();
 
   // A quick run is a smoke test: it never replaces the committed baseline (latest.*).
-  const { markdownPath } = writeReport(
-    path.join(BENCH_DIR, 'results'),
-    options.quick ? 'quick' : 'latest',
-    report,
-  );
+  const { markdownPath } = writeReport(path.join(BENCH_DIR, 'results'), options.quick ? 'quick' : 'latest', report);
   console.log(`\nwrote ${path.relative(process.cwd(), markdownPath)} (and .json)`);
   if (errors.length > 0) {
     console.error(`${errors.length} case(s) failed; see the Errors section of the report`);

@@ -38,10 +38,7 @@ export function summarizeResults(cases, libs, runsOf) {
       const hopper = byLib.hopper?.median;
       const bullmq = byLib.bullmq?.median;
       // A ratio of values that can be zero or negative (lateness) would mislead: leave it out.
-      const ratio =
-        hopper !== undefined && bullmq !== undefined && hopper > 0 && bullmq > 0
-          ? hopper / bullmq
-          : null;
+      const ratio = hopper !== undefined && bullmq !== undefined && hopper > 0 && bullmq > 0 ? hopper / bullmq : null;
       rows.push({
         scenario: scenario.id,
         case: label,
@@ -59,8 +56,7 @@ export function summarizeResults(cases, libs, runsOf) {
   return rows;
 }
 
-const formatNumber = (value, digits) =>
-  value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const formatNumber = (value, digits) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 function formatSummary(summary, digits) {
   if (summary === null) return '—';
@@ -76,16 +72,9 @@ function formatRatio(row) {
 
 /** A markdown table padded the way Prettier formats one, so the file passes `prettier --check`. */
 function markdownTable(header, rows) {
-  const widths = header.map((cell, column) =>
-    Math.max(3, cell.length, ...rows.map((row) => row[column].length)),
-  );
-  const line = (cells) =>
-    `| ${cells.map((cell, column) => cell.padEnd(widths[column])).join(' | ')} |`;
-  return [
-    line(header),
-    `| ${widths.map((width) => '-'.repeat(width)).join(' | ')} |`,
-    ...rows.map(line),
-  ].join('\n');
+  const widths = header.map((cell, column) => Math.max(3, cell.length, ...rows.map((row) => row[column].length)));
+  const line = (cells) => `| ${cells.map((cell, column) => cell.padEnd(widths[column])).join(' | ')} |`;
+  return [line(header), `| ${widths.map((width) => '-'.repeat(width)).join(' | ')} |`, ...rows.map(line)].join('\n');
 }
 
 /** Renders the report as markdown. */

@@ -44,8 +44,7 @@ async function closeAll(resources) {
 async function runRole(spec, lib) {
   const { default: scenario } = await import(`./scenarios/${spec.scenario}.mjs`);
   const role = scenario.roles[spec.role];
-  if (typeof role !== 'function')
-    throw new Error(`scenario ${spec.scenario} has no role "${spec.role}"`);
+  if (typeof role !== 'function') throw new Error(`scenario ${spec.scenario} has no role "${spec.role}"`);
 
   /** @type {{ close: () => unknown }[]} */
   const resources = [];
@@ -71,7 +70,7 @@ async function runRole(spec, lib) {
     /** Declares setup done; resolves when the parent says every process of the step is ready. */
     ready() {
       started ??= new Promise((resolve) => {
-        process.on('message', (message) => message?.type === 'start' && resolve(undefined));
+        process.on('message', (/** @type {{ type?: string }} */ message) => message?.type === 'start' && resolve(undefined));
         void send({ type: 'ready' });
       });
       return started;

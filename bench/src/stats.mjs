@@ -34,7 +34,6 @@ export function summarize(values) {
   if (values.length === 0) throw new Error('summary of no runs');
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  const median =
-    sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+  const median = sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
   return { median, min: sorted[0], max: sorted[sorted.length - 1] };
 }

@@ -12,8 +12,7 @@ let hopper;
 try {
   hopper = await import('hopper');
 } catch (error) {
-  const missingBuild =
-    error?.code === 'ERR_MODULE_NOT_FOUND' && /hopper[\\/]+dist[\\/]/.test(String(error.message));
+  const missingBuild = error?.code === 'ERR_MODULE_NOT_FOUND' && /hopper[\\/]+dist[\\/]/.test(String(error.message));
   const reason = missingBuild
     ? 'packages/hopper/dist/esm/index.js does not exist: build Hopper first (`npm run build` at the repository root), or measure BullMQ alone with --lib=bullmq'
     : `importing it failed: ${error?.stack ?? error}`;

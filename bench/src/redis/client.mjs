@@ -6,8 +6,11 @@
 
 import net from 'node:net';
 
-/** A reply from Redis: simple string, integer, bulk string (null when absent) or array. */
-/** @typedef {string | number | null | RedisReply[]} RedisReply */
+/**
+ * A reply from Redis: simple string, integer, bulk string (null when absent) or array.
+ * (Array items are replies too; JSDoc cannot declare the recursive type.)
+ * @typedef {string | number | null | unknown[]} RedisReply
+ */
 
 /** An error reply from Redis (`-ERR ...`), kept distinct from connection failures. */
 export class RedisReplyError extends Error {
@@ -116,9 +119,7 @@ export function connectRedis({ host, port }) {
       failAll(new Error(`Redis control connection to ${host}:${port} failed: ${error.message}`));
       reject(failure);
     });
-    socket.on('close', () =>
-      failAll(new Error(`Redis control connection to ${host}:${port} closed`)),
-    );
+    socket.on('close', () => failAll(new Error(`Redis control connection to ${host}:${port} closed`)));
     socket.on('connect', () => {
       resolve({
         /** Sends a command and resolves with its reply; rejects with RedisReplyError on `-ERR`. */
@@ -168,9 +169,7 @@ export async function readInfoNumbers(client, section, names) {
     const raw = fields.get(name);
     const value = Number(raw);
     if (raw === undefined || !Number.isFinite(value)) {
-      throw new Error(
-        `Redis INFO ${section} has no numeric field "${name}" (got ${JSON.stringify(raw)})`,
-      );
+      throw new Error(`Redis INFO ${section} has no numeric field "${name}" (got ${JSON.stringify(raw)})`);
     }
     values[name] = value;
   }

@@ -16,9 +16,7 @@ export function clockTicksPerSecond() {
   }
   const ticks = Number(output.trim());
   if (!Number.isInteger(ticks) || ticks <= 0) {
-    throw new Error(
-      `"getconf CLK_TCK" returned ${JSON.stringify(output.trim())}, not a positive integer`,
-    );
+    throw new Error(`"getconf CLK_TCK" returned ${JSON.stringify(output.trim())}, not a positive integer`);
   }
   return ticks;
 }
@@ -33,9 +31,7 @@ export function processCpuMs(pid, ticksPerSecond) {
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch (error) {
-    throw new Error(
-      `cannot read CPU time of process ${pid} from /proc (Linux only): ${error.message}`,
-    );
+    throw new Error(`cannot read CPU time of process ${pid} from /proc (Linux only): ${error.message}`);
   }
   // The command name (field 2) is in parentheses and may contain spaces: split after it.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -28,6 +28,15 @@ function findFreePort() {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** redis-server failed to start; `addressInUse` says whether another port is worth a try. */
+class RedisStartError extends Error {
+  constructor(message, addressInUse = false) {
+    super(message);
+    this.name = 'RedisStartError';
+    this.addressInUse = addressInUse;
+  }
+}
+
 /**
  * Spawns a watchdog shell that SIGKILLs `pid` as soon as our end of its stdin pipe closes.
  * Node cannot ask the kernel to kill a child when the parent dies (no PR_SET_PDEATHSIG), so
@@ -41,7 +50,7 @@ function spawnWatchdog(pid) {
   watchdog.on('error', () => {}); // best effort: the normal stop path does not depend on it
   watchdog.unref();
   // An unref'd pipe keeps the harness from hanging on exit; the pipe still closes with us.
-  if (watchdog.stdin && 'unref' in watchdog.stdin) watchdog.stdin.unref();
+  /** @type {import('node:net').Socket} */ (watchdog.stdin).unref();
   return watchdog;
 }
 
@@ -65,6 +74,7 @@ async function spawnOnPort(port) {
 
   /** @type {{ code: number | null, signal: string | null } | undefined} */
   let exited;
+  /** @type {NodeJS.ErrnoException | undefined} */
   let spawnError;
   child.on('exit', (code, signal) => (exited = { code, signal }));
   child.on('error', (error) => (spawnError = error));
@@ -73,14 +83,13 @@ async function spawnOnPort(port) {
   while (Date.now() < deadline) {
     if (spawnError) {
       const hint = spawnError.code === 'ENOENT' ? ' (is redis-server installed and on PATH?)' : '';
-      throw new Error(`could not start redis-server: ${spawnError.message}${hint}`);
+      throw new RedisStartError(`could not start redis-server: ${spawnError.message}${hint}`);
     }
     if (exited) {
-      const error = new Error(
+      throw new RedisStartError(
         `redis-server exited during startup (code ${exited.code}, signal ${exited.signal}):\n  ${log.join('\n  ')}`,
+        log.some((line) => line.includes('Address already in use')),
       );
-      error.addressInUse = log.some((line) => line.includes('Address already in use'));
-      throw error;
     }
     try {
       const client = await connectRedis({ host: HOST, port });
@@ -95,9 +104,7 @@ async function spawnOnPort(port) {
     }
   }
   child.kill('SIGKILL');
-  throw new Error(
-    `redis-server did not answer PING within ${START_TIMEOUT_MS} ms:\n  ${log.join('\n  ')}`,
-  );
+  throw new RedisStartError(`redis-server did not answer PING within ${START_TIMEOUT_MS} ms:\n  ${log.join('\n  ')}`);
 }
 
 /**
@@ -113,7 +120,7 @@ export async function startRedis() {
       started = { port, ...(await spawnOnPort(port)) };
     } catch (error) {
       // Another process may take the port between our probe and Redis binding it.
-      if (!error.addressInUse || attempt >= 5) throw error;
+      if (!(error instanceof RedisStartError && error.addressInUse) || attempt >= 5) throw error;
     }
   }
   const { child, port } = started;
@@ -143,9 +150,7 @@ export async function startRedis() {
     /** Fails with Redis's log tail if the server died (a crash must not look like a slow library). */
     assertAlive() {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(
-          `redis-server died (code ${child.exitCode}, signal ${child.signalCode}):\n  ${started.log.join('\n  ')}`,
-        );
+        throw new Error(`redis-server died (code ${child.exitCode}, signal ${child.signalCode}):\n  ${started.log.join('\n  ')}`);
       }
     },
     killNow,

@@ -1,14 +1,7 @@
 // add-bulk: throughput of `addBulk`, as a fan-out job splitting a large send into batches.
 
-import {
-  BULK_BATCH,
-  JOB,
-  WARMUP,
-  addInBatches,
-  expectCounts,
-  metric,
-  openQueue,
-} from './common.mjs';
+import { performance } from 'node:perf_hooks';
+import { BULK_BATCH, JOB, WARMUP, addInBatches, expectCounts, metric, openQueue } from './common.mjs';
 
 export default {
   id: 'add-bulk',

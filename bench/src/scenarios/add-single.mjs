@@ -1,14 +1,13 @@
 // add-single: throughput of individual `add` calls, as an API server enqueuing per request.
 
+import { performance } from 'node:perf_hooks';
 import { JOB, WARMUP, expectCounts, metric, openQueue } from './common.mjs';
 
 export default {
   id: 'add-single',
   title: 'Single adds: `queue.add` calls with up to 50 in flight',
   metrics: [metric('jobsPerSec', 'throughput', 'jobs/s', 'higher', 0)],
-  cases: (quick) => [
-    { label: 'add-single', params: { total: quick ? 2_000 : 20_000, inFlight: 50 } },
-  ],
+  cases: (quick) => [{ label: 'add-single', params: { total: quick ? 2_000 : 20_000, inFlight: 50 } }],
   steps: [['producer']],
   roles: {
     async producer(ctx) {

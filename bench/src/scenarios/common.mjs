@@ -3,6 +3,8 @@
 // Every scenario reaches the library under test only through `ctx.lib` ({ Queue, Worker,
 // QueueEvents }) and the BullMQ-compatible API, so one piece of code measures both libraries.
 
+import { performance } from 'node:perf_hooks';
+
 /** Name of the measured jobs. Anything else (warm-up jobs) is ignored by the trackers. */
 export const JOB = 'job';
 /** Name of the jobs used to connect, load scripts and warm the JIT outside the timed window. */
@@ -45,9 +47,7 @@ export function openQueue(ctx) {
  * options such as the events-stream cap are in force whichever library reads them where.
  */
 export function openWorker(ctx, processor, { concurrency }) {
-  return ctx.open(
-    new ctx.lib.Worker(ctx.queueName, processor, { connection: ctx.connection, concurrency }),
-  );
+  return ctx.open(new ctx.lib.Worker(ctx.queueName, processor, { connection: ctx.connection, concurrency }));
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -86,10 +86,7 @@ export async function addPaced(queue, { total, ratePerSec, opts }) {
   let sent = 0;
   while (sent < total) {
     if (failure) throw failure;
-    const due = Math.min(
-      total,
-      Math.floor(((performance.now() - started) * ratePerSec) / 1000) + 1,
-    );
+    const due = Math.min(total, Math.floor(((performance.now() - started) * ratePerSec) / 1000) + 1);
     while (sent < due) {
       const add = queue.add(JOB, { i: sent, t: wallClockMs() }, opts);
       add.catch((error) => (failure ??= error));
@@ -125,12 +122,8 @@ export function warmUpWorker(queue, worker) {
       else resolve(undefined);
     };
     const completed = (job) => job.name === WARMUP && finish();
-    const failed = (job, error) =>
-      job?.name === WARMUP && finish(new Error(`warm-up job failed: ${error?.message}`));
-    const timer = setTimeout(
-      () => finish(new Error(`warm-up job not completed within ${STALL_MS / 1000} s`)),
-      STALL_MS,
-    );
+    const failed = (job, error) => job?.name === WARMUP && finish(new Error(`warm-up job failed: ${error?.message}`));
+    const timer = setTimeout(() => finish(new Error(`warm-up job not completed within ${STALL_MS / 1000} s`)), STALL_MS);
     worker.on('completed', completed);
     worker.on('failed', failed);
     queue.add(WARMUP, {}).catch(finish);
@@ -173,14 +166,11 @@ export function trackCompletions(worker, expected, onCompleted) {
       onCompleted(job, count);
       if (count === expected) finish();
     };
-    const failed = (job, error) =>
-      finish(new Error(`job ${job?.id} (${job?.name}) failed: ${error?.message ?? error}`));
+    const failed = (job, error) => finish(new Error(`job ${job?.id} (${job?.name}) failed: ${error?.message ?? error}`));
     const errored = (error) => finish(new Error(`worker error: ${error?.stack ?? error}`));
     const stallCheck = setInterval(() => {
       if (Date.now() - lastProgress > STALL_MS) {
-        finish(
-          new Error(`no job completed for ${STALL_MS / 1000} s: ${count} of ${expected} done`),
-        );
+        finish(new Error(`no job completed for ${STALL_MS / 1000} s: ${count} of ${expected} done`));
       }
     }, 1_000);
 

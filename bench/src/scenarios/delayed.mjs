@@ -10,10 +10,7 @@ const RETENTION = { removeOnComplete: { count: 1_000 } };
 export default {
   id: 'delayed',
   title: 'Delayed jobs: lateness of processor start for 1,000 ms delays added at 1,000/s',
-  metrics: [
-    metric('lateP50', 'lateness p50', 'ms', 'lower', 2),
-    metric('lateP99', 'lateness p99', 'ms', 'lower', 2),
-  ],
+  metrics: [metric('lateP50', 'lateness p50', 'ms', 'lower', 2), metric('lateP99', 'lateness p99', 'ms', 'lower', 2)],
   cases: (quick) => [
     {
       label: 'delayed',

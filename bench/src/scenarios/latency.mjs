@@ -16,13 +16,9 @@ export default {
   title: 'Latency at 1,000 adds/s: enqueue to processor start, and to completed',
   metrics: [
     ...PERCENTILES.map((p) => metric(`startP${p}`, `enqueue to start p${p}`, 'ms', 'lower', 2)),
-    ...PERCENTILES.map((p) =>
-      metric(`completedP${p}`, `enqueue to completed p${p}`, 'ms', 'lower', 2),
-    ),
+    ...PERCENTILES.map((p) => metric(`completedP${p}`, `enqueue to completed p${p}`, 'ms', 'lower', 2)),
   ],
-  cases: (quick) => [
-    { label: 'latency', params: { ratePerSec: 1_000, seconds: quick ? 2 : 10, concurrency: 10 } },
-  ],
+  cases: (quick) => [{ label: 'latency', params: { ratePerSec: 1_000, seconds: quick ? 2 : 10, concurrency: 10 } }],
   // Both processes run at once; the worker declares itself ready only once it is running.
   steps: [['worker', 'producer']],
   roles: {

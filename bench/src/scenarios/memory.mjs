@@ -1,15 +1,7 @@
 // memory: Redis memory per waiting job, the cost of a backlog. Measured as the growth of
 // INFO `used_memory` while 10,000 jobs are added and nothing consumes them.
 
-import {
-  BULK_BATCH,
-  JOB,
-  WARMUP,
-  addInBatches,
-  expectCounts,
-  metric,
-  openQueue,
-} from './common.mjs';
+import { BULK_BATCH, JOB, WARMUP, addInBatches, expectCounts, metric, openQueue } from './common.mjs';
 
 /** Fields subtracted from used_memory's growth: client buffers and the script cache are fixed
  *  or transient costs (a pipelined addBulk swells the query buffer for a moment), not per job. */
@@ -19,9 +11,7 @@ export default {
   id: 'memory',
   title: `Memory: Redis used_memory per waiting job (100-byte payload, added in batches of ${BULK_BATCH})`,
   metrics: [metric('bytesPerJob', 'Redis memory per waiting job', 'bytes', 'lower', 0)],
-  cases: (quick) => [
-    { label: 'memory', params: { total: quick ? 2_000 : 10_000, payloadBytes: 100 } },
-  ],
+  cases: (quick) => [{ label: 'memory', params: { total: quick ? 2_000 : 10_000, payloadBytes: 100 } }],
   steps: [['producer']],
   roles: {
     async producer(ctx) {

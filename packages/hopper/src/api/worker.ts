@@ -270,7 +270,12 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   }
 
   private settled(entry: RunningJob, outcome: Outcome): void {
-    if (entry.lost || this.closed) return;
+    if (this.closed) return;
+    if (entry.lost) {
+      // The result is dropped, but the slot is free: take the next job.
+      this.dispatcher.schedulePump();
+      return;
+    }
     const job = entry.job;
     const fence = job.fence as { token: string; attempt: number };
     if (outcome.ok) {

@@ -17,6 +17,8 @@ export interface BackendOptions {
   queueName: string;
   /** 'worker' connections wait out reconnects; 'command' ones are for producers and readers. */
   role: 'command' | 'worker';
+  /** Receives connection errors (once per outage). */
+  onConnectionError?: (err: Error) => void;
 }
 
 /** Creates the backend for one queue. */

@@ -24,12 +24,7 @@ export interface FireCount {
 }
 
 /** The fires in `(after, upTo]`, in order, if there are at most `cap`; else `null`. */
-export function listFires(
-  spec: ScheduleSpec,
-  after: number,
-  upTo: number,
-  cap: number = CRON_ENUMERATION_CAP,
-): number[] | null {
+export function listFires(spec: ScheduleSpec, after: number, upTo: number, cap: number = CRON_ENUMERATION_CAP): number[] | null {
   const fires: number[] = [];
   if (upTo <= after) return fires;
   const cursor = fireCursor(spec, after);
@@ -66,12 +61,7 @@ function estimateCronFires(spec: CronScheduleSpec, after: number, upTo: number):
  * The most recent `count` fires in `(after, upTo]`, ascending. Cron fires are found one by one
  * backwards ({@link previousCronFire}), so this costs O(count x log(gap between fires)).
  */
-export function lastFires(
-  spec: ScheduleSpec,
-  after: number,
-  upTo: number,
-  count: number,
-): number[] {
+export function lastFires(spec: ScheduleSpec, after: number, upTo: number, count: number): number[] {
   if (count <= 0 || upTo <= after) return [];
   if (spec.kind === 'every') return lastEveryFires(spec, after, upTo, count);
   const fires: number[] = [];
@@ -91,11 +81,7 @@ export function lastFires(
  * from the bound (1 s, 2 s, 4 s, ...) then bisecting, about 2 x log2(gap in seconds) forward
  * searches. Defined through `nextFireAfter`, so it follows exactly the same DST rules.
  */
-export function previousCronFire(
-  spec: CronScheduleSpec,
-  atOrBefore: number,
-  after: number,
-): number | null {
+export function previousCronFire(spec: CronScheduleSpec, atOrBefore: number, after: number): number | null {
   if (atOrBefore <= after) return null;
   const firesBy = (start: number): boolean => {
     const at = nextFireAfter(spec, start);

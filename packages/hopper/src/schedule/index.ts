@@ -18,22 +18,12 @@ export {
   type ScheduleSpec,
 } from './repeat-options.js';
 export { validateRepeat, type ValidateRepeatOptions } from './validate-repeat.js';
-export {
-  invalidSchedule,
-  scheduleErrorReason,
-  type InvalidScheduleReason,
-  type ScheduleError,
-} from './schedule-error.js';
+export { invalidSchedule, scheduleErrorReason, type InvalidScheduleReason, type ScheduleError } from './schedule-error.js';
 export { DEFAULT_TIME_ZONE } from './timezone.js';
 export { CRON_NICKNAMES } from './cron-fields.js';
 export { MAX_CRON_SEGMENTS } from './cron-walk.js';
 export { fireCursor, nextFireAfter, type FireCursor } from './fire-cursor.js';
-export {
-  MAX_PREVIEW_COUNT,
-  firstOccurrence,
-  nextFireTimes,
-  type NextFireTimesOptions,
-} from './next-fire-times.js';
+export { MAX_PREVIEW_COUNT, firstOccurrence, nextFireTimes, type NextFireTimesOptions } from './next-fire-times.js';
 export { CRON_ENUMERATION_CAP } from './fire-range.js';
 export { planCatchup, type CatchupPlan, type PlanCatchupInput } from './catchup.js';
 export { jitterFor } from './jitter.js';

@@ -12,12 +12,7 @@
  * @example
  * jitterFor('reports', Date.parse('2026-06-01T09:00Z'), 60_000); // e.g. 41237, every time
  */
-export function jitterFor(
-  schedulerId: string,
-  instant: number,
-  jitterMs: number,
-  nextInstant?: number | null,
-): number {
+export function jitterFor(schedulerId: string, instant: number, jitterMs: number, nextInstant?: number | null): number {
   let bound = Number.isFinite(jitterMs) ? Math.floor(jitterMs) : 0;
   if (nextInstant != null && Number.isFinite(nextInstant)) {
     bound = Math.min(bound, Math.ceil(nextInstant - instant));

@@ -37,19 +37,14 @@ export interface NextFireTimesOptions {
  *   .map((t) => new Date(t).toISOString());
  * // ['2026-03-28T01:30:00.000Z', '2026-03-29T01:00:00.000Z', '2026-03-30T00:30:00.000Z']
  */
-export function nextFireTimes(
-  repeat: RepeatOptions | ScheduleSpec,
-  options: NextFireTimesOptions,
-): number[] {
+export function nextFireTimes(repeat: RepeatOptions | ScheduleSpec, options: NextFireTimesOptions): number[] {
   const { from, count } = options;
   const after = from instanceof Date ? from.getTime() : from;
   if (typeof after !== 'number' || !Number.isFinite(after) || Math.abs(after) > 8.64e15) {
     throw new InvalidOptionsError(`nextFireTimes: from must be a valid Date or epoch ms, got ${describe(from)}.`);
   }
   if (!Number.isInteger(count) || count < 0 || count > MAX_PREVIEW_COUNT) {
-    throw new InvalidOptionsError(
-      `nextFireTimes: count must be an integer from 0 to ${MAX_PREVIEW_COUNT}, got ${describe(count)}.`,
-    );
+    throw new InvalidOptionsError(`nextFireTimes: count must be an integer from 0 to ${MAX_PREVIEW_COUNT}, got ${describe(count)}.`);
   }
   const spec = isScheduleSpec(repeat) ? repeat : validateRepeat(repeat, { now: after });
   const cursor = fireCursor(spec, after);

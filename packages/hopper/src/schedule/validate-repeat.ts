@@ -40,8 +40,7 @@ const UNKNOWN_OPTION_HINTS: Readonly<Record<string, string>> = {
   cron: "Hopper calls it 'pattern'.",
   timezone: "Hopper calls it 'tz'.",
   immediately:
-    'An every schedule already runs its first occurrence at once; to run a cron schedule ' +
-    'now, call triggerJobScheduler(id).',
+    'An every schedule already runs its first occurrence at once; to run a cron schedule ' + 'now, call triggerJobScheduler(id).',
   key: 'The scheduler id is the first argument of upsertJobScheduler.',
   jobId: 'Occurrence ids are sched:<schedulerId>:<instant>; the scheduler id is the first argument.',
   count: 'Hopper keeps the count of created occurrences itself.',
@@ -63,10 +62,7 @@ const UNKNOWN_OPTION_HINTS: Readonly<Record<string, string>> = {
  * validateRepeat({ pattern: '30 2 * * *', tz: 'Europe/Paris' });
  * // { kind: 'cron', pattern: '30 2 * * *', tz: 'Europe/Paris', overlap: 'skip', catchup: 'latest', ... }
  */
-export function validateRepeat(
-  repeat: RepeatOptions,
-  options: ValidateRepeatOptions = {},
-): ScheduleSpec {
+export function validateRepeat(repeat: RepeatOptions, options: ValidateRepeatOptions = {}): ScheduleSpec {
   if (typeof repeat !== 'object' || repeat === null || Array.isArray(repeat)) {
     throw invalidSchedule(
       'pattern-or-every',
@@ -88,10 +84,7 @@ export function validateRepeat(
   const common = commonFields(repeat, tz);
   if (hasPattern) {
     if (repeat.offset != null) {
-      throw invalidSchedule(
-        'invalid-offset',
-        'offset only applies to every schedules; shift the cron pattern itself instead.',
-      );
+      throw invalidSchedule('invalid-offset', 'offset only applies to every schedules; shift the cron pattern itself instead.');
     }
     const spec: CronScheduleSpec = {
       kind: 'cron',
@@ -103,10 +96,7 @@ export function validateRepeat(
   }
   const every = repeat.every;
   if (typeof every !== 'number' || !Number.isSafeInteger(every) || every < 1) {
-    throw invalidSchedule(
-      'invalid-every',
-      `every must be a positive integer number of milliseconds, got ${describe(every)}.`,
-    );
+    throw invalidSchedule('invalid-every', `every must be a positive integer number of milliseconds, got ${describe(every)}.`);
   }
   const offset = repeat.offset ?? 0;
   if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0 || offset >= every) {
@@ -126,37 +116,26 @@ function commonFields(repeat: RepeatOptions, tz: string): CommonFields {
   if (startDate !== undefined && endDate !== undefined && startDate > endDate) {
     throw invalidSchedule(
       'start-after-end',
-      `startDate (${new Date(startDate).toISOString()}) is after endDate ` +
-        `(${new Date(endDate).toISOString()}); swap them or drop one.`,
+      `startDate (${new Date(startDate).toISOString()}) is after endDate ` + `(${new Date(endDate).toISOString()}); swap them or drop one.`,
     );
   }
   const { limit, jitter = 0, catchupWindow = DEFAULT_CATCHUP_WINDOW_MS } = repeat;
   if (limit != null && (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1)) {
     throw invalidSchedule(
       'invalid-limit',
-      `limit must be an integer >= 1 (the most occurrences to create), got ${describe(limit)}; ` +
-        'omit it for no limit.',
+      `limit must be an integer >= 1 (the most occurrences to create), got ${describe(limit)}; ` + 'omit it for no limit.',
     );
   }
   if (typeof jitter !== 'number' || !Number.isFinite(jitter) || jitter < 0) {
-    throw invalidSchedule(
-      'invalid-jitter',
-      `jitter must be a finite number of ms >= 0, got ${describe(jitter)}; use 0 for none.`,
-    );
+    throw invalidSchedule('invalid-jitter', `jitter must be a finite number of ms >= 0, got ${describe(jitter)}; use 0 for none.`);
   }
   const overlap = repeat.overlap ?? DEFAULT_OVERLAP;
   if (!OVERLAP_POLICIES.includes(overlap)) {
-    throw invalidSchedule(
-      'invalid-overlap',
-      `overlap must be one of ${OVERLAP_POLICIES.join(', ')}, got ${describe(overlap)}.`,
-    );
+    throw invalidSchedule('invalid-overlap', `overlap must be one of ${OVERLAP_POLICIES.join(', ')}, got ${describe(overlap)}.`);
   }
   const catchup = repeat.catchup ?? DEFAULT_CATCHUP;
   if (!CATCHUP_POLICIES.includes(catchup)) {
-    throw invalidSchedule(
-      'invalid-catchup',
-      `catchup must be one of ${CATCHUP_POLICIES.join(', ')}, got ${describe(catchup)}.`,
-    );
+    throw invalidSchedule('invalid-catchup', `catchup must be one of ${CATCHUP_POLICIES.join(', ')}, got ${describe(catchup)}.`);
   }
   if (typeof catchupWindow !== 'number' || !Number.isFinite(catchupWindow) || catchupWindow < 0) {
     throw invalidSchedule(
@@ -216,8 +195,7 @@ function checkFiresSoon(spec: CronScheduleSpec, now: number): void {
   if (step === 'end') {
     throw invalidSchedule(
       'never-fires',
-      `cron pattern '${spec.pattern}' never fires (no date matches it, e.g. February 31st). ` +
-        'Check the day-of-month and month fields.',
+      `cron pattern '${spec.pattern}' never fires (no date matches it, e.g. February 31st). ` + 'Check the day-of-month and month fields.',
     );
   }
   throw invalidSchedule(

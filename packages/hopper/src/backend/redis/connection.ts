@@ -85,3 +85,20 @@ export async function closeClient(handle: ClientHandle): Promise<void> {
     client.disconnect();
   }
 }
+
+/**
+ * Forwards a client's connection errors to `report`, once per outage: while Redis is down,
+ * ioredis emits an error on every reconnect attempt, which would flood the component's `error`
+ * event. After the client is ready again, the next error is reported anew.
+ */
+export function reportErrors(client: RedisClient, report: (err: Error) => void): void {
+  let reported = false;
+  client.on('error', (err: Error) => {
+    if (reported) return;
+    reported = true;
+    report(err);
+  });
+  client.on('ready', () => {
+    reported = false;
+  });
+}

@@ -25,7 +25,15 @@ import type {
   WriteCode,
 } from '../backend.js';
 import { isJobState, type JobStateOrUnknown } from '../../job/states.js';
-import { closeClient, duplicateClient, openClient, type ClientHandle, type ConnectionOptions, type RedisClient } from './connection.js';
+import {
+  closeClient,
+  duplicateClient,
+  openClient,
+  reportErrors,
+  type ClientHandle,
+  type ConnectionOptions,
+  type RedisClient,
+} from './connection.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
@@ -44,6 +52,8 @@ export interface RedisBackendOptions {
   queueName: string;
   /** 'worker' connections ride out reconnects; 'command' is for producers. */
   role: 'command' | 'worker';
+  /** Receives connection errors of the clients the backend owns (once per outage). */
+  onConnectionError?: (err: Error) => void;
 }
 
 function timeArg(now: number | undefined): string | number {
@@ -99,12 +109,22 @@ export class RedisQueueBackend implements QueueBackend {
   private readonly client: RedisClient;
   private waitClient: RedisClient | undefined;
   private eventsClient: RedisClient | undefined;
+  private readonly reportError: (err: Error) => void;
 
   constructor(options: RedisBackendOptions) {
     this.queueName = options.queueName;
     this.keys = queueKeys(options.prefix, options.queueName);
     this.handle = openClient(options.connection, options.role);
     this.client = this.handle.client;
+    this.reportError = options.onConnectionError ?? (() => undefined);
+    // A client the user passed in reports its errors to the user; ours report to the component.
+    if (this.handle.owned) reportErrors(this.client, this.reportError);
+  }
+
+  private blockingClient(): RedisClient {
+    const client = duplicateClient(this.client, 'blocking');
+    reportErrors(client, this.reportError);
+    return client;
   }
 
   async connect(): Promise<ServerInfo> {
@@ -339,7 +359,7 @@ export class RedisQueueBackend implements QueueBackend {
   }
 
   async waitForWork(timeoutMs: number): Promise<boolean> {
-    this.waitClient ??= duplicateClient(this.client, 'blocking');
+    this.waitClient ??= this.blockingClient();
     const client = this.waitClient;
     try {
       const reply = await client.call('BLPOP', [this.keys.marker, Math.max(timeoutMs, 1) / 1000]);
@@ -358,7 +378,7 @@ export class RedisQueueBackend implements QueueBackend {
   }
 
   async readEvents(from: string, blockMs: number, count: number, checkGap: boolean): Promise<EventsRead> {
-    this.eventsClient ??= duplicateClient(this.client, 'blocking');
+    this.eventsClient ??= this.blockingClient();
     const gap = checkGap && (await this.missedAfter(from));
     const args: (string | number)[] = ['COUNT', count];
     if (blockMs >= 0) args.push('BLOCK', blockMs);
@@ -378,7 +398,11 @@ export class RedisQueueBackend implements QueueBackend {
     return reply[0]?.[0] ?? '0-0';
   }
 
-  /** True when entries newer than `from` were trimmed from the stream. */
+  /**
+   * True when entries after `from` may have been trimmed unread: `from` is older than the
+   * stream's first entry (or, reading from the start, entries were trimmed at all). Trimming does
+   * not record what it deleted, so this errs on the side of reporting a gap.
+   */
   private async missedAfter(from: string): Promise<boolean> {
     let info: unknown[];
     try {
@@ -386,9 +410,13 @@ export class RedisQueueBackend implements QueueBackend {
     } catch {
       return false; // no stream yet: nothing was trimmed
     }
-    const at = info.indexOf('max-deleted-entry-id');
-    const maxDeleted = at >= 0 ? String(info[at + 1]) : '0-0';
-    return compareStreamIds(maxDeleted, from) > 0;
+    const field = (name: string): unknown => info[info.indexOf(name) + 1];
+    const length = Number(field('length'));
+    const added = Number(field('entries-added'));
+    if (length >= added) return false;
+    const first = field('first-entry') as [string, string[]] | null;
+    if (!first) return true;
+    return compareStreamIds(from === '0' ? '0-0' : from, first[0]) < 0;
   }
 
   async getJob(id: string): Promise<JobRecord | undefined> {

@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { QueueEvents, WaitTimeoutError } from '../../src/index.js';
+import { once } from '../helpers/wait.js';
+import { useHopper } from '../helpers/hopper.js';
+
+const env = useHopper();
+
+describe('QueueEvents', () => {
+  it('reports the lifecycle of a job: added, waiting, active, progress, completed, drained', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const events = env.events(name);
+    await events.waitUntilReady();
+    const seen: string[] = [];
+    for (const event of ['added', 'waiting', 'active', 'progress', 'completed', 'drained']) {
+      events.on(event, () => seen.push(event));
+    }
+    const completed = once(events, 'completed');
+    const job = await queue.add('x', { a: 1 });
+    env.worker(name, async (j) => {
+      await j.updateProgress(30);
+      return { ok: true };
+    });
+    const [args] = (await completed) as [{ jobId: string; returnvalue: unknown }];
+    expect(args).toEqual({ jobId: job.id, returnvalue: { ok: true }, prev: 'active' });
+    // drained fires when the claim takes the last ready job, so it may come before progress.
+    expect(seen.filter((e) => e !== 'drained')).toEqual(['added', 'waiting', 'active', 'progress', 'completed']);
+    expect(seen.indexOf('drained')).toBeGreaterThan(seen.indexOf('active'));
+  });
+
+  it('reports delayed, failed, retries-exhausted, paused and resumed', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const events = env.events(name);
+    await events.waitUntilReady();
+    const delayed = once(events, 'delayed');
+    await queue.add('later', {}, { delay: 60_000 });
+    const [{ delay }] = (await delayed) as [{ delay: number }];
+    expect(delay).toBeGreaterThan(Date.now());
+
+    const paused = once(events, 'paused');
+    await queue.pause();
+    await paused;
+    const resumed = once(events, 'resumed');
+    await queue.resume();
+    await resumed;
+
+    const failed = once(events, 'failed');
+    const exhausted = once(events, 'retries-exhausted');
+    const job = await queue.add('bad', {});
+    env.worker(name, async () => {
+      throw new Error('nope');
+    });
+    const [f] = (await failed) as [{ jobId: string; failedReason: string }];
+    expect(f).toMatchObject({ jobId: job.id, failedReason: 'nope' });
+    await exhausted;
+  });
+
+  it('resumes from lastEventId after a restart without missing events', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const first = env.events(name);
+    await first.waitUntilReady();
+    const added = once(first, 'added');
+    await queue.add('a', {});
+    await added;
+    const resumeFrom = first.lastEventId;
+    await first.close();
+    await queue.add('b', {});
+    await queue.add('c', {});
+    const second = env.events(name, { lastEventId: resumeFrom });
+    const names: string[] = [];
+    second.on('added', ({ name: jobName }: { name: string }) => names.push(jobName));
+    await once(second, 'added', () => names.length === 2);
+    expect(names).toEqual(['b', 'c']);
+  });
+
+  it('emits gap when a reader fell behind the stream cap', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name, { streams: { events: { maxLen: 10 } } });
+    const first = env.events(name);
+    await first.waitUntilReady();
+    const added = once(first, 'added');
+    await queue.add('a', {});
+    await added;
+    const resumeFrom = first.lastEventId;
+    await first.close();
+    await queue.addBulk(Array.from({ length: 300 }, (_, i) => ({ name: 'n', data: { i } })));
+    const reader = new QueueEvents(name, { connection: env.url, prefix: env.prefix, lastEventId: resumeFrom, autorun: false });
+    env.track(reader);
+    const gap = once(reader, 'gap');
+    void reader.run();
+    const [info] = (await gap) as [{ after: string }];
+    expect(info.after).toBe(resumeFrom);
+  });
+
+  it('waitUntilFinished resolves with the return value, rejects with the failure, and works after the fact', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const events = env.events(name);
+    await events.waitUntilReady();
+    env.worker(name, async (job) => {
+      if (job.name === 'bad') throw new Error('broken');
+      return job.data;
+    });
+    const good = await queue.add('good', { v: 7 }, { removeOnComplete: false });
+    const bad = await queue.add('bad', {});
+    expect(await good.waitUntilFinished(events)).toEqual({ v: 7 });
+    await expect(bad.waitUntilFinished(events)).rejects.toThrow('broken');
+    // Already finished: answered from the stored state.
+    expect(await good.waitUntilFinished(events)).toEqual({ v: 7 });
+  });
+
+  it('waitUntilFinished gives up after ttl', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const events = env.events(name);
+    await events.waitUntilReady();
+    const job = await queue.add('never', {});
+    await expect(job.waitUntilFinished(events, 50)).rejects.toBeInstanceOf(WaitTimeoutError);
+  });
+});
