@@ -2,7 +2,6 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    globalSetup: ['./test/helpers/global-redis.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     projects: [
@@ -12,6 +11,7 @@ export default defineConfig({
           name: 'engine',
           include: ['test/**/*.test.ts'],
           exclude: ['test/scale/**', 'test/cluster/**'],
+          globalSetup: ['./test/helpers/global-redis.ts'],
           setupFiles: ['./test/helpers/setup-invariants.ts'],
         },
       },
@@ -20,6 +20,7 @@ export default defineConfig({
         test: {
           name: 'scale',
           include: ['test/scale/**/*.test.ts'],
+          globalSetup: ['./test/helpers/global-redis.ts'],
           testTimeout: 600_000,
         },
       },
@@ -28,6 +29,7 @@ export default defineConfig({
         test: {
           name: 'cluster',
           include: ['test/cluster/**/*.test.ts'],
+          globalSetup: ['./test/helpers/global-cluster.ts'],
           fileParallelism: false,
         },
       },

@@ -9,7 +9,7 @@ export { DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
 export { Job, type JobJson, type JobProgress } from './job/job.js';
 export type { JobsOptions, BackoffOptions, KeepJobs } from './job/options.js';
 export { MAX_PRIORITY, DEFAULT_REMOVE_ON_COMPLETE } from './job/options.js';
-export type { BackoffStrategy } from './job/backoff.js';
+export type { BackoffStrategy, BackoffJob } from './job/backoff.js';
 export { JOB_STATES, type JobState, type JobStateOrUnknown, type JobCountType } from './job/states.js';
 export {
   ErrorCode,

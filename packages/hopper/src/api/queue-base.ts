@@ -70,7 +70,13 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
     this.queueName = name;
     this.prefix = prefix;
     this.clock = opts.clock ?? systemClock;
-    this.backend = createBackend({ connection: opts.connection, prefix, queueName: name, role, onConnectionError: (err) => this.emitError(err) });
+    this.backend = createBackend({
+      connection: opts.connection,
+      prefix,
+      queueName: name,
+      role,
+      onConnectionError: (err) => this.emitError(err),
+    });
     this.readyPromise = this.start();
     // Callers see a failed start through ready(); never leave it as an unhandled rejection.
     this.readyPromise.catch((err: unknown) => this.emitError(err));

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AckResult, ClaimedJob, Completion, Failure, Retention } from '../backend/backend.js';
 import { WriteCode } from '../backend/backend.js';
-import { retryDelay, type BackoffStrategy } from '../job/backoff.js';
+import { retryDelay, type BackoffJob } from '../job/backoff.js';
 import { CloseTimeoutError, InvalidOptionsError, LockLostError, UnrecoverableError } from '../job/errors.js';
 import { Job } from '../job/job.js';
 import { DEFAULT_REMOVE_ON_COMPLETE, DEFAULT_STACK_TRACE_LIMIT, serialize, type KeepJobs } from '../job/options.js';
@@ -39,8 +39,12 @@ export type Processor<DataType = any, ResultType = any, NameType extends string 
 
 /** Advanced worker settings. */
 export interface AdvancedSettings {
-  /** Computes retry delays for custom backoff types (and may override built-in ones per type). */
-  backoffStrategy?: BackoffStrategy;
+  /**
+   * Computes retry delays for custom backoff types: given the attempts made (including the one
+   * that just failed), the type, the error and the job, returns the delay in ms (negative: fail
+   * for good). Declared as a method so strategies typed for BullMQ's job type are accepted too.
+   */
+  backoffStrategy?(attemptsMade: number, type?: string, err?: Error, job?: BackoffJob): number | Promise<number>;
 }
 
 /** Options of a Worker (BullMQ's names and meanings). */
@@ -320,7 +324,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       delay = -2;
     } else {
       try {
-        const computed = await retryDelay(job.opts.backoff, made, error, job, this.opts.settings?.backoffStrategy);
+        const settings = this.opts.settings;
+        const strategy = settings?.backoffStrategy ? settings.backoffStrategy.bind(settings) : undefined;
+        const computed = await retryDelay(job.opts.backoff, made, error, job, strategy);
         delay = computed < 0 ? -1 : Math.round(computed);
       } catch (strategyError) {
         reason = `${reason} (and no retry: ${toError(strategyError).message})`;

@@ -212,6 +212,7 @@ export interface QueueBackend {
   pause(): Promise<boolean>;
   resume(): Promise<boolean>;
   updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode>;
+  updateData(id: string, data: string, fence: Fence | undefined): Promise<WriteCode>;
   addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number>;
 
   // blocking waits (on a connection of their own)

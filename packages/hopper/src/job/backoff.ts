@@ -3,14 +3,18 @@
  * given to the worker.
  */
 import { UnknownBackoffError } from './errors.js';
+import type { Job } from './job.js';
 import type { BackoffOptions } from './options.js';
+
+/** The failed job, as a backoff strategy receives it. */
+export type BackoffJob = Job;
 
 /**
  * A custom backoff: given the attempts made so far (including the one that just failed), the
  * backoff type, the error and the job, returns the delay in ms before the retry; a negative
  * value fails the job for good.
  */
-export type BackoffStrategy = (attemptsMade: number, type?: string, err?: Error, job?: unknown) => number | Promise<number>;
+export type BackoffStrategy = (attemptsMade: number, type?: string, err?: Error, job?: BackoffJob) => number | Promise<number>;
 
 function jittered(delay: number, jitter: number | undefined, random: () => number): number {
   if (!jitter) return delay;
@@ -25,8 +29,8 @@ export async function retryDelay(
   backoff: number | BackoffOptions | undefined,
   attemptsMade: number,
   err: Error,
-  job: unknown,
-  strategy: BackoffStrategy | undefined,
+  job: BackoffJob,
+  strategy: ((attemptsMade: number, type: string, err: Error, job: BackoffJob) => number | Promise<number>) | undefined,
   random: () => number = Math.random,
 ): Promise<number> {
   if (backoff === undefined) return 0;

@@ -17,6 +17,7 @@ export type JobProgress = number | object | string | boolean;
 export interface JobContext {
   readonly backend: QueueBackend;
   readonly queueName: string;
+  readonly prefix: string;
   /** Waits for the owning component to be ready (connected, checked). */
   ready(): Promise<void>;
 }
@@ -25,6 +26,29 @@ export interface JobContext {
 export interface JobFinishWaiter {
   waitForJob(jobId: string, ttl?: number): Promise<unknown>;
 }
+
+/** A job in its stored form, values serialised (BullMQ's `JobJson`, from `job.asJSON()`). */
+export interface JobJsonRaw {
+  id: string;
+  name: string;
+  data: string;
+  opts: JobsOptions;
+  progress: JobProgress;
+  attemptsMade: number;
+  attemptsStarted: number;
+  finishedOn?: number;
+  processedOn?: number;
+  timestamp: number;
+  delay?: number;
+  priority?: number;
+  failedReason: string;
+  stacktrace?: string;
+  returnvalue: string;
+  stalledCounter: number;
+}
+
+/** `asJSON()` plus where the job lives (BullMQ's `JobJsonSandbox`). */
+export type JobJsonSandbox = JobJsonRaw & { queueName: string; queueQualifiedName: string; prefix: string };
 
 /** The plain-object form of a job (`job.toJSON()`). */
 export interface JobJson {
@@ -102,6 +126,10 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   readonly queueName: string;
   /** The lock token of the attempt running this job (processor jobs only). */
   token?: string;
+  /** Accepted for BullMQ compatibility: flows are not part of this release, so always undefined. */
+  parentKey?: string;
+  /** Accepted for BullMQ compatibility (job schedulers set it in BullMQ); undefined here. */
+  repeatJobKey?: string;
 
   /** @internal */
   readonly ctx: JobContext;
@@ -130,6 +158,16 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.priority = opts.priority ?? 0;
     this.token = undefined;
     this.fence = undefined;
+  }
+
+  /** The key prefix of the job's queue. */
+  get prefix(): string {
+    return this.ctx.prefix;
+  }
+
+  /** `prefix:queueName`, as in BullMQ. */
+  get queueQualifiedName(): string {
+    return `${this.ctx.prefix}:${this.queueName}`;
   }
 
   /** @internal builds the Job a processor receives from a claim. */
@@ -196,6 +234,19 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /**
+   * Replaces the job's data. From a processor, the write is fenced to this attempt.
+   *
+   * @example await job.updateData({ ...job.data, step: 2 });
+   */
+  async updateData(data: DataType): Promise<void> {
+    const id = this.requireId();
+    const json = serialize(data === undefined ? {} : data, 'Job data', this.opts.sizeLimit);
+    await this.ctx.ready();
+    this.checkWrite(await this.ctx.backend.updateData(id, json, this.fence), 'update data of');
+    this.data = data;
+  }
+
+  /**
    * Appends a line to the job's log (kept per `keepLogs`). Returns the number of lines.
    * From a processor, the write is fenced to this attempt.
    */
@@ -223,6 +274,33 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    */
   waitUntilFinished(queueEvents: JobFinishWaiter, ttl?: number): Promise<ReturnType> {
     return queueEvents.waitForJob(this.requireId(), ttl) as Promise<ReturnType>;
+  }
+
+  /** The job in its stored form: data, return value and stack traces as JSON strings (BullMQ's `asJSON`). */
+  asJSON(): JobJsonRaw {
+    return {
+      id: this.id as string,
+      name: this.name,
+      data: JSON.stringify(this.data ?? {}),
+      opts: this.opts,
+      progress: this.progress,
+      attemptsMade: this.attemptsMade,
+      attemptsStarted: this.attemptsStarted,
+      finishedOn: this.finishedOn,
+      processedOn: this.processedOn,
+      timestamp: this.timestamp,
+      delay: this.delay,
+      priority: this.priority,
+      failedReason: this.failedReason,
+      stacktrace: JSON.stringify(this.stacktrace),
+      returnvalue: JSON.stringify(this.returnvalue ?? null),
+      stalledCounter: this.stalledCounter,
+    };
+  }
+
+  /** `asJSON()` plus the queue's names (BullMQ's `asJSONSandbox`). */
+  asJSONSandbox(): JobJsonSandbox {
+    return { ...this.asJSON(), queueName: this.queueName, queueQualifiedName: this.queueQualifiedName, prefix: this.prefix };
   }
 
   /** The job as a plain object (what `JSON.stringify(job)` writes). */

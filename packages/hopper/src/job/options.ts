@@ -4,15 +4,12 @@
  */
 import { InvalidDataError, InvalidJobIdError, InvalidNameError, InvalidOptionsError } from './errors.js';
 
-/** Retention by age (seconds) and/or count, as in BullMQ. */
-export interface KeepJobs {
-  /** Keep finished jobs at most this many seconds. */
-  age?: number;
-  /** Keep at most this many finished jobs. */
-  count?: number;
-  /** Accepted for BullMQ compatibility; Hopper bounds trimming work by itself. */
-  limit?: number;
-}
+/**
+ * Retention by count and/or age (seconds), as in BullMQ: `{ count }` keeps at most that many
+ * finished jobs; `{ age, count? }` also drops those finished more than `age` seconds ago.
+ * `limit` is accepted for BullMQ compatibility; Hopper bounds trimming work by itself.
+ */
+export type KeepJobs = { count: number } | { age: number; count?: number; limit?: number };
 
 /** How long to wait before a retry. */
 export interface BackoffOptions {
@@ -128,7 +125,7 @@ export function validateJobId(id: unknown): asserts id is string {
 function validateKeep(value: unknown, name: string): void {
   if (value === undefined || typeof value === 'boolean') return;
   if (typeof value === 'number') return checkNonNegativeInteger(value, name);
-  if (isPlainObject(value)) {
+  if (isPlainObject(value) && (value.age !== undefined || value.count !== undefined)) {
     if (value.age !== undefined) checkNonNegativeNumber(value.age, `${name}.age`);
     if (value.count !== undefined) checkNonNegativeInteger(value.count, `${name}.count`);
     return;

@@ -69,7 +69,7 @@ export function toRetention(spec: boolean | number | KeepJobs | undefined, fallb
   if (spec === false) return { kind: 'keep' };
   if (typeof spec === 'number') return spec <= 0 ? { kind: 'remove' } : { kind: 'limit', count: spec, ageMs: -1 };
   const count = spec.count ?? -1;
-  const ageMs = spec.age === undefined ? -1 : Math.round(spec.age * 1000);
+  const ageMs = 'age' in spec && spec.age !== undefined ? Math.round(spec.age * 1000) : -1;
   if (count === 0) return { kind: 'remove' };
   if (count < 0 && ageMs < 0) return { kind: 'keep' };
   return { kind: 'limit', count, ageMs };

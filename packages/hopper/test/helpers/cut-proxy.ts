@@ -18,12 +18,12 @@ export class CutProxy {
   ) {}
 
   static async start(targetPort: number): Promise<CutProxy> {
-    let proxy: CutProxy | undefined;
-    const server = createServer((client) => proxy?.accept(client, targetPort));
+    const holder: { proxy?: CutProxy } = {};
+    const server = createServer((client) => holder.proxy?.accept(client, targetPort));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address();
-    proxy = new CutProxy(server, typeof address === 'object' && address ? address.port : 0);
-    return proxy;
+    holder.proxy = new CutProxy(server, typeof address === 'object' && address ? address.port : 0);
+    return holder.proxy;
   }
 
   private accept(client: Socket, targetPort: number): void {

@@ -124,6 +124,8 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
   });
 
   return new Proxy({} as HopperEnv, {
+    // The env's members are arrow functions and plain values: nothing depends on `this`.
+    // eslint-disable-next-line @typescript-eslint/unbound-method
     get: (_target, key: keyof HopperEnv) => current().env[key],
   });
 }

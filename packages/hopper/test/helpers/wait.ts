@@ -27,7 +27,12 @@ export function once<T extends unknown[] = unknown[]>(
 }
 
 /** Resolves after `count` emissions of `event`; returns the collected argument lists. */
-export function collect<T extends unknown[] = unknown[]>(emitter: EventEmitter, event: string, count: number, timeoutMs = 20_000): Promise<T[]> {
+export function collect<T extends unknown[] = unknown[]>(
+  emitter: EventEmitter,
+  event: string,
+  count: number,
+  timeoutMs = 20_000,
+): Promise<T[]> {
   return new Promise((resolve, reject) => {
     const seen: T[] = [];
     const timer = setTimeout(() => {

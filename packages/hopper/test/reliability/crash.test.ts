@@ -13,13 +13,16 @@ const built = fileURLToPath(new URL('../../dist/esm/index.js', import.meta.url))
 
 describe('crashes (real processes)', () => {
   it('a job whose worker is SIGKILLed mid-job is completed exactly once by another worker', async () => {
-    if (!existsSync(built)) throw new Error('This test runs a child worker from the built package: run `npm run build` first (npm test does).');
+    if (!existsSync(built))
+      throw new Error('This test runs a child worker from the built package: run `npm run build` first (npm test does).');
     const name = env.queueName();
     const queue = env.queue(name);
     const job = await queue.add('crashy', { v: 1 }, { removeOnComplete: false });
     const child = fork(crashWorker, [env.url, env.prefix, name, '800'], { stdio: 'ignore' });
     const started = await new Promise<{ started: string; pid: number }>((resolve, reject) => {
-      child.on('message', (m: { started?: string; pid: number; error?: string }) => (m.started ? resolve(m as { started: string; pid: number }) : reject(new Error(m.error))));
+      child.on('message', (m: { started?: string; pid: number; error?: string }) =>
+        m.started ? resolve(m as { started: string; pid: number }) : reject(new Error(m.error)),
+      );
       child.on('exit', (code) => reject(new Error(`crash worker exited early (${code})`)));
     });
     expect(started.started).toBe(job.id);
@@ -37,7 +40,7 @@ describe('crashes (real processes)', () => {
       },
       { stalledInterval: 100 },
     );
-    const [stalledId] = (await once(survivor, 'stalled')) as [string];
+    const [stalledId] = await once<[string]>(survivor, 'stalled');
     expect(stalledId).toBe(job.id);
     await once(survivor, 'completed');
     const stored = await queue.getJob(job.id as string);

@@ -11,7 +11,7 @@ describe('Worker processing', () => {
     const queue = env.queue(name);
     const job = await queue.add('double', { n: 21 }, { removeOnComplete: false });
     const worker = env.worker<{ n: number }, number>(name, async (j) => j.data.n * 2);
-    const [done, result, prev] = (await once(worker, 'completed')) as [Job, number, string];
+    const [done, result, prev] = await once<[Job, number, string]>(worker, 'completed');
     expect(done.id).toBe(job.id);
     expect(result).toBe(42);
     expect(prev).toBe('active');
@@ -132,7 +132,7 @@ describe('Worker processing', () => {
     const worker = env.worker(name, async () => 'ok', { drainDelay: 60 });
     await once(worker, 'drained');
     const job = await queue.add('later', {}, { delay: 300 });
-    const [done] = (await once(worker, 'completed')) as [Job];
+    const [done] = await once<[Job]>(worker, 'completed');
     expect(done.id).toBe(job.id);
     expect((done.processedOn ?? 0) - done.timestamp).toBeGreaterThanOrEqual(300);
   });

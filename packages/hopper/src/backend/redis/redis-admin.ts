@@ -26,11 +26,11 @@ export class RedisAdmin implements BackendAdmin {
   }
 
   async listQueues(): Promise<string[]> {
-    const { pattern, nameOf } = metaKeyPattern(this.prefix);
+    const meta = metaKeyPattern(this.prefix);
     const names = new Set<string>();
-    await scan(this.handle.client, pattern, (keys) => {
+    await scan(this.handle.client, meta.pattern, (keys) => {
       for (const key of keys) {
-        const name = nameOf(key);
+        const name = meta.nameOf(key);
         if (name !== undefined) names.add(name);
       }
     });

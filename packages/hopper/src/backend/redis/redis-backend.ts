@@ -349,6 +349,15 @@ export class RedisQueueBackend implements QueueBackend {
     )) as WriteCode;
   }
 
+  async updateData(id: string, data: string, fence: Fence | undefined): Promise<WriteCode> {
+    return (await runScript(
+      this.client,
+      SCRIPTS.updateData,
+      {},
+      { base: this.keys.base, id, data, token: fence?.token ?? '', attempt: fence?.attempt ?? '' },
+    )) as WriteCode;
+  }
+
   async addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number> {
     return (await runScript(
       this.client,

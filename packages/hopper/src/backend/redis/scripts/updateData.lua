@@ -1,0 +1,16 @@
+--[[ updateData: replaces a job's data.
+  KEYS: (none)
+  ARGV: base, id, data, token, attempt
+    token/attempt: the caller's fence ('' for an unfenced call from a fetched job).
+  Returns: 1 done; codes -1 job missing, -2 stale token or attempt (lock lost) ]]
+--@include base
+--@include fence
+
+local jk = jobKey(argv.base, argv.id)
+local code = checkFence(jk, argv.token, argv.attempt)
+if code ~= 1 then return code end
+-- Data lives inline or in its own key by size: clear the other place.
+redis.call('HDEL', jk, 'd')
+redis.call('DEL', dataKey(argv.base, argv.id))
+writeData(argv.base, argv.id, jk, argv.data)
+return 1
