@@ -15,7 +15,7 @@ import type { AckResult, ClaimedJob, Completion, Failure, Retention } from '../b
 import { WriteCode } from '../backend/backend.js';
 import { retryDelay, type BackoffJob } from '../job/backoff.js';
 import { CloseTimeoutError, InvalidOptionsError, LockLostError, UnrecoverableError } from '../job/errors.js';
-import { Job } from '../job/job.js';
+import { Job, type JobProgress } from '../job/job.js';
 import { DEFAULT_REMOVE_ON_COMPLETE, DEFAULT_STACK_TRACE_LIMIT, serialize, type KeepJobs } from '../job/options.js';
 import { StallRescuer } from '../maintenance/stall-rescuer.js';
 import { Completer, toRetention, type PendingAck } from '../runtime/completer.js';
@@ -266,6 +266,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.paused = false;
     this.dispatcher.setPaused(false);
     this.emit('resumed');
+  }
+
+  /** @internal emits `progress` when a job of this worker reports progress. */
+  jobProgressed(job: Job, progress: JobProgress): void {
+    this.emit('progress', job, progress);
   }
 
   private startJob(job: Job): void {

@@ -20,6 +20,8 @@ export interface JobContext {
   readonly prefix: string;
   /** Waits for the owning component to be ready (connected, checked). */
   ready(): Promise<void>;
+  /** Called after a job's progress was stored (a Worker emits its `progress` event). */
+  jobProgressed?(job: Job, progress: JobProgress): void;
 }
 
 /** Anything that can wait for a job to finish (QueueEvents). */
@@ -231,6 +233,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     await this.ctx.ready();
     this.checkWrite(await this.ctx.backend.updateProgress(id, json, this.fence), 'update progress of');
     this.progress = progress;
+    this.ctx.jobProgressed?.(this, progress);
   }
 
   /**

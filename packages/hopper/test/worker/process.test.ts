@@ -148,8 +148,10 @@ describe('Worker processing', () => {
       expect(await j.log('second line')).toBe(2);
     });
     const active = once(worker, 'active');
+    const progress = collect<[Job, unknown]>(worker, 'progress', 2);
     await once(worker, 'completed');
     await active;
+    expect((await progress).map(([, p]) => p)).toEqual([50, { step: 'two' }]);
     const stored = await queue.getJob(job.id as string);
     expect(stored?.progress).toEqual({ step: 'two' });
   });

@@ -1,0 +1,62 @@
+/** Connections: a borrowed ioredis client is used and never closed; server checks at start. */
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { Queue, UnsupportedRedisError, Worker } from '../../src/index.js';
+import { checkServer } from '../../src/api/queue-base.js';
+import { startRedisServer } from '../helpers/redis-server.js';
+import { useHopper } from '../helpers/hopper.js';
+import { once } from '../helpers/wait.js';
+
+const env = useHopper();
+
+describe('connections', () => {
+  it('uses an ioredis instance it is given and leaves it open', async () => {
+    const shared = new Redis(env.url);
+    env.track({ close: async () => void shared.disconnect() });
+    const name = env.queueName();
+    const queue = new Queue(name, { connection: shared, prefix: env.prefix });
+    const worker = new Worker(name, async () => 'ok', { connection: shared, prefix: env.prefix });
+    await queue.add('x', {});
+    await once(worker, 'completed');
+    await worker.close();
+    await queue.close();
+    expect(shared.status).toBe('ready');
+    expect(await shared.ping()).toBe('PONG');
+  });
+
+  it('accepts a redis:// URL and ioredis options', async () => {
+    const url = new URL(env.url);
+    const byUrl = env.queue(env.queueName(), { connection: env.url });
+    const byOptions = env.queue(env.queueName(), { connection: { host: url.hostname, port: Number(url.port) } });
+    await byUrl.add('a', {});
+    await byOptions.add('b', {});
+    expect(await byUrl.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    expect(await byOptions.getJobCounts('waiting')).toEqual({ waiting: 1 });
+  });
+
+  it('refuses Redis older than 7 with a clear error', () => {
+    expect(() => checkServer({ version: '6.2.14', maxmemoryPolicy: 'noeviction' })).toThrow(UnsupportedRedisError);
+    expect(() => checkServer({ version: '6.2.14', maxmemoryPolicy: 'noeviction' })).toThrow(/Redis 7\.0 or newer/);
+    expect(() => checkServer({ version: '7.0.15', maxmemoryPolicy: 'noeviction' })).not.toThrow();
+    expect(() => checkServer({ version: '7.2.4', maxmemoryPolicy: undefined })).not.toThrow();
+  });
+
+  it('warns loudly when the server may evict keys (own server: this changes settings)', async () => {
+    const server = await startRedisServer(['--maxmemory-policy', 'allkeys-lru']);
+    env.track({ close: () => server.stop() });
+    const warned = new Promise<Error>((resolve) => {
+      const onWarning = (warning: Error & { code?: string }): void => {
+        if (warning.code !== 'HOPPER_EVICTION_POLICY') return;
+        process.off('warning', onWarning);
+        resolve(warning);
+      };
+      process.on('warning', onWarning);
+    });
+    const queue = new Queue(env.queueName(), { connection: server.url, prefix: env.prefix });
+    await queue.waitUntilReady();
+    await queue.close();
+    const warning = await warned;
+    expect(warning.message).toContain('allkeys-lru');
+    expect(warning.message).toContain('noeviction');
+  });
+});
