@@ -5,8 +5,9 @@
  * - or claim jobs for free slots;
  * - or, when the queue is empty, wait idle: a blocking pop on the queue's marker (on its own
  *   connection), plus a timer for the next delayed job's due time.
- * Finished attempts that arrive while a call is in flight wait for the next call, so under load
- * acknowledgements batch themselves.
+ * Finished attempts that arrive while calls are in flight wait for the next call, so under load
+ * acknowledgements batch themselves. With concurrency >= 2, two calls may be in flight, each
+ * claiming for half the slots: Redis runs one batch while this process runs the other.
  */
 import type { AckResult, ClaimResult, ClaimedJob, Completion, Failure, QueueBackend } from '../backend/backend.js';
 import type { Clock, ClockTimer } from '../clock/clock.js';
@@ -40,9 +41,14 @@ export interface DispatcherOptions {
 
 /** Pause before retrying after a failed call. */
 const RETRY_AFTER_ERROR_MS = 1000;
+/** Most calls in flight at once (acknowledgements and claims). */
+const MAX_IN_FLIGHT = 2;
 
 export class Dispatcher {
-  private inFlight = false;
+  /** Calls in flight. */
+  private inFlight = 0;
+  /** Slots promised to in-flight claims (jobs that may arrive with their replies). */
+  private reserved = 0;
   private idle = false;
   private waiting = false;
   private pumpScheduled = false;
@@ -105,48 +111,75 @@ export class Dispatcher {
   }
 
   private isSettled(): boolean {
-    return !this.inFlight && this.o.completer.pending === 0;
+    return this.inFlight === 0 && this.o.completer.pending === 0;
   }
 
-  private freeSlots(): number {
+  /** Slots this call may claim for: free ones, at most a share so another call can overlap. */
+  private claimable(): number {
     if (this.stopped || this.paused) return 0;
-    return Math.max(0, this.o.concurrency() - this.o.executor.size);
+    const concurrency = this.o.concurrency();
+    const free = concurrency - this.o.executor.size - this.reserved;
+    const share = concurrency >= 2 ? Math.ceil(concurrency / MAX_IN_FLIGHT) : concurrency;
+    return Math.max(0, Math.min(free, share));
   }
 
   pump(): void {
-    if (this.inFlight || this.retryTimer) return;
-    if (this.needOrphanRelease) return this.releaseOrphans();
-    const batch = this.o.completer.take();
-    const free = this.freeSlots();
-    if (batch) return this.sendAck(batch, free);
-    if (this.settledWaiters.length > 0 && this.isSettled()) {
-      const waiters = this.settledWaiters;
-      this.settledWaiters = [];
-      for (const resolve of waiters) resolve();
+    // Loop: with room for a second call, send it now rather than waiting for the first.
+    while (this.inFlight < MAX_IN_FLIGHT && !this.retryTimer) {
+      if (this.needOrphanRelease) {
+        // Orphans can only be told apart once every reply has arrived.
+        if (this.inFlight === 0) this.releaseOrphans();
+        return;
+      }
+      const batch = this.o.completer.take();
+      const count = this.claimable();
+      if (batch) {
+        this.sendAck(batch, count);
+        continue;
+      }
+      if (this.settledWaiters.length > 0 && this.isSettled()) {
+        const waiters = this.settledWaiters;
+        this.settledWaiters = [];
+        for (const resolve of waiters) resolve();
+      }
+      if (count === 0) return;
+      if (this.idle) {
+        // An empty queue: one claim at a time is enough, then wait to be woken.
+        if (this.inFlight === 0) this.waitIdle();
+        return;
+      }
+      this.sendClaim(count);
     }
-    if (free === 0) return;
-    if (!this.idle) return this.sendClaim(free);
-    this.waitIdle();
   }
 
   private nextClaim(count: number) {
     return { count, lockMs: this.o.lockDuration, tokenPrefix: `${this.o.workerId}:${++this.claimSeq}:` };
   }
 
+  private begin(count: number): void {
+    this.inFlight++;
+    this.reserved += count;
+  }
+
+  private end(count: number): void {
+    this.inFlight--;
+    this.reserved -= count;
+  }
+
   private sendClaim(count: number): void {
-    this.inFlight = true;
+    this.begin(count);
     this.o.backend.claim(this.nextClaim(count), this.o.clock.backendNow()).then(
       (result) => {
-        this.inFlight = false;
+        this.end(count);
         this.handleClaim(result, count);
         this.pump();
       },
-      (err: unknown) => this.callFailed(err),
+      (err: unknown) => this.callFailed(err, count),
     );
   }
 
   private sendAck(batch: AckBatch, free: number): void {
-    this.inFlight = true;
+    this.begin(free);
     const epoch = this.connectionEpoch;
     const next = this.nextClaim(free);
     const now = this.o.clock.backendNow();
@@ -164,14 +197,14 @@ export class Dispatcher {
           );
     call.then(
       (result) => {
-        this.inFlight = false;
+        this.end(free);
         this.o.onAcked(batch, result, epoch !== this.connectionEpoch);
         this.handleClaim(result.next, free);
         this.pump();
       },
       (err: unknown) => {
         this.o.completer.putBack(batch);
-        this.callFailed(err);
+        this.callFailed(err, free);
       },
     );
   }
@@ -213,32 +246,34 @@ export class Dispatcher {
       },
       (err: unknown) => {
         this.waiting = false;
-        if (!this.stopped) this.callFailed(err, false);
+        if (!this.stopped) this.callFailed(err);
       },
     );
   }
 
   private releaseOrphans(): void {
-    this.inFlight = true;
+    this.begin(0);
     this.needOrphanRelease = false;
     // Jobs running here, or finished here and not yet acknowledged, are ours: keep them.
     const known = [...this.o.executor.running.keys(), ...this.o.completer.ids()];
     this.o.backend.releaseOrphans(this.o.workerId, known).then(
       () => {
-        this.inFlight = false;
+        this.end(0);
         this.idle = false;
         this.pump();
       },
       (err: unknown) => {
         this.needOrphanRelease = true;
-        this.callFailed(err);
+        this.callFailed(err, 0);
       },
     );
   }
 
-  private callFailed(err: unknown, wasInFlight = true): void {
-    if (wasInFlight) this.inFlight = false;
+  /** A call failed: report it and pause before the next one. `reservedCount` is the failed call's reservation. */
+  private callFailed(err: unknown, reservedCount?: number): void {
+    if (reservedCount !== undefined) this.end(reservedCount);
     this.o.onError(err);
+    this.retryTimer?.cancel();
     this.retryTimer = this.o.clock.setTimeout(() => {
       this.retryTimer = undefined;
       this.pump();

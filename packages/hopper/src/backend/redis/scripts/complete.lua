@@ -26,9 +26,10 @@ for i = REST, #ARGV, 5 do
     code = -2
   else
     redis.call('ZREM', k.active, id)
-    redis.call('HDEL', jk, 'tk')
     local made = (tonumber(f[4]) or 0) + 1
-    finishInto(base, k.completed, jk, id, now, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made })
+    if finishInto(base, k.completed, jk, id, now, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made }) then
+      redis.call('HDEL', jk, 'tk')
+    end
     emit(k.events, cap, 'completed', 'jobId', id, 'returnvalue', rv)
   end
   out[#out + 1] = code

@@ -46,12 +46,12 @@ for i = REST, #ARGV, 7 do
     code = -2
   else
     redis.call('ZREM', k.active, id)
-    redis.call('HDEL', jk, 'tk')
     local made = (tonumber(f[4]) or 0) + 1
     local st = appendStack(jk, stack)
     if st then redis.call('HSET', jk, 'st', st) end
     if retryDelay >= 0 then
       code = 1
+      redis.call('HDEL', jk, 'tk')
       redis.call('HSET', jk, 'am', made, 'fr', reason)
       if retryDelay > 0 then
         pushDelayed(k, jk, id, now + retryDelay)
@@ -63,7 +63,9 @@ for i = REST, #ARGV, 7 do
       end
     else
       code = 2
-      finishInto(base, k.failed, jk, id, now, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
+      if finishInto(base, k.failed, jk, id, now, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made }) then
+        redis.call('HDEL', jk, 'tk')
+      end
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
       if retryDelay == -2 then
         emit(k.events, cap, 'retries-exhausted', 'jobId', id, 'attemptsMade', made)
