@@ -3,11 +3,12 @@
  * Public exports only.
  */
 export { Queue, type QueueOptions, type BulkJob, DEFAULT_MAX_EVENTS } from './api/queue.js';
+export { QueueGetters, type JobType, type WorkerInfo, type QueueMeta } from './api/queue-getters.js';
 export { Worker, type WorkerOptions, type Processor, type AdvancedSettings } from './api/worker.js';
 export { QueueEvents, type QueueEventsOptions } from './api/queue-events.js';
 export { DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
-export { Job, type JobJson, type JobProgress } from './job/job.js';
-export type { JobsOptions, BackoffOptions, KeepJobs } from './job/options.js';
+export { Job, type JobJson, type JobJsonRaw, type JobJsonSandbox, type JobProgress } from './job/job.js';
+export type { JobsOptions, BackoffOptions, KeepJobs, DeduplicationOptions } from './job/options.js';
 export { MAX_PRIORITY, DEFAULT_REMOVE_ON_COMPLETE } from './job/options.js';
 export type { BackoffStrategy, BackoffJob } from './job/backoff.js';
 export { JOB_STATES, type JobState, type JobStateOrUnknown, type JobCountType } from './job/states.js';
@@ -29,6 +30,11 @@ export {
   WaitTimeoutError,
   DatasetResetError,
   UnrecoverableError,
+  DelayedError,
+  WaitingChildrenError,
+  RateLimitError,
+  JobActiveError,
+  InvalidStateError,
   hopperErrorCode,
 } from './job/errors.js';
 export type { ConnectionOptions } from './backend/create.js';

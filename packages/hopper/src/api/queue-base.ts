@@ -6,7 +6,8 @@ import { EventEmitter } from 'node:events';
 import type { QueueBackend, ServerInfo } from '../backend/backend.js';
 import { createBackend, type ConnectionOptions } from '../backend/create.js';
 import { systemClock, type Clock } from '../clock/clock.js';
-import { ClosedError, UnsupportedRedisError } from '../job/errors.js';
+import { randomBytes } from 'node:crypto';
+import { ClosedError, DatasetResetError, UnsupportedRedisError } from '../job/errors.js';
 import { validatePrefix, validateQueueName } from '../job/options.js';
 import type { JobContext } from '../job/job.js';
 
@@ -82,13 +83,43 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
     this.readyPromise.catch((err: unknown) => this.emitError(err));
   }
 
+  /** The queue's epoch seen at start: a different one later means Redis lost the queue's data. */
+  private epoch: string | undefined;
+
   private async start(): Promise<void> {
     checkServer(await this.backend.connect());
     await this.init();
   }
 
-  /** Component-specific start-up, after the server checks. */
-  protected async init(): Promise<void> {}
+  /** Component-specific start-up, after the server checks. Default: record the queue's epoch. */
+  protected async init(): Promise<void> {
+    await this.initQueue(-1);
+  }
+
+  /** Records queue settings (maxEvents -1: leave them) and learns the queue's epoch. */
+  protected async initQueue(maxEvents: number): Promise<void> {
+    const { epoch } = await this.backend.initQueue({ maxEvents, epoch: randomBytes(8).toString('hex') });
+    this.epoch = epoch;
+  }
+
+  /**
+   * Compares an epoch read back from Redis with the one seen at start. A missing or different
+   * epoch means the dataset was reset (flushed, or restarted without persistence) under this
+   * process: that is reported loudly as a DatasetResetError, never taken for an empty queue; the
+   * queue is then re-initialised so work can go on.
+   */
+  protected checkEpoch(stored: string): void {
+    if (this.epoch === undefined || stored === this.epoch) return;
+    const previous = this.epoch;
+    this.epoch = undefined;
+    this.emitError(
+      new DatasetResetError(
+        `Redis lost the data of queue "${this.name}" (epoch ${previous} is now ${stored || 'missing'}): the server was flushed or restarted without persistence, ` +
+          'so jobs added before may be gone. Enable AOF (appendonly yes, appendfsync always) or replication for durability.',
+      ),
+    );
+    this.initQueue(-1).catch((err: unknown) => this.emitError(err));
+  }
 
   /** @internal resolves once connected and checked; rejects if closed or the server is unusable. */
   ready(): Promise<void> {

@@ -1,17 +1,17 @@
 /**
- * Queue: adds jobs and manages a queue, with BullMQ's API.
+ * Queue: adds jobs and manages a queue, with BullMQ's API. Reads are in QueueGetters.
  *
  * @example
  * const queue = new Queue('mail', { connection: { host: '127.0.0.1', port: 6379 } });
  * await queue.add('welcome', { userId: 'u1' }, { jobId: 'welcome:u1', attempts: 3 });
  */
 import { randomBytes } from 'node:crypto';
-import type { NewJob, StateCounts } from '../backend/backend.js';
+import type { CleanableState, NewJob } from '../backend/backend.js';
+import { InvalidOptionsError, JobActiveError } from '../job/errors.js';
 import { Job } from '../job/job.js';
 import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
-import type { JobCountType } from '../job/states.js';
-import { InvalidOptionsError } from '../job/errors.js';
-import { QueueBase, type QueueBaseOptions } from './queue-base.js';
+import type { QueueBaseOptions } from './queue-base.js';
+import { QueueGetters, type JobType } from './queue-getters.js';
 
 /** Options of a Queue. */
 export interface QueueOptions extends QueueBaseOptions {
@@ -19,6 +19,11 @@ export interface QueueOptions extends QueueBaseOptions {
   defaultJobOptions?: JobsOptions;
   /** The events stream cap, as in BullMQ: `{ events: { maxLen } }` (default 10,000 events). */
   streams?: { events?: { maxLen?: number } };
+  /**
+   * Backoff type names your workers' `settings.backoffStrategy` handles, besides 'fixed',
+   * 'exponential' and 'custom'. Other names are refused at add, so a typo cannot fail jobs later.
+   */
+  backoffTypes?: string[];
 }
 
 /** A job to add in `addBulk`. */
@@ -31,23 +36,32 @@ export interface BulkJob<DataType, NameType extends string> {
 /** Default cap of the events stream. */
 export const DEFAULT_MAX_EVENTS = 10_000;
 
+/** Most jobs one bulk-management call (drain, clean, retry, promote, obliterate) handles. */
+const BATCH = 1000;
+
 // `any` defaults keep BullMQ's generic signature (`Queue` alone accepts any data).
 /* eslint-disable @typescript-eslint/no-explicit-any */
-export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueBase {
+export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueGetters<
+  DataType,
+  ResultType,
+  NameType
+> {
   /* eslint-enable @typescript-eslint/no-explicit-any */
   /** The options this queue was created with. */
   readonly opts: QueueOptions;
   /** Options merged into every job added here. */
   defaultJobOptions: JobsOptions;
   private readonly producerId = randomBytes(6).toString('base64url');
+  private readonly backoffTypes: readonly string[];
   private seq = 0;
   private inFlight = 0;
 
   constructor(name: string, opts: QueueOptions = {}) {
     super(name, opts, 'command');
     this.opts = opts;
+    this.backoffTypes = opts.backoffTypes ?? [];
     this.defaultJobOptions = { ...opts.defaultJobOptions };
-    validateJobOptions(this.defaultJobOptions);
+    validateJobOptions(this.defaultJobOptions, this.backoffTypes);
     const maxLen = opts.streams?.events?.maxLen;
     if (maxLen !== undefined && !(Number.isInteger(maxLen) && maxLen >= 0)) {
       throw new InvalidOptionsError(`streams.events.maxLen must be an integer >= 0, got ${String(maxLen)}.`);
@@ -55,12 +69,13 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   }
 
   protected override async init(): Promise<void> {
-    await this.backend.initQueue({ maxEvents: this.opts.streams?.events?.maxLen ?? DEFAULT_MAX_EVENTS });
+    await this.initQueue(this.opts.streams?.events?.maxLen ?? DEFAULT_MAX_EVENTS);
   }
 
   /**
    * Adds a job. With a `jobId` that already exists, nothing is written: the existing job is
-   * returned and a `duplicated` event is emitted.
+   * returned and a `duplicated` event is emitted. With `deduplication`, an add whose id is taken
+   * returns the job that holds it and emits `deduplicated`.
    *
    * @example await queue.add('resize', { path: '/img/1.png' }, { attempts: 3, backoff: { type: 'exponential', delay: 1000 } });
    */
@@ -80,7 +95,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     for (let i = 0; i < jobs.length; i++) {
       const { name, data, opts } = jobs[i];
       validateJobName(name);
-      validateJobOptions(opts);
+      validateJobOptions(opts, this.backoffTypes);
       const o = opts ? { ...this.defaultJobOptions, ...opts } : this.defaultJobOptions;
       merged[i] = o;
       prepared[i] = toNewJob(name, data, o);
@@ -98,13 +113,15 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     } finally {
       this.inFlight--;
     }
+    this.checkEpoch(result.epoch);
     const out = new Array<Job<DataType, ResultType, NameType>>(jobs.length);
     for (let i = 0; i < jobs.length; i++) {
       const id = result.ids[i];
-      if (result.duplicated[i]) {
+      const outcome = result.outcomes[i];
+      if (outcome !== 'added') {
         const existing = await this.getJob(id);
         if (existing) {
-          this.emit('duplicated', existing);
+          this.emit(outcome, existing);
           out[i] = existing;
           continue;
         }
@@ -114,28 +131,6 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
       out[i] = job;
       this.emit('waiting', job);
     }
-    return out;
-  }
-
-  /** The job with this id, or undefined if it does not exist. */
-  async getJob(jobId: string): Promise<Job<DataType, ResultType, NameType> | undefined> {
-    await this.ready();
-    const record = await this.backend.getJob(String(jobId));
-    return record ? Job.fromRecord<DataType, ResultType, NameType>(this, record) : undefined;
-  }
-
-  /**
-   * Counts jobs per state. With no argument, every state; `wait` is BullMQ's alias of `waiting`,
-   * and `paused` is always 0 (pausing a queue does not move its jobs).
-   *
-   * @example const { waiting, active, failed } = await queue.getJobCounts();
-   */
-  async getJobCounts(...types: JobCountType[]): Promise<Record<string, number>> {
-    await this.ready();
-    const counts = await this.backend.getStateCounts();
-    const wanted = types.flat().length > 0 ? types.flat() : (Object.keys(counts) as JobCountType[]);
-    const out: Record<string, number> = {};
-    for (const type of wanted) out[type] = countOf(counts, type);
     return out;
   }
 
@@ -153,10 +148,123 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     this.emit('resumed');
   }
 
-  /** Whether the queue is paused. */
-  async isPaused(): Promise<boolean> {
+  /**
+   * Removes every job that has not started: waiting and prioritized ones, and delayed ones too
+   * with `delayed: true`. Active and finished jobs stay. Works in batches of 1,000.
+   */
+  async drain(delayed = false): Promise<void> {
     await this.ready();
-    return this.backend.isPaused();
+    while ((await this.backend.drain(delayed, BATCH)) > 0) {
+      // one bounded batch per call, so other clients are served in between
+    }
+  }
+
+  /**
+   * Removes jobs in `type` older than `grace` ms (finished before now - grace for completed and
+   * failed; created before it for waiting, prioritized, delayed), at most `limit` (0 = all).
+   * Returns the removed ids. Works in batches of 1,000, so cleaning a million jobs never holds
+   * Redis long. Active jobs cannot be cleaned (their workers would lose them silently).
+   *
+   * @example await queue.clean(24 * 3600_000, 0, 'completed'); // completed more than a day ago
+   */
+  async clean(grace: number, limit: number, type: JobType | 'active' = 'completed'): Promise<string[]> {
+    if (!(Number.isFinite(grace) && grace >= 0)) throw new InvalidOptionsError(`clean: grace must be a number of ms >= 0, got ${grace}.`);
+    if (!(Number.isInteger(limit) && limit >= 0))
+      throw new InvalidOptionsError(`clean: limit must be an integer >= 0 (0 = no limit), got ${limit}.`);
+    if (type === 'active') {
+      throw new JobActiveError(
+        'clean: active jobs cannot be cleaned (their workers would lose them silently): let them finish, or remove them once they stall.',
+      );
+    }
+    const state: CleanableState = type === 'wait' || type === 'paused' ? 'waiting' : (type as CleanableState);
+    if (!['completed', 'failed', 'waiting', 'prioritized', 'delayed'].includes(state)) {
+      throw new InvalidOptionsError(`clean: cannot clean "${type}": use completed, failed, wait, waiting, prioritized or delayed.`);
+    }
+    await this.ready();
+    const removed: string[] = [];
+    let cursor = 0;
+    const now = this.clock.backendNow();
+    do {
+      const batch = limit > 0 ? Math.min(BATCH, limit - removed.length) : BATCH;
+      const step = await this.backend.clean(state, grace, batch, cursor, now);
+      removed.push(...step.ids);
+      cursor = step.cursor;
+    } while (cursor >= 0 && (limit === 0 || removed.length < limit));
+    this.emit('cleaned', removed, type);
+    return removed;
+  }
+
+  /**
+   * Destroys the queue and everything in it, irreversibly: pauses it, then deletes its keys in
+   * batches of `count` (default 1,000). Refuses while jobs are active unless `force`.
+   */
+  async obliterate(opts: { force?: boolean; count?: number } = {}): Promise<void> {
+    const count = opts.count ?? BATCH;
+    if (!(Number.isInteger(count) && count > 0))
+      throw new InvalidOptionsError(`obliterate: count must be a positive integer, got ${count}.`);
+    await this.ready();
+    let cursor = '0';
+    do {
+      const step = await this.backend.obliterate(opts.force ?? false, count, cursor);
+      if (step === 'active') {
+        throw new JobActiveError(
+          `Cannot obliterate queue "${this.name}": it has active jobs. Close its workers first, or pass { force: true }.`,
+        );
+      }
+      cursor = step.cursor;
+    } while (cursor !== '0');
+  }
+
+  /** Removes a job (any state but active). Returns 1 if removed, 0 if it did not exist. */
+  async remove(jobId: string): Promise<number> {
+    await this.ready();
+    const code = await this.backend.removeJob(String(jobId));
+    if (code === -4) {
+      throw new JobActiveError(`Cannot remove job ${jobId} in queue "${this.name}": it is active. Let it finish or fail first.`);
+    }
+    return code;
+  }
+
+  /**
+   * Moves finished jobs (`state` failed by default, or completed) that finished at or before
+   * `timestamp` back to waiting, `count` per call (default 1,000) until none is left.
+   */
+  async retryJobs(opts: { state?: 'failed' | 'completed'; count?: number; timestamp?: number } = {}): Promise<void> {
+    const count = opts.count ?? BATCH;
+    if (!(Number.isInteger(count) && count > 0 && count <= 10 * BATCH)) {
+      throw new InvalidOptionsError(`retryJobs: count must be an integer from 1 to 10000, got ${count}.`);
+    }
+    await this.ready();
+    const timestamp = opts.timestamp ?? Number.MAX_SAFE_INTEGER;
+    while ((await this.backend.retryJobs(opts.state ?? 'failed', { count, timestamp }))[0] > 0) {
+      // bounded batches until none is left
+    }
+  }
+
+  /** Makes delayed jobs ready now, `count` per call (default 1,000) until none is left. */
+  async promoteJobs(opts: { count?: number } = {}): Promise<void> {
+    const count = opts.count ?? BATCH;
+    if (!(Number.isInteger(count) && count > 0 && count <= 10 * BATCH)) {
+      throw new InvalidOptionsError(`promoteJobs: count must be an integer from 1 to 10000, got ${count}.`);
+    }
+    await this.ready();
+    while ((await this.backend.promoteJobs({ count }))[0] > 0) {
+      // bounded batches until none is left
+    }
+  }
+
+  /** Trims the events stream to about `maxLength` entries; returns how many were removed. */
+  async trimEvents(maxLength: number): Promise<number> {
+    if (!(Number.isInteger(maxLength) && maxLength >= 0))
+      throw new InvalidOptionsError(`trimEvents: maxLength must be an integer >= 0, got ${maxLength}.`);
+    await this.ready();
+    return this.backend.trimEvents(maxLength);
+  }
+
+  /** Forgets a deduplication id: the next add with it creates a job. Returns 1 if it existed. */
+  async removeDeduplicationKey(deduplicationId: string): Promise<number> {
+    await this.ready();
+    return this.backend.removeDeduplicationKey(deduplicationId);
   }
 
   /** Closes the queue's connection (a connection you passed in stays open). */
@@ -168,15 +276,10 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   }
 }
 
-function countOf(counts: StateCounts, type: JobCountType): number {
-  if (type === 'wait') return counts.waiting;
-  if (type === 'paused') return 0;
-  return counts[type] ?? 0;
-}
-
 function toNewJob(name: string, data: unknown, opts: JobsOptions): NewJob {
   const { jobId, ...stored } = opts;
   const storedJson = JSON.stringify(stored);
+  const dedup = opts.deduplication ?? opts.debounce;
   return {
     name,
     data: serialize(data === undefined ? {} : data, 'Job data', opts.sizeLimit),
@@ -186,5 +289,6 @@ function toNewJob(name: string, data: unknown, opts: JobsOptions): NewJob {
     delay: opts.delay ?? 0,
     lifo: opts.lifo ?? false,
     timestamp: opts.timestamp ?? 0,
+    dedup: dedup ? { id: dedup.id, ttl: dedup.ttl ?? 0, extend: dedup.extend ?? false, replace: dedup.replace ?? false } : undefined,
   };
 }

@@ -11,14 +11,24 @@
  * worker.on('failed', (job, err) => console.error(job?.id, err.message));
  */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { AckResult, ClaimedJob, Completion, Failure, Retention } from '../backend/backend.js';
 import { WriteCode } from '../backend/backend.js';
-import { retryDelay, type BackoffJob } from '../job/backoff.js';
-import { CloseTimeoutError, InvalidOptionsError, LockLostError, UnrecoverableError } from '../job/errors.js';
+import type { BackoffJob } from '../job/backoff.js';
+import {
+  CloseTimeoutError,
+  DelayedError,
+  InvalidOptionsError,
+  LockLostError,
+  RateLimitError,
+  WaitingChildrenError,
+} from '../job/errors.js';
+import { failureOf, toError, type StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
-import { DEFAULT_REMOVE_ON_COMPLETE, DEFAULT_STACK_TRACE_LIMIT, serialize, type KeepJobs } from '../job/options.js';
+import { DEFAULT_REMOVE_ON_COMPLETE, serialize, type KeepJobs } from '../job/options.js';
+import { toRetention } from '../job/retention.js';
 import { StallRescuer } from '../maintenance/stall-rescuer.js';
-import { Completer, toRetention, type PendingAck } from '../runtime/completer.js';
+import { Completer, type PendingAck } from '../runtime/completer.js';
 import { Dispatcher, type AckBatch } from '../runtime/dispatcher.js';
 import { Executor, type Outcome, type RunningJob } from '../runtime/executor.js';
 import { LockRenewer } from '../runtime/lock-renewer.js';
@@ -71,6 +81,8 @@ export interface WorkerOptions extends QueueBaseOptions {
   drainDelay?: number;
   /** Longest time `close()` waits for Redis to record the last results, ms. Default 10,000. */
   closeTimeout?: number;
+  /** A name for this worker, shown by `queue.getWorkers()`. */
+  name?: string;
   /** Events older than this are trimmed by the stalled check, ms (0 = only the count cap). Default 0. */
   eventsMaxAge?: number;
   settings?: AdvancedSettings;
@@ -80,11 +92,6 @@ function positiveInteger(value: number | undefined, name: string, fallback: numb
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value <= 0) throw new InvalidOptionsError(`${name} must be a positive integer, got ${String(value)}.`);
   return value;
-}
-
-function toError(value: unknown): Error {
-  if (value instanceof Error) return value;
-  return new Error(typeof value === 'string' ? value : `Processor threw a non-Error value: ${JSON.stringify(value)}`);
 }
 
 // `any` defaults keep BullMQ's generic signature.
@@ -101,8 +108,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly renewer: LockRenewer;
   private readonly rescuer: StallRescuer;
   private readonly completeKeep: Retention;
-  private readonly failKeep: Retention;
-  private readonly lockDuration: number;
+  /** @internal retention of failed jobs that set none (JobContext). */
+  readonly failKeep: Retention;
+  /** How long a job's lock lasts without renewal, ms. */
+  readonly lockDuration: number;
+  private readonly startedAt = Date.now();
   private concurrencyValue: number;
   private running = false;
   private paused = false;
@@ -163,6 +173,18 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         }
       },
       onError: (err) => this.emitError(err),
+      onEpoch: (epoch) => this.checkEpoch(epoch),
+      worker: () => ({
+        id: this.id,
+        info: JSON.stringify({
+          name: this.opts.name,
+          hostname: hostname(),
+          pid: process.pid,
+          concurrency: this.concurrencyValue,
+          startedAt: this.startedAt,
+        }),
+        ttlMs: 2 * renewEvery + 1000,
+      }),
       onLag: (lag) =>
         process.emitWarning(
           `Worker "${this.name}": the event loop was blocked for about ${Math.round(lag)} ms, over lockDuration / 2 (${this.lockDuration / 2} ms). ` +
@@ -203,6 +225,55 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   set concurrency(value: number) {
     this.concurrencyValue = positiveInteger(value, 'concurrency', 1);
     this.dispatcher.schedulePump();
+  }
+
+  /** @internal the worker's backoff strategy, bound to its settings (JobContext). */
+  get backoffStrategy(): StrategyFn | undefined {
+    const settings = this.opts.settings;
+    return settings?.backoffStrategy ? (settings.backoffStrategy.bind(settings) as StrategyFn) : undefined;
+  }
+
+  /**
+   * Manual processing: takes the next job under your `token` (no processor, no automatic lock
+   * renewal: call `job.extendLock(token, ms)` for long jobs), or undefined when none is ready.
+   * With `block`, waits up to `drainDelay` for one.
+   *
+   * @example
+   * const job = await worker.getNextJob(token);
+   * if (job) await job.moveToCompleted(await work(job.data), token);
+   */
+  async getNextJob(token: string, opts: { block?: boolean } = {}): Promise<Job<DataType, ResultType, NameType> | undefined> {
+    if (typeof token !== 'string' || token === '') throw new InvalidOptionsError('getNextJob needs a non-empty token string.');
+    await this.ready();
+    for (let round = 0; round < 2; round++) {
+      const result = await this.backend.claim(
+        { count: 1, lockMs: this.lockDuration, tokenPrefix: token, exact: true },
+        this.clock.backendNow(),
+      );
+      const claimed = result.jobs[0];
+      if (claimed) return Job.fromClaimed<DataType, ResultType, NameType>(this, claimed, result.now);
+      if (!opts.block || round === 1 || result.paused) return undefined;
+      await this.backend.waitForWork((this.opts.drainDelay ?? 5) * 1000);
+    }
+    return undefined;
+  }
+
+  /**
+   * Stops every worker of this queue from taking jobs for `expireTimeMs` (for a 429 from a
+   * downstream API). Throw `Worker.RateLimitError()` from the processor next, to put the current
+   * job back without spending an attempt.
+   */
+  async rateLimit(expireTimeMs: number): Promise<void> {
+    if (!(Number.isInteger(expireTimeMs) && expireTimeMs > 0)) {
+      throw new InvalidOptionsError(`rateLimit takes a positive integer of ms, got ${expireTimeMs}.`);
+    }
+    await this.ready();
+    await this.backend.rateLimit(expireTimeMs);
+  }
+
+  /** The error to throw after `rateLimit(ms)` (BullMQ's `Worker.RateLimitError()`). */
+  static RateLimitError(): RateLimitError {
+    return new RateLimitError();
   }
 
   /** @internal the stalled-job checker (tests drive it by hand with `runOnce`). */
@@ -308,46 +379,26 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       this.dispatcher.schedulePump();
       return;
     }
-    this.failureOf(job, toError(outcome.error)).then(
+    const error = toError(outcome.error);
+    // The processor moved the job itself (moveToDelayed, moveToWaitingChildren): nothing to record.
+    if (error instanceof DelayedError || error instanceof WaitingChildrenError) {
+      this.dispatcher.schedulePump();
+      return;
+    }
+    if (error instanceof RateLimitError) {
+      this.backend.moveToWait(job.id as string, fence).then(
+        () => this.dispatcher.schedulePump(),
+        (err: unknown) => this.emitError(err),
+      );
+      return;
+    }
+    failureOf(job, fence, error, this.backoffStrategy, this.failKeep).then(
       (failure) => {
-        this.completer.addFailure({ ack: failure, job, outcome: toError(outcome.error) });
+        this.completer.addFailure({ ack: failure, job, outcome: error });
         this.dispatcher.schedulePump();
       },
       (err: unknown) => this.emitError(err),
     );
-  }
-
-  private async failureOf(job: Job, error: Error): Promise<Failure> {
-    const fence = job.fence as { token: string; attempt: number };
-    const attempts = Math.max(job.opts.attempts ?? 1, 1);
-    const made = job.attemptsMade + 1;
-    let delay: number;
-    let reason = error.message;
-    if (error instanceof UnrecoverableError) {
-      delay = -1;
-    } else if (made >= attempts) {
-      delay = -2;
-    } else {
-      try {
-        const settings = this.opts.settings;
-        const strategy = settings?.backoffStrategy ? settings.backoffStrategy.bind(settings) : undefined;
-        const computed = await retryDelay(job.opts.backoff, made, error, job, strategy);
-        delay = computed < 0 ? -1 : Math.round(computed);
-      } catch (strategyError) {
-        reason = `${reason} (and no retry: ${toError(strategyError).message})`;
-        delay = -1;
-      }
-    }
-    return {
-      id: job.id as string,
-      token: fence.token,
-      attempt: fence.attempt,
-      reason,
-      stack: error.stack ?? '',
-      stackTraceLimit: job.opts.stackTraceLimit ?? DEFAULT_STACK_TRACE_LIMIT,
-      retryDelay: delay,
-      keep: toRetention(job.opts.removeOnFail, this.failKeep),
-    };
   }
 
   private acked(batch: AckBatch, result: AckResult, resent: boolean): void {
@@ -404,6 +455,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     }
     this.renewer.stop();
     const timeout = this.opts.closeTimeout ?? 10_000;
+    const unregistered = this.backend.unregisterWorker(this.id).catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = await Promise.race([
       this.dispatcher.whenSettled().then(() => false),
@@ -423,7 +475,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       );
       this.backend.disconnect();
     } else {
-      await Promise.race([this.backend.close(), new Promise((resolve) => setTimeout(resolve, timeout).unref())]);
+      await Promise.race([unregistered.then(() => this.backend.close()), new Promise((resolve) => setTimeout(resolve, timeout).unref())]);
       this.backend.disconnect();
     }
     this.closed = true;

@@ -20,6 +20,8 @@ export interface NewJob {
   opts: string;
   /** Custom id, or '' for an auto id. */
   customId: string;
+  /** Deduplication (BullMQ's `deduplication` option), if any. */
+  dedup?: { id: string; ttl: number; extend: boolean; replace: boolean };
   priority: number;
   delay: number;
   lifo: boolean;
@@ -35,11 +37,16 @@ export interface AddRequest {
   keep: number;
 }
 
+/** What happened to each job of an add. */
+export type AddOutcome = 'added' | 'duplicated' | 'deduplicated';
+
 export interface AddResult {
   now: number;
+  /** The queue's epoch as stored ('' when the queue's meta is gone: a dataset reset). */
+  epoch: string;
   ids: string[];
-  /** true where a job with that custom id already existed (nothing was written for it). */
-  duplicated: boolean[];
+  /** 'duplicated': a job with that custom id existed; 'deduplicated': the deduplication id did. */
+  outcomes: AddOutcome[];
 }
 
 /** A job as a worker receives it from a claim. */
@@ -62,8 +69,10 @@ export interface ClaimedJob {
 export interface ClaimRequest {
   count: number;
   lockMs: number;
-  /** The i-th claimed job (from 1) gets the token `tokenPrefix + i`. */
+  /** The i-th claimed job (from 1) gets the token `tokenPrefix + i`... */
   tokenPrefix: string;
+  /** ...or, with `exact` (manual processing, count 1), `tokenPrefix` itself. */
+  exact?: boolean;
 }
 
 export interface ClaimResult {
@@ -71,6 +80,8 @@ export interface ClaimResult {
   paused: boolean;
   /** When the queue had no ready job for the claim: the earliest delayed job's due time. */
   nextDue: number | null;
+  /** When the queue is rate-limited: ms until claims may resume (0 otherwise). */
+  limitedFor: number;
   jobs: ClaimedJob[];
 }
 
@@ -160,6 +171,7 @@ export interface JobRecord {
   failedReason: string | undefined;
   stacktrace: string | undefined;
   token: string | undefined;
+  deduplicationId: string | undefined;
 }
 
 /** One entry of the events stream. */
@@ -174,6 +186,9 @@ export interface EventsRead {
   /** true when entries after `from` were trimmed before they could be read. */
   gap: boolean;
 }
+
+/** States `clean` works on. */
+export type CleanableState = 'completed' | 'failed' | 'waiting' | 'prioritized' | 'delayed';
 
 /** Counts of jobs per state. */
 export type StateCounts = Record<JobState, number>;
@@ -194,8 +209,10 @@ export interface QueueBackend {
 
   /** Checks the server and returns facts about it (version, eviction policy). */
   connect(): Promise<ServerInfo>;
-  /** Records queue-level settings (the events cap) on first use. */
-  initQueue(settings: { maxEvents: number }): Promise<void>;
+  /** Records queue-level settings (the events cap) and returns the queue's epoch (set once, by the first caller). */
+  initQueue(settings: { maxEvents: number; epoch: string }): Promise<{ epoch: string; created: boolean }>;
+  /** Reads the queue's epoch ('' when its meta is gone). */
+  getEpoch(): Promise<string>;
   /** Closes connections the backend owns; borrowed ones are left open. */
   close(): Promise<void>;
   /** Forcibly drops the connections (pending commands reject); for close timeouts. */
@@ -206,11 +223,43 @@ export interface QueueBackend {
   claim(request: ClaimRequest, now?: number): Promise<ClaimResult>;
   complete(batch: Completion[], next: ClaimRequest, now?: number): Promise<AckResult>;
   fail(batch: Failure[], next: ClaimRequest, now?: number): Promise<AckResult>;
-  extendLocks(locks: { id: string; token: string }[], lockMs: number, now?: number): Promise<{ now: number; lost: string[] }>;
+  /** Renews locks and the worker's heartbeat (`worker` given: its id, description and heartbeat ttl). */
+  extendLocks(
+    locks: { id: string; token: string }[],
+    lockMs: number,
+    worker: { id: string; info: string; ttlMs: number } | undefined,
+    now?: number,
+  ): Promise<{ now: number; epoch: string; lost: string[] }>;
+  unregisterWorker(workerId: string): Promise<void>;
   rescueStalled(options: RescueOptions, now?: number): Promise<RescueResult>;
   releaseOrphans(workerId: string, known: string[]): Promise<number>;
   pause(): Promise<boolean>;
   resume(): Promise<boolean>;
+  /** Removes a job that is not active: 1 removed, 0 missing, -4 active. */
+  removeJob(id: string): Promise<number>;
+  /** Removes up to `limit` not-started jobs (delayed too if asked); returns how many. */
+  drain(includeDelayed: boolean, limit: number): Promise<number>;
+  /** One bounded step of clean: removes old jobs in `state`; returns removed ids and the next cursor (-1 when done). */
+  clean(state: CleanableState, graceMs: number, limit: number, cursor: number, now?: number): Promise<{ ids: string[]; cursor: number }>;
+  /** One bounded step of obliterate; cursor '0' starts. Returns the next cursor ('0' when done) or 'active' if active jobs block it. */
+  obliterate(force: boolean, count: number, cursor: string): Promise<{ cursor: string; deleted: number } | 'active'>;
+  /** Moves finished jobs back to ready: a batch by age (returns [count]) or the given ids (returns 1/0 per id). */
+  retryJobs(
+    state: 'failed' | 'completed',
+    options: { count: number; timestamp: number; ids?: string[]; resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
+  ): Promise<number[]>;
+  /** Makes delayed jobs ready now: a batch (returns [count]) or the given ids (returns 1/0 per id). */
+  promoteJobs(options: { count: number; ids?: string[] }): Promise<number[]>;
+  changeDelay(id: string, delay: number, now?: number): Promise<WriteCode>;
+  changePriority(id: string, priority: number, lifo: boolean): Promise<WriteCode>;
+  /** The holder moves an active job to delayed until `timestamp` (no attempt spent). */
+  moveToDelayed(id: string, fence: Fence, timestamp: number, now?: number): Promise<WriteCode>;
+  /** The holder puts an active job back at the head of the ready jobs (no attempt spent). */
+  moveToWait(id: string, fence: Fence): Promise<WriteCode>;
+  /** Stops claims on the whole queue for `ms`. */
+  rateLimit(ms: number): Promise<void>;
+  trimEvents(maxLength: number): Promise<number>;
+  removeDeduplicationKey(id: string): Promise<number>;
   updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode>;
   updateData(id: string, data: string, fence: Fence | undefined): Promise<WriteCode>;
   addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number>;
@@ -233,7 +282,16 @@ export interface QueueBackend {
   getState(id: string): Promise<JobStateOrUnknown>;
   getStateCounts(): Promise<StateCounts>;
   isPaused(): Promise<boolean>;
-  getLogs(id: string, start: number, end: number): Promise<{ logs: string[]; count: number }>;
+  getLogs(id: string, start: number, end: number, asc: boolean): Promise<{ logs: string[]; count: number }>;
+  /** Job ids in `state`, by rank range; `asc` oldest first. */
+  getRange(state: JobState, start: number, end: number, asc: boolean): Promise<string[]>;
+  /** Many jobs at once (missing ones are undefined). */
+  getJobs(ids: string[]): Promise<(JobRecord | undefined)[]>;
+  getDeduplicationJobId(id: string): Promise<string | undefined>;
+  /** Live workers of the queue (heartbeat within its ttl). */
+  getWorkers(): Promise<{ id: string; info: string }[]>;
+  /** The queue's meta hash. */
+  getMeta(): Promise<Record<string, string>>;
 
   // test and audit support
   /** Checks that every job is in exactly one state structure, agreeing with its stored state; returns the violations. */

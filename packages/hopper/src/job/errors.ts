@@ -25,6 +25,11 @@ export const ErrorCode = {
   UnknownBackoff: 'ERR_HOPPER_UNKNOWN_BACKOFF',
   WaitTimeout: 'ERR_HOPPER_WAIT_TIMEOUT',
   DatasetReset: 'ERR_HOPPER_DATASET_RESET',
+  JobActive: 'ERR_HOPPER_JOB_ACTIVE',
+  InvalidState: 'ERR_HOPPER_INVALID_STATE',
+  Delayed: 'ERR_HOPPER_DELAYED',
+  WaitingChildren: 'ERR_HOPPER_WAITING_CHILDREN',
+  RateLimited: 'ERR_HOPPER_RATE_LIMITED',
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */
@@ -141,3 +146,46 @@ export class UnrecoverableError extends Error {
     );
   }
 }
+
+/** The operation needs the job not to be active (a worker holds it): finish, fail or stop it first. */
+export class JobActiveError extends branded(ErrorCode.JobActive) {}
+
+/** The job is not in a state the operation works on (e.g. changeDelay on a job that is not delayed). */
+export class InvalidStateError extends branded(ErrorCode.InvalidState) {}
+
+/** Defines an error class recognised by name (BullMQ's classes of the same name count too) and by brand. */
+function signalError<N extends string>(name: N, code: ErrorCode, defaultMessage: string) {
+  return class extends Error {
+    constructor(message: string = defaultMessage) {
+      super(message);
+      this.name = name;
+      Object.defineProperty(this, BRAND, { value: code, enumerable: false });
+    }
+
+    static override [Symbol.hasInstance](value: unknown): boolean {
+      return (
+        Function.prototype[Symbol.hasInstance].call(this, value) ||
+        hopperErrorCode(value) === code ||
+        (value instanceof Error && value.name === name)
+      );
+    }
+  };
+}
+
+/**
+ * Throw from a processor after `job.moveToDelayed(timestamp, token)`: the job was moved on
+ * purpose, so the worker records nothing more for this attempt (BullMQ's pattern).
+ */
+export class DelayedError extends signalError('DelayedError', ErrorCode.Delayed, 'Delayed job') {}
+
+/**
+ * Throw from a processor after `job.moveToWaitingChildren(token)` returned true: the job waits
+ * for its children, and the worker records nothing more for this attempt.
+ */
+export class WaitingChildrenError extends signalError('WaitingChildrenError', ErrorCode.WaitingChildren, 'Waiting children') {}
+
+/**
+ * Throw from a processor after `worker.rateLimit(ms)`: the job goes back to the head of the queue
+ * without spending an attempt, and the queue's workers pause claiming for `ms`.
+ */
+export class RateLimitError extends signalError('RateLimitError', ErrorCode.RateLimited, 'Rate limit exceeded') {}

@@ -1,95 +1,26 @@
 /**
  * Job: one unit of work, as BullMQ models it. A Job handed to a processor carries its attempt's
- * fence (lock token and attempt number), so its writes (progress, logs) are fenced: a stale
+ * fence (lock token and attempt number), so its writes (progress, logs, data) are fenced: a stale
  * attempt's writes are rejected with a LockLostError. A Job fetched with `getJob` is unfenced.
  */
-import type { ClaimedJob, Fence, JobRecord, QueueBackend } from '../backend/backend.js';
-import { InvalidDataError, LockLostError, JobNotFoundError } from './errors.js';
-import type { JobsOptions } from './options.js';
-import { serialize } from './options.js';
-import type { JobStateOrUnknown } from './states.js';
+import type { ClaimedJob, Fence, JobRecord } from '../backend/backend.js';
 import { WriteCode } from '../backend/backend.js';
+import { InvalidDataError, InvalidStateError, JobActiveError, JobNotFoundError, LockLostError } from './errors.js';
+import { failureOf, toError } from './failure.js';
+import {
+  parseJson,
+  parseOpts,
+  type JobContext,
+  type JobFinishWaiter,
+  type JobJson,
+  type JobJsonRaw,
+  type JobJsonSandbox,
+  type JobProgress,
+} from './job-json.js';
+import { serialize, validateJobOptions, type JobsOptions } from './options.js';
+import type { JobState, JobStateOrUnknown } from './states.js';
 
-/** Progress of a job: a number (e.g. percent) or any JSON object. */
-export type JobProgress = number | object | string | boolean;
-
-/** What a Job needs to reach its queue's storage. */
-export interface JobContext {
-  readonly backend: QueueBackend;
-  readonly queueName: string;
-  readonly prefix: string;
-  /** Waits for the owning component to be ready (connected, checked). */
-  ready(): Promise<void>;
-  /** Called after a job's progress was stored (a Worker emits its `progress` event). */
-  jobProgressed?(job: Job, progress: JobProgress): void;
-}
-
-/** Anything that can wait for a job to finish (QueueEvents). */
-export interface JobFinishWaiter {
-  waitForJob(jobId: string, ttl?: number): Promise<unknown>;
-}
-
-/** A job in its stored form, values serialised (BullMQ's `JobJson`, from `job.asJSON()`). */
-export interface JobJsonRaw {
-  id: string;
-  name: string;
-  data: string;
-  opts: JobsOptions;
-  progress: JobProgress;
-  attemptsMade: number;
-  attemptsStarted: number;
-  finishedOn?: number;
-  processedOn?: number;
-  timestamp: number;
-  delay?: number;
-  priority?: number;
-  failedReason: string;
-  stacktrace?: string;
-  returnvalue: string;
-  stalledCounter: number;
-}
-
-/** `asJSON()` plus where the job lives (BullMQ's `JobJsonSandbox`). */
-export type JobJsonSandbox = JobJsonRaw & { queueName: string; queueQualifiedName: string; prefix: string };
-
-/** The plain-object form of a job (`job.toJSON()`). */
-export interface JobJson {
-  id: string | undefined;
-  name: string;
-  data: unknown;
-  opts: JobsOptions;
-  progress: JobProgress;
-  returnvalue: unknown;
-  failedReason: string | undefined;
-  stacktrace: string[];
-  attemptsMade: number;
-  attemptsStarted: number;
-  stalledCounter: number;
-  timestamp: number;
-  processedOn: number | undefined;
-  finishedOn: number | undefined;
-  delay: number;
-  priority: number;
-  queueName: string;
-}
-
-const optsCache = new Map<string, JobsOptions>();
-
-// Many jobs share the same options string: parse each distinct one once.
-function parseOpts(raw: string | undefined): JobsOptions {
-  if (!raw) return {};
-  let opts = optsCache.get(raw);
-  if (opts === undefined) {
-    opts = JSON.parse(raw) as JobsOptions;
-    if (optsCache.size >= 256) optsCache.clear();
-    optsCache.set(raw, opts);
-  }
-  return opts;
-}
-
-function parseJson(raw: string | undefined): unknown {
-  return raw === undefined || raw === '' ? undefined : (JSON.parse(raw) as unknown);
-}
+export type { JobContext, JobFinishWaiter, JobJson, JobJsonRaw, JobJsonSandbox, JobProgress } from './job-json.js';
 
 /**
  * A job. The type parameters follow BullMQ: `DataType` of `data`, `ReturnType` of the processor's
@@ -132,6 +63,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   parentKey?: string;
   /** Accepted for BullMQ compatibility (job schedulers set it in BullMQ); undefined here. */
   repeatJobKey?: string;
+
+  /** Set by `discard()`: a failure of this attempt will not be retried. */
+  discarded = false;
 
   /** @internal */
   readonly ctx: JobContext;
@@ -205,6 +139,25 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return job;
   }
 
+  /**
+   * Adds a job through `queue` and returns it (BullMQ's `Job.create`; same as `queue.add`).
+   */
+  static async create<D, R, N extends string>(
+    queue: { add(name: N, data: D, opts?: JobsOptions): Promise<Job<D, R, N>> },
+    name: N,
+    data: D,
+    opts?: JobsOptions,
+  ): Promise<Job<D, R, N>> {
+    return queue.add(name, data, opts);
+  }
+
+  /** The job with this id in `queue`'s queue, or undefined (BullMQ's `Job.fromId`). */
+  static async fromId<D, R, N extends string>(queue: JobContext, jobId: string): Promise<Job<D, R, N> | undefined> {
+    await queue.ready();
+    const record = await queue.backend.getJob(jobId);
+    return record ? Job.fromRecord<D, R, N>(queue, record) : undefined;
+  }
+
   private requireId(): string {
     if (this.id === undefined) throw new JobNotFoundError('This job has no id: it was never added to a queue.');
     return this.id;
@@ -213,6 +166,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   private checkWrite(code: number, what: string): void {
     if (code === WriteCode.Missing) {
       throw new JobNotFoundError(`Cannot ${what} job ${this.id} in queue "${this.queueName}": it no longer exists.`);
+    }
+    if (code === WriteCode.NotActive) {
+      throw new InvalidStateError(`Cannot ${what} job ${this.id} in queue "${this.queueName}": it is not in a state that allows it.`);
     }
     if (code === WriteCode.StaleAttempt) {
       throw new LockLostError(
@@ -260,6 +216,205 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const count = await this.ctx.backend.addLog(id, logRow, this.fence, this.opts.keepLogs ?? 0);
     this.checkWrite(count, 'log to');
     return count;
+  }
+
+  /** Fence for a move by the caller holding `token` (manual processing), or this job's own fence. */
+  private fenceFor(token: string | undefined, what: string): Fence {
+    if (token !== undefined) return { token, attempt: this.fence?.token === token ? this.fence.attempt : this.attemptsStarted };
+    if (this.fence) return this.fence;
+    throw new LockLostError(`Cannot ${what} job ${this.id}: pass the lock token of the attempt that holds it.`);
+  }
+
+  /**
+   * Marks the job so that a failure of the current attempt is final (no retry), as in BullMQ.
+   */
+  discard(): void {
+    this.discarded = true;
+  }
+
+  /**
+   * Moves a finished job back to waiting (`state` 'failed' by default, or 'completed'), as in
+   * BullMQ. Its attempt counters are kept unless reset.
+   */
+  async retry(
+    state: 'failed' | 'completed' = 'failed',
+    opts: { resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean } = {},
+  ): Promise<void> {
+    const id = this.requireId();
+    await this.ctx.ready();
+    const [moved] = await this.ctx.backend.retryJobs(state, { count: 1, timestamp: 0, ids: [id], ...opts });
+    if (moved !== 1) {
+      throw new InvalidStateError(
+        `Cannot retry job ${id} in queue "${this.queueName}": it is not ${state}. Only a failed or completed job can be retried.`,
+      );
+    }
+    if (opts.resetAttemptsMade) this.attemptsMade = 0;
+    this.failedReason = undefined as unknown as string;
+    this.finishedOn = undefined;
+    this.processedOn = undefined;
+    this.returnvalue = undefined as ReturnType;
+  }
+
+  /**
+   * Removes the job (any state but active, which would silently lose a running attempt's work).
+   */
+  async remove(): Promise<void> {
+    const id = this.requireId();
+    await this.ctx.ready();
+    const code = await this.ctx.backend.removeJob(id);
+    if (code === -4) {
+      throw new JobActiveError(
+        `Cannot remove job ${id} in queue "${this.queueName}": it is active. Let it finish or fail, or close its worker first.`,
+      );
+    }
+    if (code === 0) throw new JobNotFoundError(`Cannot remove job ${id} in queue "${this.queueName}": it no longer exists.`);
+  }
+
+  /** Makes a delayed job ready now. */
+  async promote(): Promise<void> {
+    const id = this.requireId();
+    await this.ctx.ready();
+    const [moved] = await this.ctx.backend.promoteJobs({ count: 1, ids: [id] });
+    if (moved !== 1) throw new InvalidStateError(`Cannot promote job ${id} in queue "${this.queueName}": it is not delayed.`);
+    this.delay = 0;
+  }
+
+  /** Reschedules a delayed job to run `delay` ms from now. */
+  async changeDelay(delay: number): Promise<void> {
+    const id = this.requireId();
+    validateJobOptions({ delay });
+    await this.ctx.ready();
+    this.checkWrite(await this.ctx.backend.changeDelay(id, delay, this.ctx.clock.backendNow()), 'change the delay of');
+    this.delay = delay;
+  }
+
+  /** Changes the priority of a waiting, prioritized or delayed job (and `lifo` for priority 0). */
+  async changePriority(opts: { priority?: number; lifo?: boolean }): Promise<void> {
+    const id = this.requireId();
+    const priority = opts.priority ?? 0;
+    validateJobOptions({ priority, lifo: opts.lifo });
+    await this.ctx.ready();
+    this.checkWrite(await this.ctx.backend.changePriority(id, priority, opts.lifo ?? false), 'change the priority of');
+    this.priority = priority;
+  }
+
+  /**
+   * Manual processing: completes the job held under `token` with `returnValue`. With `fetchNext`,
+   * takes the next job under the same token in the same round trip and returns it.
+   */
+  async moveToCompleted(returnValue: ReturnType, token: string, fetchNext = false): Promise<Job | undefined> {
+    const id = this.requireId();
+    const fence = this.fenceFor(token, 'complete');
+    const json = returnValue === undefined || returnValue === null ? 'null' : serialize(returnValue, 'The return value');
+    await this.ctx.ready();
+    const result = await this.ctx.backend.complete(
+      [{ id, ...fence, returnvalue: json, keep: { kind: 'limit', count: 1000, ageMs: -1 } }],
+      { count: fetchNext ? 1 : 0, lockMs: this.lockMs(), tokenPrefix: token, exact: true },
+      this.ctx.clock.backendNow(),
+    );
+    this.checkMove(result.codes[0], 'complete');
+    this.returnvalue = returnValue;
+    this.finishedOn = result.now;
+    this.attemptsMade += 1;
+    const next = result.next.jobs[0];
+    return next ? Job.fromClaimed(this.ctx, next, result.now) : undefined;
+  }
+
+  /**
+   * Manual processing: fails the attempt held under `token`; it is retried per `attempts` and
+   * `backoff` like a worker's failure, or failed for good.
+   */
+  async moveToFailed(err: Error, token: string, fetchNext = false): Promise<Job | undefined> {
+    const fence = this.fenceFor(token, 'fail');
+    const failure = await failureOf(this, fence, toError(err), this.ctx.backoffStrategy, this.ctx.failKeep ?? { kind: 'keep' });
+    await this.ctx.ready();
+    const result = await this.ctx.backend.fail(
+      [failure],
+      { count: fetchNext ? 1 : 0, lockMs: this.lockMs(), tokenPrefix: token, exact: true },
+      this.ctx.clock.backendNow(),
+    );
+    this.checkMove(result.codes[0], 'fail');
+    this.attemptsMade += 1;
+    this.failedReason = failure.reason;
+    if (failure.retryDelay < 0) this.finishedOn = result.now;
+    const next = result.next.jobs[0];
+    return next ? Job.fromClaimed(this.ctx, next, result.now) : undefined;
+  }
+
+  /** Manual processing: extends the lock held under `token` to `duration` ms from now. */
+  async extendLock(token: string, duration: number): Promise<number> {
+    const id = this.requireId();
+    await this.ctx.ready();
+    const { lost } = await this.ctx.backend.extendLocks([{ id, token }], duration, undefined, this.ctx.clock.backendNow());
+    if (lost.length > 0) throw new LockLostError(`Cannot extend the lock of job ${id}: token ${token} does not hold it.`);
+    return 1;
+  }
+
+  /**
+   * Moves the active job held under `token` to delayed until `timestamp` (ms), without spending
+   * an attempt. From a processor, throw `DelayedError` next so the worker records nothing more.
+   */
+  async moveToDelayed(timestamp: number, token?: string): Promise<void> {
+    const id = this.requireId();
+    const fence = this.fenceFor(token, 'move to delayed');
+    if (!Number.isFinite(timestamp)) throw new InvalidDataError(`moveToDelayed takes a timestamp in ms, got ${timestamp}.`);
+    await this.ctx.ready();
+    this.checkMove(await this.ctx.backend.moveToDelayed(id, fence, timestamp, this.ctx.clock.backendNow()), 'move to delayed');
+  }
+
+  /**
+   * Moves the job to waiting-children if it has unfinished children, and says whether it did.
+   * Hopper has no flows yet, so a job never has children and this resolves to false, as BullMQ
+   * does for a job without pending children.
+   */
+  async moveToWaitingChildren(token?: string): Promise<boolean> {
+    this.fenceFor(token, 'move to waiting-children');
+    return false;
+  }
+
+  private checkMove(code: number, what: string): void {
+    if (code > 0) return;
+    if (code === WriteCode.StaleAttempt || code === WriteCode.NotActive) {
+      throw new LockLostError(
+        `Cannot ${what} job ${this.id} in queue "${this.queueName}": this token does not hold it (it was rescued, moved or finished).`,
+      );
+    }
+    this.checkWrite(code, what);
+  }
+
+  private lockMs(): number {
+    return this.ctx.lockDuration ?? 30_000;
+  }
+
+  /** Whether the job is completed. */
+  async isCompleted(): Promise<boolean> {
+    return (await this.getState()) === 'completed';
+  }
+
+  /** Whether the job failed for good. */
+  async isFailed(): Promise<boolean> {
+    return (await this.getState()) === 'failed';
+  }
+
+  /** Whether a worker is running the job. */
+  async isActive(): Promise<boolean> {
+    return (await this.getState()) === 'active';
+  }
+
+  /** Whether the job waits to run (waiting or prioritized). */
+  async isWaiting(): Promise<boolean> {
+    const state: JobStateOrUnknown = await this.getState();
+    return state === 'waiting' || state === 'prioritized';
+  }
+
+  /** Whether the job is delayed. */
+  async isDelayed(): Promise<boolean> {
+    return (await this.getState()) === 'delayed';
+  }
+
+  /** Whether the job waits for its children. */
+  async isWaitingChildren(): Promise<boolean> {
+    return (await this.getState()) === ('waiting-children' satisfies JobState);
   }
 
   /** The job's current state, or `unknown` if it no longer exists. */

@@ -21,6 +21,22 @@ export interface BackoffOptions {
   jitter?: number;
 }
 
+/**
+ * Deduplication, as in BullMQ: while a job added with this `id` is unfinished (no `ttl`), or for
+ * `ttl` ms (throttle), adds with the same id create nothing and emit `deduplicated`. With
+ * `extend`, each such add restarts the ttl; with `replace`, a still-delayed job takes the new
+ * data, options and delay (debounce: the last add wins).
+ */
+export interface DeduplicationOptions {
+  id: string;
+  /** Ms the id stays taken; without it, until the job completes, fails or is removed. */
+  ttl?: number;
+  /** Restart the ttl on each deduplicated add (requires ttl). */
+  extend?: boolean;
+  /** A deduplicated add replaces the data and delay of the job while it is delayed. */
+  replace?: boolean;
+}
+
 /** Options of one job (BullMQ's names and meanings). */
 export interface JobsOptions {
   /** Custom id: any non-empty string up to 255 characters except integer-looking ones. A second add with the same id returns the existing job. */
@@ -47,6 +63,10 @@ export interface JobsOptions {
   stackTraceLimit?: number;
   /** Refuse the job if its serialised data is larger than this many bytes. */
   sizeLimit?: number;
+  /** Deduplicate adds by id (simple, throttle or debounce): see {@link DeduplicationOptions}. */
+  deduplication?: DeduplicationOptions;
+  /** BullMQ's older name for `deduplication` (`{ id, ttl }`). */
+  debounce?: DeduplicationOptions;
 }
 
 /** Largest priority (BullMQ's range). */
@@ -58,7 +78,7 @@ export const DEFAULT_REMOVE_ON_COMPLETE: KeepJobs = { count: 1000 };
 /** Default number of stack traces kept per job. */
 export const DEFAULT_STACK_TRACE_LIMIT = 10;
 
-const BUILTIN_BACKOFF = new Set(['fixed', 'exponential']);
+const BUILTIN_BACKOFF = new Set(['fixed', 'exponential', 'custom']);
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -133,12 +153,18 @@ function validateKeep(value: unknown, name: string): void {
   throw new InvalidOptionsError(`${name} must be true/false, a count, or { age, count }, got ${JSON.stringify(value)}.`);
 }
 
-function validateBackoff(value: unknown): void {
+function validateBackoff(value: unknown, customTypes: readonly string[]): void {
   if (value === undefined) return;
   if (typeof value === 'number') return checkNonNegativeNumber(value, 'backoff');
   if (!isPlainObject(value) || typeof value.type !== 'string' || value.type === '') {
     throw new InvalidOptionsError(
       `backoff must be a delay in ms or { type: 'fixed' | 'exponential' | '<custom>', delay, jitter }, got ${JSON.stringify(value)}.`,
+    );
+  }
+  if (!BUILTIN_BACKOFF.has(value.type) && !customTypes.includes(value.type)) {
+    throw new InvalidOptionsError(
+      `Unknown backoff type "${value.type}": use 'fixed', 'exponential' or 'custom' (handled by the worker's settings.backoffStrategy), ` +
+        `or declare it in the Queue's backoffTypes option.`,
     );
   }
   if (value.delay !== undefined) checkNonNegativeNumber(value.delay, 'backoff.delay');
@@ -149,13 +175,23 @@ function validateBackoff(value: unknown): void {
   }
 }
 
-/** Tells whether a backoff type is built in (the others need a worker `backoffStrategy`). */
-export function isBuiltinBackoff(type: string): boolean {
-  return BUILTIN_BACKOFF.has(type);
+function validateDeduplication(value: unknown, name: string): void {
+  if (value === undefined) return;
+  if (!isPlainObject(value) || typeof value.id !== 'string' || value.id === '') {
+    throw new InvalidOptionsError(`${name} must be { id: non-empty string, ttl?, extend?, replace? }, got ${JSON.stringify(value)}.`);
+  }
+  if (value.ttl !== undefined) checkNonNegativeInteger(value.ttl, `${name}.ttl`);
+  for (const flag of ['extend', 'replace'] as const) {
+    if (value[flag] !== undefined && typeof value[flag] !== 'boolean') throw new InvalidOptionsError(`${name}.${flag} must be a boolean.`);
+  }
+  if (value.extend && !value.ttl) throw new InvalidOptionsError(`${name}.extend needs a ttl to extend: add ttl (ms).`);
 }
 
-/** Checks every job option; throws {@link InvalidOptionsError} (or {@link InvalidJobIdError}) on the first bad one. */
-export function validateJobOptions(opts: unknown): asserts opts is JobsOptions {
+/**
+ * Checks every job option; throws {@link InvalidOptionsError} (or {@link InvalidJobIdError}) on
+ * the first bad one. `customBackoffTypes` are backoff type names accepted besides the built-in ones.
+ */
+export function validateJobOptions(opts: unknown, customBackoffTypes: readonly string[] = []): asserts opts is JobsOptions {
   if (opts === undefined) return;
   if (!isPlainObject(opts)) throw new InvalidOptionsError(`Job options must be an object, got ${JSON.stringify(opts)}.`);
   const o = opts as JobsOptions;
@@ -164,7 +200,9 @@ export function validateJobOptions(opts: unknown): asserts opts is JobsOptions {
   if (o.priority !== undefined) checkNonNegativeInteger(o.priority, 'priority', MAX_PRIORITY);
   if (o.lifo !== undefined && typeof o.lifo !== 'boolean') throw new InvalidOptionsError(`lifo must be a boolean, got ${String(o.lifo)}.`);
   if (o.attempts !== undefined) checkNonNegativeInteger(o.attempts, 'attempts');
-  validateBackoff(o.backoff);
+  validateBackoff(o.backoff, customBackoffTypes);
+  validateDeduplication(o.deduplication, 'deduplication');
+  validateDeduplication(o.debounce, 'debounce');
   validateKeep(o.removeOnComplete, 'removeOnComplete');
   validateKeep(o.removeOnFail, 'removeOnFail');
   if (o.timestamp !== undefined) checkNonNegativeNumber(o.timestamp, 'timestamp');

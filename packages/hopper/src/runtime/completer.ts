@@ -2,9 +2,8 @@
  * Completer: collects the outcomes of finished attempts and hands them to the runtime in
  * batches, so many acknowledgements (and the next claim) share one round trip.
  */
-import type { Completion, Failure, Retention } from '../backend/backend.js';
+import type { Completion, Failure } from '../backend/backend.js';
 import type { Job } from '../job/job.js';
-import type { KeepJobs } from '../job/options.js';
 
 /** A finished attempt waiting to be recorded. */
 export interface PendingAck<T extends Completion | Failure> {
@@ -57,20 +56,4 @@ export class Completer {
     if (batch.kind === 'fail') this.failures.unshift(...batch.items);
     else this.completions.unshift(...batch.items);
   }
-}
-
-/**
- * Converts BullMQ's retention option (true, false, a count, or { age (s), count }) to a
- * Retention; `fallback` applies when the job has none.
- */
-export function toRetention(spec: boolean | number | KeepJobs | undefined, fallback: Retention): Retention {
-  if (spec === undefined) return fallback;
-  if (spec === true) return { kind: 'remove' };
-  if (spec === false) return { kind: 'keep' };
-  if (typeof spec === 'number') return spec <= 0 ? { kind: 'remove' } : { kind: 'limit', count: spec, ageMs: -1 };
-  const count = spec.count ?? -1;
-  const ageMs = 'age' in spec && spec.age !== undefined ? Math.round(spec.age * 1000) : -1;
-  if (count === 0) return { kind: 'remove' };
-  if (count < 0 && ageMs < 0) return { kind: 'keep' };
-  return { kind: 'limit', count, ageMs };
 }

@@ -58,6 +58,7 @@ export class Dispatcher {
   private claimSeq = 0;
   private connectionEpoch = 0;
   private delayTimer: ClockTimer | undefined;
+  private limitTimer: ClockTimer | undefined;
   private retryTimer: ClockTimer | undefined;
   private settledWaiters: (() => void)[] = [];
 
@@ -144,8 +145,9 @@ export class Dispatcher {
       }
       if (count === 0) return;
       if (this.idle) {
-        // An empty queue: one claim at a time is enough, then wait to be woken.
-        if (this.inFlight === 0) this.waitIdle();
+        // An empty queue: one claim at a time is enough, then wait to be woken. A rate-limited
+        // one waits for its timer alone.
+        if (this.inFlight === 0 && !this.limitTimer) this.waitIdle();
         return;
       }
       this.sendClaim(count);
@@ -212,6 +214,17 @@ export class Dispatcher {
   private handleClaim(result: ClaimResult, requested: number): void {
     for (const claimed of result.jobs) this.o.onClaimed(this.o.makeJob(claimed, result.now));
     if (requested === 0) return;
+    if (result.limitedFor > 0) {
+      // The queue is rate-limited: wait for the window to reopen instead of polling.
+      this.idle = true;
+      this.limitTimer?.cancel();
+      this.limitTimer = this.o.clock.setTimeout(() => {
+        this.limitTimer = undefined;
+        this.idle = false;
+        this.pump();
+      }, result.limitedFor);
+      return;
+    }
     if (result.jobs.length < requested && !result.paused) {
       if (!this.idle) this.o.onDrained();
       this.idle = true;
@@ -283,6 +296,8 @@ export class Dispatcher {
   private cancelTimers(): void {
     this.delayTimer?.cancel();
     this.delayTimer = undefined;
+    this.limitTimer?.cancel();
+    this.limitTimer = undefined;
   }
 
   /** Drops pending timers for good (the worker is closed). */

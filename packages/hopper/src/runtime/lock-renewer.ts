@@ -16,6 +16,10 @@ export interface LockRenewerOptions {
   renewEvery: number;
   onLost(ids: string[]): void;
   onError(err: unknown): void;
+  /** Receives the queue's epoch at each renewal (dataset-reset detection). */
+  onEpoch?(epoch: string): void;
+  /** The worker's heartbeat entry (id, JSON description, ttl), renewed at each interval. */
+  worker?(): { id: string; info: string; ttlMs: number };
   /** Called when a renewal ran late by `lagMs`, more than lockDuration / 2. */
   onLag(lagMs: number): void;
 }
@@ -27,9 +31,16 @@ export class LockRenewer {
 
   constructor(private readonly o: LockRenewerOptions) {}
 
+  /** Starts renewing; the first call (the worker's first heartbeat) goes out at once. */
   start(): void {
     this.running = true;
-    this.schedule();
+    this.runOnce().then(
+      () => this.schedule(),
+      (err: unknown) => {
+        this.o.onError(err);
+        this.schedule();
+      },
+    );
   }
 
   stop(): void {
@@ -54,14 +65,17 @@ export class LockRenewer {
     }, this.o.renewEvery);
   }
 
-  /** Renews every running job's lock now; returns the ids whose lock was lost. */
+  /**
+   * Renews every running job's lock now, with the worker's heartbeat, in one call; returns the
+   * ids whose lock was lost.
+   */
   async runOnce(): Promise<string[]> {
     const locks: { id: string; token: string }[] = [];
     for (const [id, entry] of this.o.executor.running) {
       if (!entry.lost && entry.job.token !== undefined) locks.push({ id, token: entry.job.token });
     }
-    if (locks.length === 0) return [];
-    const { lost } = await this.o.backend.extendLocks(locks, this.o.lockDuration, this.o.clock.backendNow());
+    const { lost, epoch } = await this.o.backend.extendLocks(locks, this.o.lockDuration, this.o.worker?.(), this.o.clock.backendNow());
+    this.o.onEpoch?.(epoch);
     // A job may have settled while the call was in flight; only report the ones still running.
     const stillRunning = lost.filter((id) => this.o.executor.running.has(id));
     if (stillRunning.length > 0) this.o.onLost(stillRunning);

@@ -176,7 +176,7 @@ async function runSequence(commands: Command[]): Promise<void> {
     queueName: env.queueName('model'),
     role: 'command',
   });
-  await backend.initQueue({ maxEvents: 100 });
+  await backend.initQueue({ maxEvents: 100, epoch: 'model' });
   let held: { id: string; token: string; attempt: number }[] = [];
   const staleFences: { id: string; token: string; attempt: number }[] = [];
   let claims = 0;

@@ -69,17 +69,21 @@ describe('Worker processing', () => {
     expect(order).toEqual(['none-a', 'none-b', 'p1-a', 'p1-b', 'p5-a', 'p5-b']);
   });
 
-  it('respects concurrency: never more than n jobs at once, all done', async () => {
+  it('respects concurrency: fills every slot, never more than n jobs at once', async () => {
     const name = env.queueName();
     const queue = env.queue(name);
     await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ name: 'n', data: { i } })));
     let running = 0;
     let peak = 0;
+    const full = signal();
     const worker = env.worker(
       name,
       async () => {
         running++;
         peak = Math.max(peak, running);
+        if (running === 7) full.resolve();
+        // Hold the first jobs until all 7 slots are taken, so a short job cannot hide a slot left empty.
+        await full.promise;
         await new Promise((r) => setImmediate(r));
         running--;
       },

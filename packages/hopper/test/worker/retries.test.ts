@@ -64,7 +64,7 @@ describe('retries and backoff', () => {
 
   it('uses the worker backoffStrategy for custom types', async () => {
     const name = env.queueName();
-    const queue = env.queue(name);
+    const queue = env.queue(name, { backoffTypes: ['linear'] });
     const clock = env.clock!;
     await queue.add('x', {}, { attempts: 2, backoff: { type: 'linear', delay: 7 } });
     const calls: [number, string | undefined, string | undefined][] = [];
@@ -86,7 +86,7 @@ describe('retries and backoff', () => {
 
   it('fails for good when a custom backoff type has no strategy, saying why', async () => {
     const name = env.queueName();
-    const queue = env.queue(name);
+    const queue = env.queue(name, { backoffTypes: ['linear'] });
     const job = await queue.add('x', {}, { attempts: 5, backoff: { type: 'linear' } });
     const worker = env.worker(name, flaky(10).processor);
     await once(worker, 'failed');

@@ -31,6 +31,14 @@ export interface QueueKeys {
   readonly marker: string;
   /** Key that limits stall checks to one per interval across workers. */
   readonly stalledCheck: string;
+  /** While this key lives, the queue is rate-limited (worker.rateLimit). */
+  readonly limiter: string;
+  /** Sorted set of live workers by heartbeat deadline. */
+  readonly workers: string;
+  /** Hash of worker id -> JSON description. */
+  readonly workerInfo: string;
+  /** String: the job id a deduplication id points to. */
+  dedup(id: string): string;
   /** Hash of a producer's recent add requests (re-sent adds are applied once). */
   requests(producerId: string): string;
   /** Hash of one job. */
@@ -60,6 +68,10 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     events: `${base}events`,
     marker: `${base}marker`,
     stalledCheck: `${base}stalled-check`,
+    limiter: `${base}limiter`,
+    workers: `${base}workers`,
+    workerInfo: `${base}worker-info`,
+    dedup: (id) => `${base}de:${id}`,
     requests: (producerId) => `${base}rq:${producerId}`,
     job: (id) => `${base}j:${id}`,
     data: (id) => `${base}d:${id}`,

@@ -5,11 +5,13 @@
  */
 import type {
   AckResult,
+  AddOutcome,
   AddRequest,
   AddResult,
   ClaimRequest,
   ClaimResult,
   ClaimedJob,
+  CleanableState,
   Completion,
   EventsRead,
   Failure,
@@ -24,7 +26,7 @@ import type {
   StateCounts,
   WriteCode,
 } from '../backend.js';
-import { isJobState, type JobStateOrUnknown } from '../../job/states.js';
+import { isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
 import {
   closeClient,
   duplicateClient,
@@ -67,12 +69,14 @@ function retentionSpec(keep: Retention): string {
 }
 
 /** Parses the claim part of a reply starting at `at`. */
-function parseClaim(reply: Reply, at: number, now: number, tokenPrefix: string): ClaimResult {
+function parseClaim(reply: Reply, at: number, now: number, request: ClaimRequest): ClaimResult {
   const paused = reply[at] === 1;
   const nextDue = Number(reply[at + 1]);
-  const n = Number(reply[at + 2]);
+  const limitedFor = Number(reply[at + 2]);
+  const n = Number(reply[at + 3]);
   const jobs = new Array<ClaimedJob>(n);
-  let p = at + 3;
+  const { tokenPrefix, exact } = request;
+  let p = at + 4;
   for (let i = 0; i < n; i++, p += CLAIM_FIELDS) {
     jobs[i] = {
       id: String(reply[p]),
@@ -85,14 +89,40 @@ function parseClaim(reply: Reply, at: number, now: number, tokenPrefix: string):
       priority: Number(reply[p + 7]),
       delay: Number(reply[p + 8]),
       progress: reply[p + 9] as string,
-      token: tokenPrefix + (i + 1),
+      token: exact ? tokenPrefix : tokenPrefix + (i + 1),
     };
   }
-  return { now, paused, nextDue: nextDue >= 0 ? nextDue : null, jobs };
+  return { now, paused, nextDue: nextDue >= 0 ? nextDue : null, limitedFor, jobs };
 }
 
 function toNumber(value: string | undefined): number | undefined {
   return value === undefined ? undefined : Number(value);
+}
+
+/** Builds a JobRecord from a job hash (and its separate data string); undefined if the job is gone. */
+function toRecord(id: string, hash: Record<string, string> | null, bigData: string | null): JobRecord | undefined {
+  if (!hash || hash.n === undefined) return undefined;
+  return {
+    id,
+    name: hash.n,
+    data: hash.d ?? bigData ?? 'null',
+    opts: hash.o,
+    state: hash.s !== undefined && isJobState(hash.s) ? hash.s : undefined,
+    timestamp: Number(hash.t ?? 0),
+    attemptsMade: Number(hash.am ?? 0),
+    attemptsStarted: Number(hash.as ?? 0),
+    stalledCounter: Number(hash.sc ?? 0),
+    priority: Number(hash.p ?? 0),
+    delay: Number(hash.dl ?? 0),
+    progress: hash.pg,
+    processedOn: toNumber(hash.po),
+    finishedOn: toNumber(hash.fo),
+    returnvalue: hash.rv,
+    failedReason: hash.fr,
+    stacktrace: hash.st,
+    token: hash.tk,
+    deduplicationId: hash.de,
+  };
 }
 
 /** Compares two stream ids ('ms-seq'). */
@@ -140,13 +170,18 @@ export class RedisQueueBackend implements QueueBackend {
     return { version, maxmemoryPolicy };
   }
 
-  async initQueue(settings: { maxEvents: number }): Promise<void> {
-    await runScript(
+  async initQueue(settings: { maxEvents: number; epoch: string }): Promise<{ epoch: string; created: boolean }> {
+    const [epoch, created] = (await runScript(
       this.client,
       SCRIPTS.initQueue,
       { meta: this.keys.meta },
-      { maxEvents: settings.maxEvents, layoutVersion: LAYOUT_VERSION },
-    );
+      { maxEvents: settings.maxEvents, layoutVersion: LAYOUT_VERSION, epoch: settings.epoch },
+    )) as [string, number];
+    return { epoch, created: created === 1 };
+  }
+
+  async getEpoch(): Promise<string> {
+    return (await this.client.hget(this.keys.meta, 'epoch')) ?? '';
   }
 
   async close(): Promise<void> {
@@ -174,7 +209,21 @@ export class RedisQueueBackend implements QueueBackend {
     const k = this.keys;
     const rest: (string | number)[] = [];
     for (const job of jobs) {
-      rest.push(job.name, job.data, job.opts, job.customId, job.priority, job.delay, job.lifo ? 1 : 0, job.timestamp);
+      const d = job.dedup;
+      rest.push(
+        job.name,
+        job.data,
+        job.opts,
+        job.customId,
+        job.priority,
+        job.delay,
+        job.lifo ? 1 : 0,
+        job.timestamp,
+        d ? d.id : '',
+        d ? d.ttl : 0,
+        d?.extend ? 1 : 0,
+        d?.replace ? 1 : 0,
+      );
     }
     const reply = (await runScript(
       this.client,
@@ -194,12 +243,12 @@ export class RedisQueueBackend implements QueueBackend {
       rest,
     )) as Reply;
     const ids: string[] = [];
-    const duplicated: boolean[] = [];
-    for (let i = 1; i < reply.length; i += 2) {
+    const outcomes: AddOutcome[] = [];
+    for (let i = 2; i < reply.length; i += 2) {
       ids.push(String(reply[i]));
-      duplicated.push(reply[i + 1] === 1);
+      outcomes.push(reply[i + 1] === 1 ? 'duplicated' : reply[i + 1] === 2 ? 'deduplicated' : 'added');
     }
-    return { now: Number(reply[0]), ids, duplicated };
+    return { now: Number(reply[0]), epoch: String(reply[1] ?? ''), ids, outcomes };
   }
 
   private claimKeys() {
@@ -213,19 +262,24 @@ export class RedisQueueBackend implements QueueBackend {
       active: k.active,
       events: k.events,
       marker: k.marker,
+      limiter: k.limiter,
     };
   }
 
-  async claim(request: ClaimRequest, now?: number): Promise<ClaimResult> {
-    const reply = (await runScript(this.client, SCRIPTS.claim, this.claimKeys(), {
+  private claimArgs(request: ClaimRequest, now: number | undefined) {
+    return {
       now: timeArg(now),
       base: this.keys.base,
       count: request.count,
       lockMs: request.lockMs,
       tokenPrefix: request.tokenPrefix,
-    })) as Reply;
-    const at = Number(reply[0]);
-    return parseClaim(reply, 1, at, request.tokenPrefix);
+      exact: request.exact ? 1 : 0,
+    };
+  }
+
+  async claim(request: ClaimRequest, now?: number): Promise<ClaimResult> {
+    const reply = (await runScript(this.client, SCRIPTS.claim, this.claimKeys(), this.claimArgs(request, now))) as Reply;
+    return parseClaim(reply, 1, Number(reply[0]), request);
   }
 
   async complete(batch: Completion[], next: ClaimRequest, now?: number): Promise<AckResult> {
@@ -235,10 +289,10 @@ export class RedisQueueBackend implements QueueBackend {
       this.client,
       SCRIPTS.complete,
       { ...this.claimKeys(), completed: this.keys.completed },
-      { now: timeArg(now), base: this.keys.base, count: next.count, lockMs: next.lockMs, tokenPrefix: next.tokenPrefix },
+      this.claimArgs(next, now),
       rest,
     )) as Reply;
-    return this.parseAck(reply, batch.length, next.tokenPrefix);
+    return this.parseAck(reply, batch.length, next);
   }
 
   async fail(batch: Failure[], next: ClaimRequest, now?: number): Promise<AckResult> {
@@ -251,29 +305,39 @@ export class RedisQueueBackend implements QueueBackend {
       this.client,
       SCRIPTS.fail,
       { ...this.claimKeys(), failed: this.keys.failed },
-      { now: timeArg(now), base: this.keys.base, count: next.count, lockMs: next.lockMs, tokenPrefix: next.tokenPrefix },
+      this.claimArgs(next, now),
       rest,
     )) as Reply;
-    return this.parseAck(reply, batch.length, next.tokenPrefix);
+    return this.parseAck(reply, batch.length, next);
   }
 
-  private parseAck(reply: Reply, n: number, tokenPrefix: string): AckResult {
+  private parseAck(reply: Reply, n: number, next: ClaimRequest): AckResult {
     const now = Number(reply[0]);
     const codes = reply.slice(1, 1 + n).map(Number) as WriteCode[];
-    return { now, codes, next: parseClaim(reply, 1 + n, now, tokenPrefix) };
+    return { now, codes, next: parseClaim(reply, 1 + n, now, next) };
   }
 
-  async extendLocks(locks: { id: string; token: string }[], lockMs: number, now?: number): Promise<{ now: number; lost: string[] }> {
+  async extendLocks(
+    locks: { id: string; token: string }[],
+    lockMs: number,
+    worker: { id: string; info: string; ttlMs: number } | undefined,
+    now?: number,
+  ): Promise<{ now: number; epoch: string; lost: string[] }> {
     const rest: string[] = [];
     for (const lock of locks) rest.push(lock.id, lock.token);
+    const k = this.keys;
     const reply = (await runScript(
       this.client,
       SCRIPTS.extendLocks,
-      { active: this.keys.active },
-      { now: timeArg(now), base: this.keys.base, lockMs },
+      { meta: k.meta, active: k.active, workers: k.workers, workerInfo: k.workerInfo },
+      { now: timeArg(now), base: k.base, lockMs, workerId: worker?.id ?? '', workerInfo: worker?.info ?? '', ttlMs: worker?.ttlMs ?? 0 },
       rest,
     )) as Reply;
-    return { now: Number(reply[0]), lost: reply.slice(1).map(String) };
+    return { now: Number(reply[0]), epoch: String(reply[1] ?? ''), lost: reply.slice(2).map(String) };
+  }
+
+  async unregisterWorker(workerId: string): Promise<void> {
+    await runScript(this.client, SCRIPTS.unregisterWorker, { workers: this.keys.workers, workerInfo: this.keys.workerInfo }, { workerId });
   }
 
   async rescueStalled(options: RescueOptions, now?: number): Promise<RescueResult> {
@@ -338,6 +402,150 @@ export class RedisQueueBackend implements QueueBackend {
   async resume(): Promise<boolean> {
     const k = this.keys;
     return (await runScript(this.client, SCRIPTS.resume, { meta: k.meta, events: k.events, marker: k.marker }, {})) === 1;
+  }
+
+  async removeJob(id: string): Promise<number> {
+    const k = this.keys;
+    return (await runScript(
+      this.client,
+      SCRIPTS.removeJob,
+      {
+        meta: k.meta,
+        wait: k.wait,
+        prio: k.prio,
+        delayed: k.delayed,
+        active: k.active,
+        completed: k.completed,
+        failed: k.failed,
+        events: k.events,
+      },
+      { base: k.base, id },
+    )) as number;
+  }
+
+  async drain(includeDelayed: boolean, limit: number): Promise<number> {
+    const k = this.keys;
+    return (await runScript(
+      this.client,
+      SCRIPTS.drain,
+      { meta: k.meta, wait: k.wait, prio: k.prio, delayed: k.delayed, events: k.events },
+      { base: k.base, delayed: includeDelayed ? 1 : 0, limit },
+    )) as number;
+  }
+
+  async clean(
+    state: CleanableState,
+    graceMs: number,
+    limit: number,
+    cursor: number,
+    now?: number,
+  ): Promise<{ ids: string[]; cursor: number }> {
+    const k = this.keys;
+    const reply = (await runScript(
+      this.client,
+      SCRIPTS.clean,
+      { meta: k.meta, wait: k.wait, prio: k.prio, delayed: k.delayed, completed: k.completed, failed: k.failed, events: k.events },
+      { now: timeArg(now), base: k.base, state, graceMs, limit, cursor },
+    )) as Reply;
+    return { cursor: Number(reply[0]), ids: reply.slice(1).map(String) };
+  }
+
+  async obliterate(force: boolean, count: number, cursor: string): Promise<{ cursor: string; deleted: number } | 'active'> {
+    const k = this.keys;
+    const reply = (await runScript(
+      this.client,
+      SCRIPTS.obliterate,
+      { meta: k.meta, active: k.active, events: k.events },
+      { base: k.base, force: force ? 1 : 0, count, cursor },
+    )) as Reply;
+    if (reply[0] === -1) return 'active';
+    return { cursor: String(reply[0]), deleted: Number(reply[1]) };
+  }
+
+  async retryJobs(
+    state: 'failed' | 'completed',
+    options: { count: number; timestamp: number; ids?: string[]; resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
+  ): Promise<number[]> {
+    const k = this.keys;
+    const reply = await runScript(
+      this.client,
+      SCRIPTS.retryJobs,
+      { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, source: k[state], events: k.events, marker: k.marker },
+      {
+        base: k.base,
+        state,
+        count: options.count,
+        timestamp: options.timestamp,
+        resetAttemptsMade: options.resetAttemptsMade ? 1 : 0,
+        resetAttemptsStarted: options.resetAttemptsStarted ? 1 : 0,
+      },
+      options.ids ?? [],
+    );
+    return Array.isArray(reply) ? reply.map(Number) : [Number(reply)];
+  }
+
+  async promoteJobs(options: { count: number; ids?: string[] }): Promise<number[]> {
+    const k = this.keys;
+    const reply = await runScript(
+      this.client,
+      SCRIPTS.promoteJobs,
+      { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, delayed: k.delayed, events: k.events, marker: k.marker },
+      { base: k.base, count: options.count },
+      options.ids ?? [],
+    );
+    return Array.isArray(reply) ? reply.map(Number) : [Number(reply)];
+  }
+
+  async changeDelay(id: string, delay: number, now?: number): Promise<WriteCode> {
+    const k = this.keys;
+    return (await runScript(
+      this.client,
+      SCRIPTS.changeDelay,
+      { meta: k.meta, delayed: k.delayed, events: k.events, marker: k.marker },
+      { now: timeArg(now), base: k.base, id, delay },
+    )) as WriteCode;
+  }
+
+  async changePriority(id: string, priority: number, lifo: boolean): Promise<WriteCode> {
+    const k = this.keys;
+    return (await runScript(
+      this.client,
+      SCRIPTS.changePriority,
+      { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, events: k.events, marker: k.marker },
+      { base: k.base, id, priority, lifo: lifo ? 1 : 0 },
+    )) as WriteCode;
+  }
+
+  async moveToDelayed(id: string, fence: Fence, timestamp: number, now?: number): Promise<WriteCode> {
+    const k = this.keys;
+    return (await runScript(
+      this.client,
+      SCRIPTS.moveToDelayed,
+      { meta: k.meta, delayed: k.delayed, active: k.active, events: k.events, marker: k.marker },
+      { now: timeArg(now), base: k.base, id, token: fence.token, attempt: fence.attempt, timestamp },
+    )) as WriteCode;
+  }
+
+  async moveToWait(id: string, fence: Fence): Promise<WriteCode> {
+    const k = this.keys;
+    return (await runScript(
+      this.client,
+      SCRIPTS.moveToWait,
+      { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, active: k.active, events: k.events, marker: k.marker },
+      { base: k.base, id, token: fence.token, attempt: fence.attempt },
+    )) as WriteCode;
+  }
+
+  async rateLimit(ms: number): Promise<void> {
+    await runScript(this.client, SCRIPTS.rateLimit, { limiter: this.keys.limiter }, { ms });
+  }
+
+  async trimEvents(maxLength: number): Promise<number> {
+    return (await runScript(this.client, SCRIPTS.trimEvents, { events: this.keys.events }, { maxLength })) as number;
+  }
+
+  async removeDeduplicationKey(id: string): Promise<number> {
+    return (await runScript(this.client, SCRIPTS.removeDeduplicationKey, { dedup: this.keys.dedup(id) }, {})) as number;
   }
 
   async updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode> {
@@ -429,33 +637,8 @@ export class RedisQueueBackend implements QueueBackend {
   }
 
   async getJob(id: string): Promise<JobRecord | undefined> {
-    const key = this.keys.job(id);
-    const [[, hash], [, bigData]] = (await this.client.pipeline().hgetall(key).get(this.keys.data(id)).exec()) as [
-      [unknown, Record<string, string>],
-      [unknown, string | null],
-    ];
-    if (!hash || hash.n === undefined) return undefined;
-    const state = hash.s !== undefined && isJobState(hash.s) ? hash.s : undefined;
-    return {
-      id,
-      name: hash.n,
-      data: hash.d ?? bigData ?? 'null',
-      opts: hash.o,
-      state,
-      timestamp: Number(hash.t ?? 0),
-      attemptsMade: Number(hash.am ?? 0),
-      attemptsStarted: Number(hash.as ?? 0),
-      stalledCounter: Number(hash.sc ?? 0),
-      priority: Number(hash.p ?? 0),
-      delay: Number(hash.dl ?? 0),
-      progress: hash.pg,
-      processedOn: toNumber(hash.po),
-      finishedOn: toNumber(hash.fo),
-      returnvalue: hash.rv,
-      failedReason: hash.fr,
-      stacktrace: hash.st,
-      token: hash.tk,
-    };
+    const [record] = await this.getJobs([id]);
+    return record;
   }
 
   async getState(id: string): Promise<JobStateOrUnknown> {
@@ -482,13 +665,62 @@ export class RedisQueueBackend implements QueueBackend {
     return (await this.client.hexists(this.keys.meta, 'paused')) === 1;
   }
 
-  async getLogs(id: string, start: number, end: number): Promise<{ logs: string[]; count: number }> {
+  async getLogs(id: string, start: number, end: number, asc: boolean): Promise<{ logs: string[]; count: number }> {
     const key = this.keys.logs(id);
-    const [[, logs], [, count]] = (await this.client.pipeline().lrange(key, start, end).llen(key).exec()) as [
-      [unknown, string[]],
-      [unknown, number],
-    ];
-    return { logs, count };
+    if (asc) {
+      const [[, logs], [, count]] = (await this.client.pipeline().lrange(key, start, end).llen(key).exec()) as [
+        [unknown, string[]],
+        [unknown, number],
+      ];
+      return { logs, count };
+    }
+    // Newest first: the same ranks counted from the tail.
+    const count = await this.client.llen(key);
+    return { logs: await this.tailRange(key, count, start, end), count };
+  }
+
+  /** Ranks start..end counted from the tail of a list of `length`, newest first. */
+  private async tailRange(key: string, length: number, start: number, end: number): Promise<string[]> {
+    const last = end < 0 ? length + end : Math.min(end, length - 1);
+    if (last < start) return [];
+    const items = await this.client.lrange(key, length - 1 - last, length - 1 - start);
+    return items.reverse();
+  }
+
+  async getRange(state: JobState, start: number, end: number, asc: boolean): Promise<string[]> {
+    const k = this.keys;
+    if (state === 'waiting-children') return [];
+    if (state === 'waiting') {
+      if (asc) return this.client.lrange(k.wait, start, end);
+      return this.tailRange(k.wait, await this.client.llen(k.wait), start, end);
+    }
+    const key = { prioritized: k.prio, delayed: k.delayed, active: k.active, completed: k.completed, failed: k.failed }[state];
+    return asc ? this.client.zrange(key, start, end) : this.client.zrange(key, start, end, 'REV');
+  }
+
+  async getJobs(ids: string[]): Promise<(JobRecord | undefined)[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.client.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.job(id)).get(this.keys.data(id));
+    const replies = ((await pipeline.exec()) ?? []) as [unknown, unknown][];
+    return ids.map((id, i) => toRecord(id, replies[2 * i][1] as Record<string, string> | null, replies[2 * i + 1][1] as string | null));
+  }
+
+  async getDeduplicationJobId(id: string): Promise<string | undefined> {
+    return (await this.client.get(this.keys.dedup(id))) ?? undefined;
+  }
+
+  async getWorkers(): Promise<{ id: string; info: string }[]> {
+    const [seconds, micros] = (await this.client.call('TIME')) as [string, string];
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const ids = await this.client.zrangebyscore(this.keys.workers, now, '+inf');
+    if (ids.length === 0) return [];
+    const infos = await this.client.hmget(this.keys.workerInfo, ...ids);
+    return ids.map((id, i) => ({ id, info: infos[i] ?? '{}' }));
+  }
+
+  async getMeta(): Promise<Record<string, string>> {
+    return this.client.hgetall(this.keys.meta);
   }
 
   checkInvariants(): Promise<string[]> {

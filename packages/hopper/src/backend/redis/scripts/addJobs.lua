@@ -1,13 +1,16 @@
 --[[ addJobs: adds a batch of jobs atomically (one call of add or addBulk).
   KEYS: meta, id, wait, prio, prioCounter, delayed, events, marker, requests
   ARGV: now, base, seq, keep, ...jobs
-    jobs: 8 values per job: name, data, opts ('' = none), customId ('' = auto), priority, delay,
-      lifo (0/1), timestamp (0 = now; the creation time to record)
+    jobs: 12 values per job: name, data, opts ('' = none), customId ('' = auto), priority, delay,
+      lifo (0/1), timestamp (0 = now), dedupId ('' = none), dedupTtl (ms, 0 = until the job
+      finishes), dedupExtend (0/1), dedupReplace (0/1)
     seq: this producer's request number ('' = no dedupe). A re-sent call (ioredis resends a
       command whose reply was lost) finds its seq in `requests` and returns the first result,
       so it is applied once. `keep` is how many recent requests a producer remembers.
-  Returns: { now, id1, dup1, id2, dup2, ... } where dup is 1 when a job with that custom id
-    already existed (nothing written for it; a `duplicated` event is emitted).
+  Returns: { now, epoch ('' if the queue's meta is gone), id1, flag1, id2, flag2, ... } where flag
+    is 0 for a new job, 1 when a job with that custom id already existed (nothing written,
+    `duplicated` event), 2 when deduplicated onto an existing job (`deduplicated` event; with
+    replace, that delayed job took the new data and delay).
   Codes: none; input is validated before the call. ]]
 --@include base
 
@@ -20,55 +23,90 @@ if argv.seq ~= '' then
 end
 
 local cap = eventsCap(k.meta)
-local result = { now }
-for i = REST, #ARGV, 8 do
+local result = { now, redis.call('HGET', k.meta, 'epoch') or '' }
+
+-- Writes a new job `id`: one HSET with every field (each redis.call costs more than the fields it writes).
+local function createJob(id, name, data, opts, priority, delay, lifo, timestamp, extra)
+  local jk = jobKey(base, id)
+  local fields = { 'n', name, 't', timestamp }
+  if opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = opts end
+  if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
+  if extra then fields[#fields + 1] = extra[1]; fields[#fields + 1] = extra[2] end
+  if #data <= INLINE_DATA_MAX then
+    fields[#fields + 1] = 'd'; fields[#fields + 1] = data
+  else
+    redis.call('SET', dataKey(base, id), data)
+  end
+  if delay > 0 then
+    fields[#fields + 1] = 'dl'; fields[#fields + 1] = delay
+    fields[#fields + 1] = 's'; fields[#fields + 1] = 'delayed'
+    redis.call('HSET', jk, unpack(fields))
+    pushDelayed(k, jk, id, now + delay)
+    emit(k.events, cap, 'added', 'jobId', id, 'name', name, 'state', 'delayed', 'delay', now + delay)
+    return
+  end
+  local state
+  if priority > 0 then
+    state = 'prioritized'
+    pushPrioritized(k, id, priority)
+  else
+    state = 'waiting'
+    if lifo then redis.call('LPUSH', k.wait, id) else redis.call('RPUSH', k.wait, id) end
+  end
+  fields[#fields + 1] = 's'; fields[#fields + 1] = state
+  redis.call('HSET', jk, unpack(fields))
+  signalWork(k.marker)
+  emit(k.events, cap, 'added', 'jobId', id, 'name', name, 'state', state)
+end
+
+-- Debounce with replace: the existing job, still delayed, takes the new data, options and delay.
+local function replaceDelayed(id, data, opts, delay)
+  local jk = jobKey(base, id)
+  if redis.call('HGET', jk, 's') ~= 'delayed' then return end
+  redis.call('HDEL', jk, 'd')
+  redis.call('DEL', dataKey(base, id))
+  writeData(base, id, jk, data)
+  if opts ~= '' then redis.call('HSET', jk, 'o', opts) else redis.call('HDEL', jk, 'o') end
+  redis.call('HSET', jk, 'dl', delay)
+  pushDelayed(k, jk, id, now + delay)
+end
+
+for i = REST, #ARGV, 12 do
   local name, data, opts, customId = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local priority, delay, lifo = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), ARGV[i + 6] == '1'
   local timestamp = tonumber(ARGV[i + 7])
   if timestamp == 0 then timestamp = now end
+  local dedupId, dedupTtl = ARGV[i + 8], tonumber(ARGV[i + 9])
   local id = customId
-  local duplicated = 0
-  if id ~= '' and redis.call('EXISTS', jobKey(base, id)) == 1 then
-    duplicated = 1
+  local flag = 0
+  local existing = false
+  if dedupId ~= '' then existing = redis.call('GET', base .. 'de:' .. dedupId) end
+  if existing then
+    flag = 2
+    id = existing
+    if ARGV[i + 11] == '1' then replaceDelayed(existing, data, opts, delay) end
+    if ARGV[i + 10] == '1' and dedupTtl > 0 then redis.call('PEXPIRE', base .. 'de:' .. dedupId, dedupTtl) end
+    emit(k.events, cap, 'deduplicated', 'jobId', existing, 'deduplicationId', dedupId, 'deduplicatedJobId', customId)
+  elseif id ~= '' and redis.call('EXISTS', jobKey(base, id)) == 1 then
+    flag = 1
     emit(k.events, cap, 'duplicated', 'jobId', id)
   else
     if id == '' then id = tostring(redis.call('INCR', k.id)) end
-    local jk = jobKey(base, id)
-    -- One HSET with every field: each redis.call costs more than the fields it writes.
-    local fields = { 'n', name, 't', timestamp }
-    if opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = opts end
-    if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
-    if #data <= INLINE_DATA_MAX then
-      fields[#fields + 1] = 'd'; fields[#fields + 1] = data
-    else
-      redis.call('SET', dataKey(base, id), data)
-    end
-    local state
-    if delay > 0 then
-      fields[#fields + 1] = 'dl'; fields[#fields + 1] = delay
-      fields[#fields + 1] = 's'; fields[#fields + 1] = 'delayed'
-      redis.call('HSET', jk, unpack(fields))
-      redis.call('ZADD', k.delayed, now + delay, id)
-      local first = redis.call('ZRANGE', k.delayed, 0, 0)
-      if first[1] == id then signalWork(k.marker) end
-      state = 'delayed'
-      emit(k.events, cap, 'added', 'jobId', id, 'name', name, 'state', state, 'delay', now + delay)
-    else
-      if priority > 0 then
-        state = 'prioritized'
-        pushPrioritized(k, id, priority)
+    local extra = nil
+    if dedupId ~= '' then
+      local dk = base .. 'de:' .. dedupId
+      if dedupTtl > 0 then
+        redis.call('SET', dk, id, 'PX', dedupTtl)
       else
-        state = 'waiting'
-        if lifo then redis.call('LPUSH', k.wait, id) else redis.call('RPUSH', k.wait, id) end
+        -- Simple mode: the key lives until the job finishes; the job knows it, to release it.
+        redis.call('SET', dk, id)
+        extra = { 'de', dedupId }
       end
-      fields[#fields + 1] = 's'; fields[#fields + 1] = state
-      redis.call('HSET', jk, unpack(fields))
-      signalWork(k.marker)
-      emit(k.events, cap, 'added', 'jobId', id, 'name', name, 'state', state)
     end
+    createJob(id, name, data, opts, priority, delay, lifo, timestamp, extra)
   end
   result[#result + 1] = id
-  result[#result + 1] = duplicated
+  result[#result + 1] = flag
 end
 
 if argv.seq ~= '' then

@@ -1,12 +1,13 @@
 --[[ complete: finishes a batch of active jobs held by the caller, then claims the next ones.
-  KEYS: meta, wait, prio, prioCounter, delayed, active, completed, events, marker
-  ARGV: now, base, count, lockMs, tokenPrefix, ...jobs
+  KEYS: meta, wait, prio, prioCounter, delayed, active, completed, events, marker, limiter
+  ARGV: now, base, count, lockMs, tokenPrefix, exact, ...jobs
     jobs: 5 values per job: id, token, attempt (attemptsStarted of the holder), returnvalue (JSON), keep
     keep: retention spec (see includes/retention).
   Returns: { now, code per job..., then the claim part (see claim) }
   Codes: 1 done, -1 job missing, -2 stale token or attempt (lock lost), -3 not active ]]
 --@include base
 --@include retention
+--@include remove
 --@include claim
 
 local now = nowMs(argv.now)
@@ -16,7 +17,7 @@ local out = { now }
 for i = REST, #ARGV, 5 do
   local id, token, attempt, rv, keep = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de')
   local code = 1
   if not f[1] then
     code = -1
@@ -26,6 +27,7 @@ for i = REST, #ARGV, 5 do
     code = -2
   else
     redis.call('ZREM', k.active, id)
+    if f[5] then releaseDedup(base, jk, id) end
     local made = (tonumber(f[4]) or 0) + 1
     if finishInto(base, k.completed, jk, id, now, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made }) then
       redis.call('HDEL', jk, 'tk')
@@ -34,5 +36,5 @@ for i = REST, #ARGV, 5 do
   end
   out[#out + 1] = code
 end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, cap, out)
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, out)
 return out

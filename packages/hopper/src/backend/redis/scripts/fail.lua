@@ -1,7 +1,7 @@
 --[[ fail: ends a batch of failed attempts held by the caller: each job is retried (back to
   ready, or delayed by its backoff) or failed for good; then claims the next jobs.
-  KEYS: meta, wait, prio, prioCounter, delayed, active, failed, events, marker
-  ARGV: now, base, count, lockMs, tokenPrefix, ...jobs
+  KEYS: meta, wait, prio, prioCounter, delayed, active, failed, events, marker, limiter
+  ARGV: now, base, count, lockMs, tokenPrefix, exact, ...jobs
     jobs: 7 values per job: id, token, attempt, reason, stack ('' = none), retryDelay, keep
     retryDelay: -1 fail for good, -2 fail for good because attempts are exhausted (also emits
       retries-exhausted), 0 retry now, > 0 retry after that many ms.
@@ -11,6 +11,7 @@
   Codes: 1 retried, 2 failed, -1 job missing, -2 stale token or attempt, -3 not active ]]
 --@include base
 --@include retention
+--@include remove
 --@include claim
 
 local now = nowMs(argv.now)
@@ -36,7 +37,7 @@ for i = REST, #ARGV, 7 do
   local id, token, attempt, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local stack, retryDelay, keep = ARGV[i + 4], tonumber(ARGV[i + 5]), ARGV[i + 6]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de')
   local code
   if not f[1] then
     code = -1
@@ -63,6 +64,7 @@ for i = REST, #ARGV, 7 do
       end
     else
       code = 2
+      if f[6] then releaseDedup(base, jk, id) end
       if finishInto(base, k.failed, jk, id, now, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made }) then
         redis.call('HDEL', jk, 'tk')
       end
@@ -74,5 +76,5 @@ for i = REST, #ARGV, 7 do
   end
   out[#out + 1] = code
 end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, cap, out)
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, out)
 return out

@@ -1,9 +1,12 @@
---[[ initQueue: records a queue's settings when a Queue starts: the events stream cap and the
-  key layout version (so a future layout can tell old data apart).
+--[[ initQueue: records a queue's settings when a Queue starts: the events stream cap, the key
+  layout version, and the queue's epoch: a random id set once, so that a dataset reset (flush,
+  restart without persistence) shows as a changed or missing epoch instead of an empty queue.
   KEYS: meta
-  ARGV: maxEvents, layoutVersion
-  Returns: 1 ]]
+  ARGV: maxEvents, layoutVersion, epoch
+    maxEvents: -1 leaves the stored cap (workers and readers do not set it).
+  Returns: { stored epoch, 1 if this call created it } ]]
 
-redis.call('HSET', k.meta, 'maxEvents', argv.maxEvents)
+if tonumber(argv.maxEvents) >= 0 then redis.call('HSET', k.meta, 'maxEvents', argv.maxEvents) end
 redis.call('HSETNX', k.meta, 'v', argv.layoutVersion)
-return 1
+local created = redis.call('HSETNX', k.meta, 'epoch', argv.epoch)
+return { redis.call('HGET', k.meta, 'epoch'), created }

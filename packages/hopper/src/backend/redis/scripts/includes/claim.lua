@@ -1,7 +1,8 @@
 --[[ claim: promotes due delayed jobs, then takes up to `count` ready jobs (waiting first, then
   prioritized) for one worker, locking each until now + lockMs under token tokenPrefix .. i.
-  Appends to `out`: paused flag, next delayed due time (or -1), the number of jobs, then
-  CLAIM_FIELDS values per job. Used by claim, complete and fail so a worker acknowledges
+  Appends to `out`: paused flag, next delayed due time (or -1), ms left of a rate limit (0 if
+  none), the number of jobs, then CLAIM_FIELDS values per job. With `exact`, the single claimed
+  job's token is tokenPrefix itself (manual processing with the caller's token). Used by claim, complete and fail so a worker acknowledges
   finished jobs and takes the next ones in one round trip. ]]
 
 local PROMOTE_BATCH = 1000
@@ -24,11 +25,20 @@ end
 
 local CLAIM_FIELDS = 10 -- id, name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress
 
-local function claimJobs(k, base, now, count, lockMs, tokenPrefix, cap, out)
+local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, out)
   promoteDue(k, base, now, cap)
   if isPaused(k.meta) then
     out[#out + 1] = 1
     out[#out + 1] = -1
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    return 0
+  end
+  local limited = redis.call('PTTL', k.limiter)
+  if limited > 0 and count > 0 then
+    out[#out + 1] = 0
+    out[#out + 1] = -1
+    out[#out + 1] = limited
     out[#out + 1] = 0
     return 0
   end
@@ -49,6 +59,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, cap, out)
   end
   out[#out + 1] = 0
   out[#out + 1] = nextDue
+  out[#out + 1] = 0
   local countAt = #out + 1
   out[countAt] = 0
   local deadline = now + lockMs
@@ -61,7 +72,9 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, cap, out)
       claimed = claimed + 1
       local started = (tonumber(f[6]) or 0) + 1
       redis.call('ZADD', k.active, deadline, id)
-      redis.call('HSET', jk, 's', 'active', 'tk', tokenPrefix .. claimed, 'as', started, 'po', now)
+      local token = tokenPrefix .. claimed
+      if exact then token = tokenPrefix end
+      redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now)
       emit(k.events, cap, 'active', 'jobId', id)
       out[#out + 1] = id
       out[#out + 1] = f[1]

@@ -1,0 +1,226 @@
+/**
+ * The read side of a Queue (BullMQ's QueueGetters): jobs by state, counts, logs, workers, meta.
+ */
+import type { StateCounts } from '../backend/backend.js';
+import { Job } from '../job/job.js';
+import { JOB_STATES, type JobCountType, type JobState } from '../job/states.js';
+import { InvalidOptionsError } from '../job/errors.js';
+import { QueueBase } from './queue-base.js';
+
+/** A state name as BullMQ's getters take it: the states, plus `wait` and `paused` (both meaning waiting here). */
+export type JobType = JobCountType;
+
+/** A live worker of the queue, from its heartbeat. */
+export interface WorkerInfo {
+  /** The worker's id (its lock tokens start with it). */
+  id: string;
+  /** The worker's `name` option, if set. */
+  name?: string;
+  hostname?: string;
+  pid?: number;
+  concurrency?: number;
+  /** When the worker started (ms). */
+  startedAt?: number;
+}
+
+/** The queue's settings as stored in Redis. */
+export interface QueueMeta {
+  paused: boolean;
+  /** The events stream cap. */
+  maxLenEvents?: number;
+  /** The key layout version, as `hopper:<n>`. */
+  version?: string;
+}
+
+/** Normalises BullMQ's state names to Hopper's states (deduplicated, order kept). */
+export function normaliseTypes(types: JobType | JobType[] | undefined): JobState[] {
+  const list = types === undefined ? [...JOB_STATES] : Array.isArray(types) ? types : [types];
+  const states: JobState[] = [];
+  for (const type of list.length === 0 ? [...JOB_STATES] : list) {
+    const state: JobState = type === 'wait' || type === 'paused' ? 'waiting' : type;
+    if (!(JOB_STATES as readonly string[]).includes(state)) {
+      throw new InvalidOptionsError(`Unknown job state "${String(type)}": use one of ${JOB_STATES.join(', ')} (or wait, paused).`);
+    }
+    if (!states.includes(state)) states.push(state);
+  }
+  return states;
+}
+
+function countOf(counts: StateCounts, type: JobCountType): number {
+  if (type === 'wait') return counts.waiting;
+  if (type === 'paused') return 0;
+  return counts[type] ?? 0;
+}
+
+// `any` defaults keep BullMQ's generic signature.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+export abstract class QueueGetters<DataType = any, ResultType = any, NameType extends string = string> extends QueueBase {
+  /* eslint-enable @typescript-eslint/no-explicit-any */
+
+  /** The job with this id, or undefined if it does not exist. */
+  async getJob(jobId: string): Promise<Job<DataType, ResultType, NameType> | undefined> {
+    await this.ready();
+    const record = await this.backend.getJob(String(jobId));
+    return record ? Job.fromRecord<DataType, ResultType, NameType>(this, record) : undefined;
+  }
+
+  /**
+   * Jobs in the given states, by rank range `start..end` (inclusive, -1 = last) within each state,
+   * newest first unless `asc`. Waiting jobs are ordered by their place in line, finished ones by
+   * finish time, delayed ones by due time.
+   *
+   * @example const recentFailures = await queue.getJobs(['failed'], 0, 49);
+   */
+  async getJobs(types?: JobType | JobType[], start = 0, end = -1, asc = false): Promise<Job<DataType, ResultType, NameType>[]> {
+    await this.ready();
+    const ids: string[] = [];
+    const seen = new Set<string>();
+    for (const state of normaliseTypes(types)) {
+      for (const id of await this.backend.getRange(state, start, end, asc)) {
+        if (!seen.has(id)) {
+          seen.add(id);
+          ids.push(id);
+        }
+      }
+    }
+    const records = await this.backend.getJobs(ids);
+    const jobs: Job<DataType, ResultType, NameType>[] = [];
+    for (const record of records) if (record) jobs.push(Job.fromRecord<DataType, ResultType, NameType>(this, record));
+    return jobs;
+  }
+
+  /**
+   * Counts jobs per state. With no argument, every state; `wait` is BullMQ's alias of `waiting`,
+   * and `paused` is always 0 (pausing a queue does not move its jobs).
+   *
+   * @example const { waiting, active, failed } = await queue.getJobCounts();
+   */
+  async getJobCounts(...types: JobCountType[]): Promise<Record<string, number>> {
+    await this.ready();
+    const counts = await this.backend.getStateCounts();
+    const wanted = types.flat().length > 0 ? types.flat() : (Object.keys(counts) as JobCountType[]);
+    const out: Record<string, number> = {};
+    for (const type of wanted) out[type] = countOf(counts, type);
+    return out;
+  }
+
+  /** The number of jobs in all the given states together. */
+  async getJobCountByTypes(...types: JobCountType[]): Promise<number> {
+    const counts = await this.getJobCounts(...normaliseTypes(types.flat()));
+    return Object.values(counts).reduce((a, b) => a + b, 0);
+  }
+
+  /** Jobs still to be processed: waiting, prioritized, delayed and waiting for children. */
+  count(): Promise<number> {
+    return this.getJobCountByTypes('waiting', 'delayed', 'prioritized', 'waiting-children');
+  }
+
+  /** Waiting jobs, next to run first. */
+  getWaiting(start = 0, end = -1): Promise<Job<DataType, ResultType, NameType>[]> {
+    return this.getJobs(['waiting'], start, end, true);
+  }
+
+  /** Jobs waiting for their children. */
+  getWaitingChildren(start = 0, end = -1): Promise<Job<DataType, ResultType, NameType>[]> {
+    return this.getJobs(['waiting-children'], start, end, true);
+  }
+
+  /** Active jobs. */
+  getActive(start = 0, end = -1): Promise<Job<DataType, ResultType, NameType>[]> {
+    return this.getJobs(['active'], start, end, true);
+  }
+
+  /** Delayed jobs, earliest due first. */
+  getDelayed(start = 0, end = -1): Promise<Job<DataType, ResultType, NameType>[]> {
+    return this.getJobs(['delayed'], start, end, true);
+  }
+
+  /** Prioritized jobs, next to run first. */
+  getPrioritized(start = 0, end = -1): Promise<Job<DataType, ResultType, NameType>[]> {
+    return this.getJobs(['prioritized'], start, end, true);
+  }
+
+  /** Completed jobs, most recent first. */
+  getCompleted(start = 0, end = -1): Promise<Job<DataType, ResultType, NameType>[]> {
+    return this.getJobs(['completed'], start, end, false);
+  }
+
+  /** Failed jobs, most recent first. */
+  getFailed(start = 0, end = -1): Promise<Job<DataType, ResultType, NameType>[]> {
+    return this.getJobs(['failed'], start, end, false);
+  }
+
+  getWaitingCount(): Promise<number> {
+    return this.getJobCountByTypes('waiting');
+  }
+
+  getWaitingChildrenCount(): Promise<number> {
+    return this.getJobCountByTypes('waiting-children');
+  }
+
+  getActiveCount(): Promise<number> {
+    return this.getJobCountByTypes('active');
+  }
+
+  getDelayedCount(): Promise<number> {
+    return this.getJobCountByTypes('delayed');
+  }
+
+  getPrioritizedCount(): Promise<number> {
+    return this.getJobCountByTypes('prioritized');
+  }
+
+  getCompletedCount(): Promise<number> {
+    return this.getJobCountByTypes('completed');
+  }
+
+  getFailedCount(): Promise<number> {
+    return this.getJobCountByTypes('failed');
+  }
+
+  /** A job's log lines in `start..end` (oldest first unless `asc` is false), and how many there are. */
+  async getJobLogs(jobId: string, start = 0, end = -1, asc = true): Promise<{ logs: string[]; count: number }> {
+    await this.ready();
+    return this.backend.getLogs(jobId, start, end, asc);
+  }
+
+  /** The id of the job a deduplication id currently points to, if any. */
+  async getDeduplicationJobId(deduplicationId: string): Promise<string | undefined> {
+    await this.ready();
+    return this.backend.getDeduplicationJobId(deduplicationId);
+  }
+
+  /** The workers of this queue that are alive (their heartbeat is recent), from any process. */
+  async getWorkers(): Promise<WorkerInfo[]> {
+    await this.ready();
+    const workers = await this.backend.getWorkers();
+    return workers.map(({ id, info }) => ({ ...(JSON.parse(info) as Omit<WorkerInfo, 'id'>), id }));
+  }
+
+  /** How many workers of this queue are alive. */
+  async getWorkersCount(): Promise<number> {
+    return (await this.getWorkers()).length;
+  }
+
+  /** The queue's settings as stored: paused, events cap, layout version. */
+  async getMeta(): Promise<QueueMeta> {
+    await this.ready();
+    const meta = await this.backend.getMeta();
+    return {
+      paused: meta.paused === '1',
+      maxLenEvents: meta.maxEvents === undefined ? undefined : Number(meta.maxEvents),
+      version: meta.v === undefined ? undefined : `hopper:${meta.v}`,
+    };
+  }
+
+  /** The key layout version of the queue's data (`hopper:<n>`). */
+  async getVersion(): Promise<string | undefined> {
+    return (await this.getMeta()).version;
+  }
+
+  /** Whether the queue is paused. */
+  async isPaused(): Promise<boolean> {
+    await this.ready();
+    return this.backend.isPaused();
+  }
+}

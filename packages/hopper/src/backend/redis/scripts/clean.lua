@@ -1,0 +1,58 @@
+--[[ clean: removes up to `limit` jobs in `state` that are older than the grace period: finished
+  before now - graceMs (completed, failed) or created before it (waiting, prioritized, delayed).
+  Walks the structure from its oldest end in bounded steps; call again with the cursor.
+  KEYS: meta, wait, prio, delayed, completed, failed, events
+  ARGV: now, base, state, graceMs, limit, cursor
+  Returns: { nextCursor (-1 when done), removed ids... } ]]
+--@include base
+--@include remove
+
+local now = nowMs(argv.now)
+local base = argv.base
+local state = argv.state
+local cutoff = now - tonumber(argv.graceMs)
+local limit = tonumber(argv.limit)
+local cursor = tonumber(argv.cursor)
+local out = { -1 }
+local key, kind = structureOf(k, state)
+
+if state == 'completed' or state == 'failed' then
+  -- Scored by finish time: the old ones are a prefix of the set.
+  local ids = redis.call('ZRANGEBYSCORE', key, '-inf', cutoff, 'LIMIT', 0, limit)
+  for i = 1, #ids do
+    redis.call('ZREM', key, ids[i])
+    releaseDedup(base, jobKey(base, ids[i]), ids[i])
+    deleteJob(base, ids[i])
+    out[#out + 1] = ids[i]
+  end
+  if #ids == limit then out[1] = 0 end
+else
+  -- Not ordered by creation: check each job's timestamp, a window at a time.
+  local window
+  if kind == 'list' then
+    window = redis.call('LRANGE', key, cursor, cursor + limit - 1)
+  else
+    window = redis.call('ZRANGE', key, cursor, cursor + limit - 1)
+  end
+  local kept = 0
+  for i = 1, #window do
+    local id = window[i]
+    local created = tonumber(redis.call('HGET', jobKey(base, id), 't')) or 0
+    if created <= cutoff then
+      if kind == 'list' then
+        redis.call('LSET', key, cursor + i - 1, '\0deleted')
+      else
+        redis.call('ZREM', key, id)
+      end
+      releaseDedup(base, jobKey(base, id), id)
+      deleteJob(base, id)
+      out[#out + 1] = id
+    else
+      kept = kept + 1
+    end
+  end
+  if kind == 'list' and #out > 1 then redis.call('LREM', key, 0, '\0deleted') end
+  if #window == limit then out[1] = cursor + kept end
+end
+if #out > 1 then emit(k.events, eventsCap(k.meta), 'cleaned', 'count', #out - 1, 'state', state) end
+return out

@@ -1,0 +1,20 @@
+--[[ moveToDelayed: the holder of an active job puts it back as delayed until `timestamp`,
+  without spending an attempt (BullMQ's moveToDelayed + DelayedError pattern).
+  KEYS: meta, delayed, active, events, marker
+  ARGV: now, base, id, token, attempt, timestamp
+  Returns: 1 done; -1 job missing; -2 stale token or attempt; -3 not active ]]
+--@include base
+--@include fence
+
+local now = nowMs(argv.now)
+local jk = jobKey(argv.base, argv.id)
+local code = checkFence(jk, argv.token, argv.attempt)
+if code ~= 1 then return code end
+if redis.call('HGET', jk, 's') ~= 'active' then return -3 end
+redis.call('ZREM', k.active, argv.id)
+redis.call('HDEL', jk, 'tk')
+local due = math.max(tonumber(argv.timestamp), now)
+redis.call('HSET', jk, 'dl', due - now)
+pushDelayed(k, jk, argv.id, due)
+emit(k.events, eventsCap(k.meta), 'delayed', 'jobId', argv.id, 'delay', due, 'prev', 'active')
+return 1

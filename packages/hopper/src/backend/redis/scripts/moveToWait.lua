@@ -1,0 +1,18 @@
+--[[ moveToWait: the holder of an active job puts it back at the head of the ready jobs without
+  spending an attempt (a processor hit a rate limit: RateLimitError).
+  KEYS: meta, wait, prio, prioCounter, active, events, marker
+  ARGV: base, id, token, attempt
+  Returns: 1 done; -1 job missing; -2 stale token or attempt; -3 not active ]]
+--@include base
+--@include fence
+
+local jk = jobKey(argv.base, argv.id)
+local code = checkFence(jk, argv.token, argv.attempt)
+if code ~= 1 then return code end
+if redis.call('HGET', jk, 's') ~= 'active' then return -3 end
+redis.call('ZREM', k.active, argv.id)
+redis.call('HDEL', jk, 'tk')
+local state = pushReady(k, jk, argv.id, tonumber(redis.call('HGET', jk, 'p')) or 0, true)
+signalWork(k.marker)
+emit(k.events, eventsCap(k.meta), 'waiting', 'jobId', argv.id, 'prev', 'active', 'state', state)
+return 1

@@ -1,0 +1,23 @@
+--[[ obliterate: destroys a queue and everything in it, in bounded steps. The first call
+  (cursor 0) pauses the queue and, unless forced, refuses if jobs are active. Each call deletes
+  up to `count` of the queue's keys (found with SCAN: every key of the queue is under `base`, in
+  one slot); the meta key goes last, when the scan is complete.
+  KEYS: meta, active, events
+  ARGV: base, force, count, cursor
+  Returns: { nextCursor ('0' when done), deleted } or { -1 } when active jobs block it. ]]
+
+local base = argv.base
+if argv.cursor == '0' then
+  if argv.force ~= '1' and redis.call('ZCARD', k.active) > 0 then return { -1 } end
+  redis.call('HSET', k.meta, 'paused', '1')
+end
+local pattern = string.gsub(base, '([%*%?%[%]\\])', '\\%1') .. '*'
+local reply = redis.call('SCAN', argv.cursor, 'MATCH', pattern, 'COUNT', tonumber(argv.count))
+local deleted = 0
+for i = 1, #reply[2] do
+  if reply[2][i] ~= k.meta then
+    deleted = deleted + redis.call('DEL', reply[2][i])
+  end
+end
+if reply[1] == '0' then deleted = deleted + redis.call('DEL', k.meta) end
+return { reply[1], deleted }

@@ -1,0 +1,98 @@
+/**
+ * The shapes around a Job: what it needs to reach storage (JobContext), its JSON forms, and the
+ * parsing of stored values.
+ */
+import type { QueueBackend, Retention } from '../backend/backend.js';
+import type { Clock } from '../clock/clock.js';
+import type { StrategyFn } from './failure.js';
+import type { Job } from './job.js';
+import type { JobsOptions } from './options.js';
+
+/** Progress of a job: a number (e.g. percent) or any JSON object. */
+export type JobProgress = number | object | string | boolean;
+
+/** What a Job needs to reach its queue's storage. */
+export interface JobContext {
+  readonly backend: QueueBackend;
+  readonly queueName: string;
+  readonly prefix: string;
+  /** Waits for the owning component to be ready (connected, checked). */
+  ready(): Promise<void>;
+  /** The clock deciding due times (undefined `backendNow()` in production). */
+  readonly clock: Clock;
+  /** Called after a job's progress was stored (a Worker emits its `progress` event). */
+  jobProgressed?(job: Job, progress: JobProgress): void;
+  /** The worker's backoff strategy, for `job.moveToFailed` in manual processing. */
+  readonly backoffStrategy?: StrategyFn;
+  /** Retention of failed jobs that set none themselves (a worker's `removeOnFail`). */
+  readonly failKeep?: Retention;
+  /** Lock duration for jobs taken by manual processing (a worker's `lockDuration`). */
+  readonly lockDuration?: number;
+}
+
+/** Anything that can wait for a job to finish (QueueEvents). */
+export interface JobFinishWaiter {
+  waitForJob(jobId: string, ttl?: number): Promise<unknown>;
+}
+
+/** A job in its stored form, values serialised (BullMQ's `JobJson`, from `job.asJSON()`). */
+export interface JobJsonRaw {
+  id: string;
+  name: string;
+  data: string;
+  opts: JobsOptions;
+  progress: JobProgress;
+  attemptsMade: number;
+  attemptsStarted: number;
+  finishedOn?: number;
+  processedOn?: number;
+  timestamp: number;
+  delay?: number;
+  priority?: number;
+  failedReason: string;
+  stacktrace?: string;
+  returnvalue: string;
+  stalledCounter: number;
+}
+
+/** `asJSON()` plus where the job lives (BullMQ's `JobJsonSandbox`). */
+export type JobJsonSandbox = JobJsonRaw & { queueName: string; queueQualifiedName: string; prefix: string };
+
+/** The plain-object form of a job (`job.toJSON()`). */
+export interface JobJson {
+  id: string | undefined;
+  name: string;
+  data: unknown;
+  opts: JobsOptions;
+  progress: JobProgress;
+  returnvalue: unknown;
+  failedReason: string | undefined;
+  stacktrace: string[];
+  attemptsMade: number;
+  attemptsStarted: number;
+  stalledCounter: number;
+  timestamp: number;
+  processedOn: number | undefined;
+  finishedOn: number | undefined;
+  delay: number;
+  priority: number;
+  queueName: string;
+}
+
+const optsCache = new Map<string, JobsOptions>();
+
+// Many jobs share the same options string: parse each distinct one once.
+export function parseOpts(raw: string | undefined): JobsOptions {
+  if (!raw) return {};
+  let opts = optsCache.get(raw);
+  if (opts === undefined) {
+    opts = JSON.parse(raw) as JobsOptions;
+    if (optsCache.size >= 256) optsCache.clear();
+    optsCache.set(raw, opts);
+  }
+  return opts;
+}
+
+export function parseJson(raw: string | undefined): unknown {
+  return raw === undefined || raw === '' ? undefined : (JSON.parse(raw) as unknown);
+}
