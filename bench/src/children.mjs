@@ -5,6 +5,7 @@
 // timer carries from one run (or one library) into the next.
 
 import { fork } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 const RUNNER = fileURLToPath(new URL('./runner.mjs', import.meta.url));
@@ -60,13 +61,17 @@ export async function probeLibrary(lib) {
  * On any failure or on timeout, every process of the step is killed before rejecting.
  * @param {{ role: string }[]} specs one runner spec per role
  * @param {{ timeoutMs: number, execArgvFor: (role: string) => string[] }} options
- * @returns {Promise<{ role: string, metrics: Record<string, number>, notes: string[] }[]>}
+ * `setupMs` is the time from fork to ready: slow setups (a missed wake-up during warm-up, say)
+ * are worth seeing even though they are not part of any figure.
+ * @returns {Promise<{ role: string, metrics: Record<string, number>, notes: string[], setupMs: number }[]>}
  */
 export function runStep(specs, { timeoutMs, execArgvFor }) {
   return new Promise((resolve, reject) => {
     const states = specs.map((spec) => ({
       role: spec.role,
       ...forkRunner(spec, execArgvFor(spec.role)),
+      forkedAt: performance.now(),
+      setupMs: 0,
       ready: false,
       result: undefined,
       closed: false,
@@ -92,6 +97,7 @@ export function runStep(specs, { timeoutMs, execArgvFor }) {
         if (settled) return;
         if (message?.type === 'ready') {
           state.ready = true;
+          state.setupMs = performance.now() - state.forkedAt;
           if (!started && states.every((s) => s.ready)) {
             started = true;
             for (const s of states) s.child.send({ type: 'start' });
@@ -100,7 +106,8 @@ export function runStep(specs, { timeoutMs, execArgvFor }) {
           if (!state.ready) {
             void abort(new Error(`role ${state.role} returned without calling ctx.ready()`));
           } else {
-            state.result = { role: state.role, metrics: message.metrics, notes: message.notes };
+            const { metrics, notes } = message;
+            state.result = { role: state.role, metrics, notes, setupMs: state.setupMs };
           }
         } else if (message?.type === 'error') {
           void abort(new Error(`${state.role} process failed: ${message.stack ?? message.message}`));

@@ -19,6 +19,8 @@ import { scenarios } from './scenarios/index.mjs';
 const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url));
 /** The queue every run uses: Redis is flushed between runs, so one name is enough. */
 const QUEUE_NAME = 'bench';
+/** A 1-minute load average above this before the first run means other work competes for the CPU. */
+const BUSY_LOAD = 0.5;
 /** A run that takes longer than this is a hang, and is killed and reported as an error. */
 const RUN_TIMEOUT_MS = { full: 10 * 60_000, quick: 2 * 60_000 };
 
@@ -41,10 +43,14 @@ const slug = (text) => text.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '');
 
 const formatMs = (ms) => (ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).toFixed(1)} s`);
 
-/** Runs every step of one case for one library; returns the merged metrics and notes. */
+/**
+ * Runs every step of one case for one library; returns the merged metrics and notes, and the
+ * longest setup (fork to ready) of its processes.
+ */
 async function runCase({ scenario, label, params }, lib, { timeoutMs, clockTicks, profileDir, run }) {
   const metrics = {};
   const notes = [];
+  let setupMs = 0;
   for (const roles of scenario.steps) {
     const specs = roles.map((role) => ({
       mode: 'role',
@@ -63,6 +69,7 @@ async function runCase({ scenario, label, params }, lib, { timeoutMs, clockTicks
         : [];
     for (const result of await runStep(specs, { timeoutMs, execArgvFor })) {
       Object.assign(metrics, result.metrics);
+      setupMs = Math.max(setupMs, result.setupMs);
       notes.push(...result.notes.map((note) => `${result.role}: ${note}`));
     }
   }
@@ -70,7 +77,7 @@ async function runCase({ scenario, label, params }, lib, { timeoutMs, clockTicks
   if (missing.length > 0) {
     throw new Error(`no valid figure for ${missing.join(', ')} (got ${JSON.stringify(metrics)})`);
   }
-  return { metrics, notes };
+  return { metrics, notes, setupMs };
 }
 
 async function main() {
@@ -94,6 +101,14 @@ async function main() {
   const versions = {};
   for (const lib of options.libs) versions[lib] = (await probeLibrary(lib)).version;
 
+  const notes = [];
+  const loadAtStart = os.loadavg()[0];
+  if (loadAtStart > BUSY_LOAD) {
+    const warning = `the machine was busy when the benchmark started (1-minute load average ${loadAtStart.toFixed(2)}): other work competes for the CPU, so the figures are noisier than usual`;
+    console.warn(`warning: ${warning}`);
+    notes.push(warning);
+  }
+
   redis = await startRedis();
   console.log(`redis-server ${redis.version} on port ${redis.connection.port} (pid ${redis.pid})`);
   console.log(
@@ -115,12 +130,12 @@ async function main() {
 
   /** Metrics of each successful run, by `${label}\0${lib}`. */
   const runs = new Map();
-  const notes = [];
   const errors = [];
   const failed = new Set();
   const totalRuns = cases.length * options.runs * options.libs.length;
   let done = 0;
-  for (const c of cases) {
+  for (const [index, c] of cases.entries()) {
+    if (c.scenario !== cases[index - 1]?.scenario) console.log(`\n${c.scenario.title}`);
     for (let run = 1; run <= options.runs; run++) {
       // Alternate which library goes first, so slow drift (thermal, neighbours) and any
       // after-effect of the previous run weigh on both equally.
@@ -145,7 +160,8 @@ async function main() {
           const value = result.metrics[headline.key].toLocaleString('en-US', {
             maximumFractionDigits: headline.digits,
           });
-          console.log(`${title}: ${headline.label} ${value} ${headline.unit} (${formatMs(performance.now() - started)})`);
+          const took = `${formatMs(performance.now() - started)}, slowest setup ${formatMs(result.setupMs)}`;
+          console.log(`${title}: ${headline.label} ${value} ${headline.unit} (${took})`);
           for (const note of result.notes) console.log(`  note: ${note}`);
         } catch (error) {
           failed.add(key);
@@ -160,7 +176,7 @@ async function main() {
   const report = {
     date,
     command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim().replace(/ --$/, ''),
-    machine: describeMachine({ redisVersion: redis.version, libraries: versions }),
+    machine: describeMachine({ redisVersion: redis.version, libraries: versions, loadAtStart }),
     settings: {
       quick: options.quick,
       runs: options.runs,

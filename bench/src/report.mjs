@@ -5,8 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { summarize } from './stats.mjs';
 
-/** What the figures were measured on, for the report header. */
-export function describeMachine({ redisVersion, libraries }) {
+/**
+ * What the figures were measured on, for the report header. `loadAtStart` is the 1-minute load
+ * average before the first run: other work on the machine makes every figure noisier.
+ */
+export function describeMachine({ redisVersion, libraries, loadAtStart }) {
   const cpus = os.cpus();
   return {
     cpu: cpus[0]?.model.trim() ?? 'unknown',
@@ -16,6 +19,7 @@ export function describeMachine({ redisVersion, libraries }) {
     node: process.version,
     redis: redisVersion,
     libraries,
+    loadAtStart,
   };
 }
 
@@ -90,7 +94,7 @@ export function renderMarkdown(report) {
     '',
     `- Date: ${report.date}`,
     `- Command: \`${report.command}\``,
-    `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.ramGiB} GiB RAM, ${machine.os}`,
+    `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.ramGiB} GiB RAM, ${machine.os}; load average ${machine.loadAtStart.toFixed(2)} at start`,
     `- Software: Node ${machine.node}, Redis ${machine.redis} (default settings, no persistence), ${libraries}`,
     `- Runs per figure: ${settings.runs}${settings.runs > 1 ? ', each cell is the median [min–max]' : ''}${settings.quick ? ' (quick mode: small sizes, figures not comparable)' : ''}`,
     '',

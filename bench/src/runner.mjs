@@ -8,6 +8,7 @@
 //   child -> parent  { type: 'error', message, stack }  the role (or the library) failed
 //   child -> parent  { type: 'probe', name, version }   probe mode only
 
+import { performance } from 'node:perf_hooks';
 import { connectRedis, readInfoNumbers } from './redis/client.mjs';
 
 /** How long the library may take to close its connections before the child exits anyway. */
@@ -31,14 +32,34 @@ const fail = async (error) => {
 process.on('uncaughtException', fail);
 process.on('unhandledRejection', fail);
 
-/** Closes what the role opened, newest first (workers before the queues they use). */
-async function closeAll(resources) {
-  for (const resource of resources.reverse()) {
+/** A close() slower than this is reported: it usually means a blocking call is not interrupted. */
+const SLOW_CLOSE_MS = 1_000;
+
+/**
+ * Closes what the role opened, newest first (workers before the queues they use), and returns
+ * notes on any close() that failed, hung or was slow: not part of a figure, but worth seeing.
+ * @param {{ resource: { close: () => unknown }, label: string }[]} opened
+ */
+async function closeAll(opened) {
+  const notes = [];
+  for (const { resource, label } of opened.reverse()) {
+    const started = performance.now();
     let timer;
-    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_TIMEOUT_MS)));
-    await Promise.race([Promise.resolve(resource.close()).catch(() => {}), timeout]);
+    const timeout = new Promise((resolve) => (timer = setTimeout(() => resolve('timeout'), CLOSE_TIMEOUT_MS)));
+    const closing = Promise.resolve()
+      .then(() => resource.close())
+      .then(
+        () => 'closed',
+        (error) => `failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    const outcome = await Promise.race([closing, timeout]);
     clearTimeout(timer);
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    if (outcome === 'timeout') notes.push(`${label}.close() had not finished after ${CLOSE_TIMEOUT_MS / 1000} s`);
+    else if (outcome !== 'closed') notes.push(`${label}.close() ${outcome}`);
+    else if (performance.now() - started > SLOW_CLOSE_MS) notes.push(`${label}.close() took ${seconds} s`);
   }
+  return notes;
 }
 
 async function runRole(spec, lib) {
@@ -46,8 +67,11 @@ async function runRole(spec, lib) {
   const role = scenario.roles[spec.role];
   if (typeof role !== 'function') throw new Error(`scenario ${spec.scenario} has no role "${spec.role}"`);
 
-  /** @type {{ close: () => unknown }[]} */
-  const resources = [];
+  /** @type {{ resource: { close: () => unknown }, label: string }[]} */
+  const opened = [];
+  /** Notes by text, with how often each was made (a reconnect loop repeats the same error). */
+  const noted = new Map();
+  const note = (text) => noted.set(text, (noted.get(text) ?? 0) + 1);
   let started;
   const ctx = {
     lib,
@@ -56,15 +80,22 @@ async function runRole(spec, lib) {
     connection: spec.connection,
     redisPid: spec.redisPid,
     clockTicks: spec.clockTicks,
-    /** Registers something with a close() method to be closed after the role returns. */
-    open(resource) {
-      resources.push(resource);
+    /**
+     * Registers something with a close() method to be closed after the role returns. An emitter's
+     * 'error' events become notes: unheard, they would crash the process (even during close()),
+     * and a role that must fail on them listens itself (see trackCompletions).
+     */
+    open(resource, label = resource.constructor.name) {
+      opened.push({ resource, label });
+      if (typeof resource.on === 'function') {
+        resource.on('error', (error) => note(`${label} emitted error: ${error instanceof Error ? error.message : String(error)}`));
+      }
       return resource;
     },
     /** A control connection to Redis for INFO, outside the library under test. */
     async redis() {
       const client = await connectRedis(spec.connection);
-      resources.push(client);
+      ctx.open(client, 'Redis control connection');
       return { info: (section, names) => readInfoNumbers(client, section, names) };
     },
     /** Declares setup done; resolves when the parent says every process of the step is ready. */
@@ -78,10 +109,11 @@ async function runRole(spec, lib) {
   };
 
   const result = (await role(ctx)) ?? {};
-  await closeAll(resources);
+  for (const text of result.notes ?? []) if (typeof text === 'string') note(text);
+  for (const text of await closeAll(opened)) note(text);
   return {
     metrics: result.metrics ?? {},
-    notes: (result.notes ?? []).filter((note) => typeof note === 'string'),
+    notes: [...noted].map(([text, times]) => (times > 1 ? `${text} (${times} times)` : text)),
   };
 }
 

@@ -12,8 +12,12 @@ export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1];
 }
 
+/** Name of a percentile in metric keys and labels: `p50`, `p99`..., and `max` for 100. */
+export const percentileName = (p) => (p === 100 ? 'max' : `p${p}`);
+
 /**
- * Sorts a copy of the samples numerically and returns the given percentiles, keyed `p50`, `p95`...
+ * Sorts a copy of the samples numerically and returns the given percentiles, keyed by
+ * percentileName (`p50`, `p95`..., `max`).
  * @param {ArrayLike<number>} samples
  * @param {number[]} ps
  */
@@ -21,7 +25,7 @@ export function percentiles(samples, ps) {
   const sorted = Float64Array.from(samples).sort();
   /** @type {Record<string, number>} */
   const out = {};
-  for (const p of ps) out[`p${p}`] = percentile(sorted, p);
+  for (const p of ps) out[percentileName(p)] = percentile(sorted, p);
   return out;
 }
 

@@ -5,7 +5,7 @@ import { BULK_BATCH, JOB, WARMUP, addInBatches, expectCounts, metric, openQueue 
 
 export default {
   id: 'add-bulk',
-  title: `Bulk adds: \`queue.addBulk\` batches of ${BULK_BATCH}, one call in flight`,
+  title: `Bulk adds: \`queue.addBulk\` batches of ${BULK_BATCH.toLocaleString('en-US')}, one call in flight`,
   metrics: [metric('jobsPerSec', 'throughput', 'jobs/s', 'higher', 0)],
   cases: (quick) => [{ label: 'add-bulk', params: { total: quick ? 2_000 : 100_000 } }],
   steps: [['producer']],

@@ -3,13 +3,16 @@
 
 import { BULK_BATCH, JOB, WARMUP, addInBatches, expectCounts, metric, openQueue } from './common.mjs';
 
-/** Fields subtracted from used_memory's growth: client buffers and the script cache are fixed
- *  or transient costs (a pipelined addBulk swells the query buffer for a moment), not per job. */
+/**
+ * INFO fields read. The growth of the last two is subtracted from used_memory's: client buffers
+ * and the script cache are transient or fixed costs (a pipelined addBulk swells the query buffer
+ * for a moment), not per job.
+ */
 const FIELDS = ['used_memory', 'mem_clients_normal', 'used_memory_scripts'];
 
 export default {
   id: 'memory',
-  title: `Memory: Redis used_memory per waiting job (100-byte payload, added in batches of ${BULK_BATCH})`,
+  title: `Memory: Redis used_memory per waiting job (100-byte payload, added in batches of ${BULK_BATCH.toLocaleString('en-US')})`,
   metrics: [metric('bytesPerJob', 'Redis memory per waiting job', 'bytes', 'lower', 0)],
   cases: (quick) => [{ label: 'memory', params: { total: quick ? 2_000 : 10_000, payloadBytes: 100 } }],
   steps: [['producer']],

@@ -40,3 +40,14 @@ export {
 export type { ConnectionOptions } from './backend/create.js';
 export { type Clock, type ClockTimer, SystemClock } from './clock/clock.js';
 export { FakeClock } from './clock/fake-clock.js';
+export {
+  nextFireTimes,
+  validateRepeat,
+  firstOccurrence,
+  type RepeatOptions,
+  type ScheduleSpec,
+  type OverlapPolicy,
+  type CatchupPolicy,
+  type NextFireTimesOptions,
+  type InvalidScheduleReason,
+} from './schedule/index.js';

@@ -71,16 +71,14 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
     this.queueName = name;
     this.prefix = prefix;
     this.clock = opts.clock ?? systemClock;
-    this.backend = createBackend({
-      connection: opts.connection,
-      prefix,
-      queueName: name,
-      role,
-      onConnectionError: (err) => this.emitError(err),
-    });
+    // Errors of a connection being closed on purpose are not worth reporting.
+    const report = (err: unknown): void => {
+      if (!this.closed) this.emitError(err);
+    };
+    this.backend = createBackend({ connection: opts.connection, prefix, queueName: name, role, onConnectionError: report });
     this.readyPromise = this.start();
     // Callers see a failed start through ready(); never leave it as an unhandled rejection.
-    this.readyPromise.catch((err: unknown) => this.emitError(err));
+    this.readyPromise.catch(report);
   }
 
   /** The queue's epoch seen at start: a different one later means Redis lost the queue's data. */

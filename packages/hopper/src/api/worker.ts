@@ -214,6 +214,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   }
 
   protected override async init(): Promise<void> {
+    await super.init();
     this.emit('ready');
   }
 

@@ -5,7 +5,7 @@
  */
 import { InvalidOptionsError } from '../job/errors.js';
 import { nextFireAfter } from './fire-cursor.js';
-import { countFires, lastFires, listFires } from './fire-range.js';
+import { countFires, lastFires, scanFires } from './fire-range.js';
 import type { ScheduleSpec } from './repeat-options.js';
 import { describe } from './timezone.js';
 
@@ -79,16 +79,11 @@ export function planCatchup(input: PlanCatchupInput): CatchupPlan {
   const windowAfter = Math.max(lastInstant, Math.ceil(now - spec.catchupWindow) - 1);
   const keep = spec.catchup === 'latest' ? 1 : spec.catchup === 'all' ? spec.catchupMax : 0;
 
-  let toCreate: number[];
-  let eligible: { count: number; exact: boolean };
-  const listed = spec.kind === 'cron' ? listFires(spec, windowAfter, now) : null;
-  if (listed !== null) {
-    eligible = { count: listed.length, exact: true };
-    toCreate = keep === 0 ? [] : listed.slice(-keep);
-  } else {
-    eligible = countFires(spec, windowAfter, now);
-    toCreate = lastFires(spec, windowAfter, now, Math.min(keep, eligible.count));
-  }
+  const eligible = scanFires(spec, windowAfter, now);
+  const toCreate =
+    eligible.fires === null
+      ? lastFires(spec, windowAfter, now, Math.min(keep, eligible.count))
+      : eligible.fires.slice(eligible.fires.length - Math.min(keep, eligible.fires.length));
   const outside = countFires(spec, lastInstant, windowAfter);
   const droppedByPolicy = Math.max(0, eligible.count - toCreate.length);
   return {

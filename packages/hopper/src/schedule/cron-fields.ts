@@ -137,7 +137,7 @@ function checkItem(where: string, item: string, rule: FieldRule): void {
     if (modified[2] !== undefined && (Number(modified[2]) < 1 || Number(modified[2]) > 5)) {
       throw invalidSchedule(
         'cron-out-of-range',
-        `${where}: '#${modified[2]}' asks for an occurrence a month cannot have; use #1 to #5, ` + 'or L for the last one.',
+        `${where}: '#${modified[2]}' asks for an occurrence a month cannot have; use #1 to #5, or L for the last one.`,
       );
     }
   }

@@ -38,7 +38,7 @@ function slot(spec: EveryScheduleSpec, k: number): number {
  * The first grid slot strictly after `after`, within startDate/endDate; `null` past endDate.
  *
  * @example
- * nextEveryFire(spec({ every: 60_000 }), 90_000); // 120000
+ * nextEveryFire(validateRepeat({ every: 60_000 }) as EveryScheduleSpec, 90_000); // 120000
  */
 export function nextEveryFire(spec: EveryScheduleSpec, after: number): number | null {
   const { first, last } = slotBounds(spec);
@@ -68,7 +68,7 @@ export function countEveryFires(spec: EveryScheduleSpec, after: number, upTo: nu
  * The most recent `count` slots in `(after, upTo]`, ascending. O(count).
  *
  * @example
- * lastEveryFires(spec({ every: 1000 }), 0, 10_500, 3); // [8000, 9000, 10000]
+ * lastEveryFires(validateRepeat({ every: 1000 }) as EveryScheduleSpec, 0, 10_500, 3); // [8000, 9000, 10000]
  */
 export function lastEveryFires(spec: EveryScheduleSpec, after: number, upTo: number, count: number): number[] {
   const newest = lastEveryFireAtOrBefore(spec, upTo, after);

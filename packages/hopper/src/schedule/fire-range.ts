@@ -23,31 +23,36 @@ export interface FireCount {
   readonly exact: boolean;
 }
 
-/** The fires in `(after, upTo]`, in order, if there are at most `cap`; else `null`. */
-export function listFires(spec: ScheduleSpec, after: number, upTo: number, cap: number = CRON_ENUMERATION_CAP): number[] | null {
-  const fires: number[] = [];
-  if (upTo <= after) return fires;
+/** The fires of a range: how many, and the list itself when it was enumerated in full. */
+export interface FireScan extends FireCount {
+  /** The fires in order: a cron range of at most `CRON_ENUMERATION_CAP` fires; else `null`. */
+  readonly fires: readonly number[] | null;
+}
+
+/**
+ * Scans the fires in `(after, upTo]`. `every`: counted in O(1), not listed. Cron: enumerated and
+ * listed up to {@link CRON_ENUMERATION_CAP} fires; past it the rest is estimated and not listed.
+ */
+export function scanFires(spec: ScheduleSpec, after: number, upTo: number): FireScan {
+  if (upTo <= after) return { count: 0, exact: true, fires: [] };
+  if (spec.kind === 'every') return { count: countEveryFires(spec, after, upTo), exact: true, fires: null };
   const cursor = fireCursor(spec, after);
+  const fires: number[] = [];
   for (;;) {
     const at = cursor.next();
-    if (at === null || at > upTo) return fires;
-    if (fires.length === cap) return null;
+    if (at === null || at > upTo) return { count: fires.length, exact: true, fires };
+    if (fires.length === CRON_ENUMERATION_CAP) {
+      const estimate = estimateCronFires(spec, fires[fires.length - 1], upTo);
+      return { count: CRON_ENUMERATION_CAP + Math.max(1, estimate), exact: false, fires: null };
+    }
     fires.push(at);
   }
 }
 
 /** How many fires lie in `(after, upTo]`. O(1) for every; bounded enumeration for cron. */
 export function countFires(spec: ScheduleSpec, after: number, upTo: number): FireCount {
-  if (upTo <= after) return { count: 0, exact: true };
-  if (spec.kind === 'every') return { count: countEveryFires(spec, after, upTo), exact: true };
-  const cursor = fireCursor(spec, after);
-  let last = after;
-  for (let count = 0; count < CRON_ENUMERATION_CAP; count++) {
-    const at = cursor.next();
-    if (at === null || at > upTo) return { count, exact: true };
-    last = at;
-  }
-  return { count: CRON_ENUMERATION_CAP + estimateCronFires(spec, last, upTo), exact: false };
+  const { count, exact } = scanFires(spec, after, upTo);
+  return { count, exact };
 }
 
 function estimateCronFires(spec: CronScheduleSpec, after: number, upTo: number): number {

@@ -72,16 +72,25 @@ export interface RepeatOptions {
 
 /** Fields every normalised spec has. Instants are epoch ms. */
 interface ScheduleSpecBase {
-  /** Canonical time zone id. */
+  /** Canonical time zone id (`'UTC'` when none was given). */
   readonly tz: string;
+  /** First instant allowed (inclusive), epoch ms; absent = no lower bound. */
   readonly startDate?: number;
+  /** Last instant allowed (inclusive), epoch ms; absent = no end. */
   readonly endDate?: number;
+  /** Most occurrences to create; absent = no limit. Enforced by the engine. */
   readonly limit?: number;
+  /** Jitter bound in ms (0 = none). */
   readonly jitter: number;
+  /** Overlap policy. */
   readonly overlap: OverlapPolicy;
+  /** Catch-up policy. */
   readonly catchup: CatchupPolicy;
+  /** Catch-up window in ms. */
   readonly catchupWindow: number;
+  /** Most missed occurrences created at once with `catchup: 'all'`. */
   readonly catchupMax: number;
+  /** Whether the scheduler is paused. */
   readonly paused: boolean;
 }
 

@@ -19,7 +19,7 @@ export function resolveTimeZone(tz: unknown): string {
   if (typeof tz !== 'string' || tz.trim() === '') {
     throw invalidSchedule(
       'invalid-timezone',
-      `tz must be an IANA time zone name such as 'Europe/Paris' or 'UTC', got ${describe(tz)}. ` + 'Omit tz to use UTC.',
+      `tz must be an IANA time zone name such as 'Europe/Paris' or 'UTC', got ${describe(tz)}. Omit tz to use UTC.`,
     );
   }
   try {

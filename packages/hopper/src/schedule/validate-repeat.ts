@@ -39,8 +39,7 @@ const CATCHUP_POLICIES: readonly CatchupPolicy[] = ['latest', 'all', 'none'];
 const UNKNOWN_OPTION_HINTS: Readonly<Record<string, string>> = {
   cron: "Hopper calls it 'pattern'.",
   timezone: "Hopper calls it 'tz'.",
-  immediately:
-    'An every schedule already runs its first occurrence at once; to run a cron schedule ' + 'now, call triggerJobScheduler(id).',
+  immediately: 'An every schedule already runs its first occurrence at once; to run a cron schedule now, call triggerJobScheduler(id).',
   key: 'The scheduler id is the first argument of upsertJobScheduler.',
   jobId: 'Occurrence ids are sched:<schedulerId>:<instant>; the scheduler id is the first argument.',
   count: 'Hopper keeps the count of created occurrences itself.',
@@ -116,14 +115,14 @@ function commonFields(repeat: RepeatOptions, tz: string): CommonFields {
   if (startDate !== undefined && endDate !== undefined && startDate > endDate) {
     throw invalidSchedule(
       'start-after-end',
-      `startDate (${new Date(startDate).toISOString()}) is after endDate ` + `(${new Date(endDate).toISOString()}); swap them or drop one.`,
+      `startDate (${new Date(startDate).toISOString()}) is after endDate (${new Date(endDate).toISOString()}); swap them or drop one.`,
     );
   }
   const { limit, jitter = 0, catchupWindow = DEFAULT_CATCHUP_WINDOW_MS } = repeat;
   if (limit != null && (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1)) {
     throw invalidSchedule(
       'invalid-limit',
-      `limit must be an integer >= 1 (the most occurrences to create), got ${describe(limit)}; ` + 'omit it for no limit.',
+      `limit must be an integer >= 1 (the most occurrences to create), got ${describe(limit)}; omit it for no limit.`,
     );
   }
   if (typeof jitter !== 'number' || !Number.isFinite(jitter) || jitter < 0) {
@@ -195,7 +194,7 @@ function checkFiresSoon(spec: CronScheduleSpec, now: number): void {
   if (step === 'end') {
     throw invalidSchedule(
       'never-fires',
-      `cron pattern '${spec.pattern}' never fires (no date matches it, e.g. February 31st). ` + 'Check the day-of-month and month fields.',
+      `cron pattern '${spec.pattern}' never fires (no date matches it, e.g. February 31st). Check the day-of-month and month fields.`,
     );
   }
   throw invalidSchedule(

@@ -115,7 +115,8 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
   afterEach(async () => {
     const s = current();
     state = undefined;
-    await Promise.all(s.closables.reverse().map((c) => c.close()));
+    // Last opened, first closed (a server a test started outlives the clients using it).
+    for (const closable of s.closables.reverse()) await closable.close();
     try {
       if (s.audit) await assertInvariants(s.env.url, s.env.prefix);
     } finally {

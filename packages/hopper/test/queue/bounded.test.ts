@@ -1,0 +1,54 @@
+/**
+ * Bounded work: management calls loop from TypeScript in batches, so a huge clean never holds
+ * Redis long enough to stall other workers' lock renewals.
+ */
+import { describe, expect, it } from 'vitest';
+import { collect, once, signal } from '../helpers/wait.js';
+import { useHopper } from '../helpers/hopper.js';
+
+const env = useHopper();
+
+describe('bounded work', () => {
+  it('lock renewals of a busy worker keep succeeding during a 200,000-job clean', async () => {
+    const name = env.queueName('big');
+    const queue = env.queue(name);
+    const busyName = env.queueName('busy');
+    const busyQueue = env.queue(busyName);
+    for (let i = 0; i < 200_000; i += 1000) {
+      await queue.addBulk(Array.from({ length: 1000 }, (_, j) => ({ name: 'x', data: { i: i + j } })));
+    }
+    await busyQueue.addBulk(Array.from({ length: 4 }, (_, i) => ({ name: 'long', data: { i }, opts: { removeOnComplete: false } })));
+    // A busy worker whose locks expire after 600 ms unless renewed (every 150 ms); a second
+    // worker checks for stalled jobs every 100 ms and would rescue any lock left to expire.
+    const release = signal();
+    const lost: unknown[] = [];
+    const busy = env.worker(
+      busyName,
+      async (_job, _token, abort) => {
+        abort?.addEventListener('abort', () => lost.push(abort.reason));
+        await release.promise;
+      },
+      { concurrency: 4, lockDuration: 600, lockRenewTime: 150 },
+    );
+    const watcher = env.worker(busyName, async () => undefined, { stalledInterval: 100, autorun: true, concurrency: 1 });
+    const stalled: string[] = [];
+    watcher.on('stalled', (id: string) => stalled.push(id));
+    await collect(busy, 'active', 4);
+
+    const started = Date.now();
+    const removed = await queue.clean(0, 0, 'wait');
+    const elapsed = Date.now() - started;
+    release.resolve();
+    await collect(busy, 'completed', 4);
+
+    expect(removed).toHaveLength(200_000);
+    expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 0 });
+    expect(lost).toEqual([]);
+    expect(stalled).toEqual([]);
+    const jobs = await busyQueue.getCompleted();
+    expect(jobs.map((j) => j.stalledCounter)).toEqual([0, 0, 0, 0]);
+    // The clean took many lock durations, so the locks survived only by being renewed.
+    expect(elapsed).toBeGreaterThan(600);
+    await once(watcher, 'drained').catch(() => undefined);
+  }, 120_000);
+});
