@@ -94,6 +94,7 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     switch (event) {
       case 'added':
         this.emit('added', { jobId: rest.jobId, name: rest.name }, id);
+        // An `added` entry without a state means waiting (the common case, left out to save memory).
         if (rest.state === 'delayed') this.emit('delayed', { jobId: rest.jobId, delay: Number(rest.delay) }, id);
         else this.emit('waiting', { jobId: rest.jobId, prev: undefined }, id);
         return;

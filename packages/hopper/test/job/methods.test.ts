@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidDataError, InvalidStateError, Job, JobActiveError, LockLostError } from '../../src/index.js';
-import { once, signal } from '../helpers/wait.js';
+import { collect, once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper({ fakeClock: true });
@@ -24,6 +24,28 @@ describe('Job methods', () => {
     expect((await queue.getJob(job.id as string))?.data).toEqual({ small: 2 });
     const limited = await queue.add('y', {}, { sizeLimit: 20 });
     await expect(limited.updateData({ text: 'way too long for the limit' })).rejects.toBeInstanceOf(InvalidDataError);
+  });
+
+  it('round-trips data of every size through add, claim and update (inline, chunked, own key)', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    // Multibyte text, so 64-byte chunk boundaries fall inside characters.
+    const sizes = [10, 63, 64, 65, 200, 1023, 1024, 1025, 5000];
+    const datas = sizes.map((n) => ({ text: 'é€😀'.repeat(n).slice(0, n) }));
+    const jobs = await queue.addBulk(datas.map((data) => ({ name: 'sized', data, opts: { removeOnComplete: false } })));
+    for (const [i, job] of jobs.entries()) expect((await queue.getJob(job.id as string))?.data).toEqual(datas[i]);
+    const seen: unknown[] = [];
+    const worker = env.worker(name, async (job) => {
+      seen.push(job.data);
+    });
+    await collect(worker, 'completed', sizes.length);
+    expect(seen).toEqual(datas);
+    // Updates move data between the three storages and leave nothing stale behind.
+    const job = jobs[4];
+    for (const n of [5000, 10, 300, 2000, 70]) {
+      await job.updateData({ text: 'x'.repeat(n) });
+      expect((await queue.getJob(job.id as string))?.data).toEqual({ text: 'x'.repeat(n) });
+    }
   });
 
   it('fences updateData from a processor to its attempt', async () => {

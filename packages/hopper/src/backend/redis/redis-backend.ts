@@ -99,13 +99,21 @@ function toNumber(value: string | undefined): number | undefined {
   return value === undefined ? undefined : Number(value);
 }
 
+/** Data stored in 64-byte fields d1..dN of the job hash (see includes/base.lua), if any. */
+function chunkedData(hash: Record<string, string>): string | undefined {
+  if (hash.dc === undefined) return undefined;
+  let data = '';
+  for (let i = 1; i <= Number(hash.dc); i++) data += hash[`d${i}`] ?? '';
+  return data;
+}
+
 /** Builds a JobRecord from a job hash (and its separate data string); undefined if the job is gone. */
 function toRecord(id: string, hash: Record<string, string> | null, bigData: string | null): JobRecord | undefined {
   if (!hash || hash.n === undefined) return undefined;
   return {
     id,
     name: hash.n,
-    data: hash.d ?? bigData ?? 'null',
+    data: hash.d ?? chunkedData(hash) ?? bigData ?? 'null',
     opts: hash.o,
     state: hash.s !== undefined && isJobState(hash.s) ? hash.s : undefined,
     timestamp: Number(hash.t ?? 0),

@@ -32,11 +32,7 @@ local function createJob(id, name, data, opts, priority, delay, lifo, timestamp,
   if opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = opts end
   if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
   if extra then fields[#fields + 1] = extra[1]; fields[#fields + 1] = extra[2] end
-  if #data <= INLINE_DATA_MAX then
-    fields[#fields + 1] = 'd'; fields[#fields + 1] = data
-  else
-    redis.call('SET', dataKey(base, id), data)
-  end
+  dataFields(base, id, data, fields)
   if delay > 0 then
     fields[#fields + 1] = 'dl'; fields[#fields + 1] = delay
     fields[#fields + 1] = 's'; fields[#fields + 1] = 'delayed'
@@ -56,15 +52,19 @@ local function createJob(id, name, data, opts, priority, delay, lifo, timestamp,
   fields[#fields + 1] = 's'; fields[#fields + 1] = state
   redis.call('HSET', jk, unpack(fields))
   signalWork(k.marker)
-  emit(k.events, cap, 'added', 'jobId', id, 'name', name, 'state', state)
+  -- 'waiting' is the common case and the readers' default: leave it out of the entry (memory).
+  if state == 'waiting' then
+    emit(k.events, cap, 'added', 'jobId', id, 'name', name)
+  else
+    emit(k.events, cap, 'added', 'jobId', id, 'name', name, 'state', state)
+  end
 end
 
 -- Debounce with replace: the existing job, still delayed, takes the new data, options and delay.
 local function replaceDelayed(id, data, opts, delay)
   local jk = jobKey(base, id)
   if redis.call('HGET', jk, 's') ~= 'delayed' then return end
-  redis.call('HDEL', jk, 'd')
-  redis.call('DEL', dataKey(base, id))
+  clearData(base, id, jk)
   writeData(base, id, jk, data)
   if opts ~= '' then redis.call('HSET', jk, 'o', opts) else redis.call('HDEL', jk, 'o') end
   redis.call('HSET', jk, 'dl', delay)

@@ -9,8 +9,7 @@
 local jk = jobKey(argv.base, argv.id)
 local code = checkFence(jk, argv.token, argv.attempt)
 if code ~= 1 then return code end
--- Data lives inline or in its own key by size: clear the other place.
-redis.call('HDEL', jk, 'd')
-redis.call('DEL', dataKey(argv.base, argv.id))
+-- Data lives inline, in chunks or in its own key by size: clear the old place first.
+clearData(argv.base, argv.id, jk)
 writeData(argv.base, argv.id, jk, argv.data)
 return 1

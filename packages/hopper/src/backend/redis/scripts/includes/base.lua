@@ -33,20 +33,64 @@ local function emit(eventsKey, cap, event, ...)
   redis.call('XADD', eventsKey, 'MAXLEN', '~', cap, '*', 'event', event, ...)
 end
 
--- Redis keeps a hash compact (listpack) only while every value is <= 64 bytes: data larger
--- than that lives in its own string key so the job hash stays small.
-local INLINE_DATA_MAX = 64
+-- Redis keeps a hash compact (listpack) only while every value is <= 64 bytes (and it has at
+-- most 128 entries); one longer value turns it into a real hash table, several times larger.
+-- So job data up to 64 bytes is one field `d`; up to DATA_CHUNKED_MAX it is split into fields
+-- d1..dN of at most 64 bytes (`dc` = N) that keep the hash compact; larger data gets a string
+-- key of its own.
+local DATA_CHUNK = 64
+local DATA_CHUNKED_MAX = 1024
 
-local function writeData(base, id, jk, data)
-  if #data <= INLINE_DATA_MAX then
-    redis.call('HSET', jk, 'd', data)
+-- Appends the field/value pairs that store `data` to `fields`; writes large data to its own key.
+local function dataFields(base, id, data, fields)
+  local n = #data
+  if n <= DATA_CHUNK then
+    fields[#fields + 1] = 'd'; fields[#fields + 1] = data
+  elseif n <= DATA_CHUNKED_MAX then
+    -- Cut only between UTF-8 characters (never before a continuation byte 0x80-0xBF), so each
+    -- chunk is valid text on its own and readers may decode chunks separately.
+    local pos, count = 1, 0
+    while pos <= n do
+      local stop = math.min(pos + DATA_CHUNK - 1, n)
+      while stop < n and stop > pos do
+        local nextByte = string.byte(data, stop + 1)
+        if nextByte < 128 or nextByte >= 192 then break end
+        stop = stop - 1
+      end
+      count = count + 1
+      fields[#fields + 1] = 'd' .. count
+      fields[#fields + 1] = string.sub(data, pos, stop)
+      pos = stop + 1
+    end
+    fields[#fields + 1] = 'dc'; fields[#fields + 1] = count
   else
     redis.call('SET', dataKey(base, id), data)
   end
 end
 
-local function readData(base, id, inline)
+-- Removes a job's data wherever it is stored (before replacing it).
+local function clearData(base, id, jk)
+  local count = tonumber(redis.call('HGET', jk, 'dc')) or 0
+  local names = { 'd', 'dc' }
+  for i = 1, count do names[#names + 1] = 'd' .. i end
+  redis.call('HDEL', jk, unpack(names))
+  redis.call('DEL', dataKey(base, id))
+end
+
+local function writeData(base, id, jk, data)
+  local fields = {}
+  dataFields(base, id, data, fields)
+  if #fields > 0 then redis.call('HSET', jk, unpack(fields)) end
+end
+
+-- Reads a job's data, given the values of its `d` and `dc` fields.
+local function readData(base, id, jk, inline, chunks)
   if inline then return inline end
+  if chunks then
+    local names = {}
+    for i = 1, tonumber(chunks) do names[i] = 'd' .. i end
+    return table.concat(redis.call('HMGET', jk, unpack(names)))
+  end
   return redis.call('GET', dataKey(base, id)) or 'null'
 end
 

@@ -67,7 +67,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, o
   for i = 1, #ids do
     local id = ids[i]
     local jk = jobKey(base, id)
-    local f = redis.call('HMGET', jk, 'n', 'd', 'o', 't', 'am', 'as', 'p', 'dl', 'pg')
+    local f = redis.call('HMGET', jk, 'n', 'd', 'o', 't', 'am', 'as', 'p', 'dl', 'pg', 'dc')
     if f[1] then
       claimed = claimed + 1
       local started = (tonumber(f[6]) or 0) + 1
@@ -78,7 +78,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, o
       emit(k.events, cap, 'active', 'jobId', id)
       out[#out + 1] = id
       out[#out + 1] = f[1]
-      out[#out + 1] = readData(base, id, f[2])
+      out[#out + 1] = readData(base, id, jk, f[2], f[10])
       out[#out + 1] = f[3] or ''
       out[#out + 1] = f[4] or '0'
       out[#out + 1] = f[5] or '0'
