@@ -89,6 +89,7 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
   }
 
   private dispatch(event: string, fields: Record<string, string>, id: string): void {
+    if (fields.ids !== undefined) return this.dispatchBatch(event, fields, id);
     const { event: _name, ...rest } = fields;
     const args: Record<string, unknown> = { ...rest };
     switch (event) {
@@ -129,6 +130,31 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
         return;
       default:
         this.emit(event, args, id);
+    }
+  }
+
+  /** Expands an entry that records one call's events for several jobs (see includes/base.lua). */
+  private dispatchBatch(event: string, fields: Record<string, string>, id: string): void {
+    const ids = JSON.parse(fields.ids) as string[];
+    const list = (name: string): unknown[] | undefined =>
+      fields[name] === undefined ? undefined : (JSON.parse(fields[name]) as unknown[]);
+    if (event === 'added') {
+      const names = list('names') ?? [];
+      // Without states, every job of the call went to waiting (the common case, kept small).
+      const states = list('states');
+      const delays = list('delays');
+      ids.forEach((jobId, i) => {
+        this.emit('added', { jobId, name: names[i] }, id);
+        if (states?.[i] === 'delayed') this.emit('delayed', { jobId, delay: Number(delays?.[i]) }, id);
+        else this.emit('waiting', { jobId, prev: undefined }, id);
+      });
+    } else if (event === 'completed') {
+      const values = list('returnvalues') ?? [];
+      ids.forEach((jobId, i) => this.emit('completed', { jobId, returnvalue: values[i], prev: 'active' }, id));
+    } else if (event === 'active') {
+      for (const jobId of ids) this.emit('active', { jobId, prev: 'waiting' }, id);
+    } else {
+      for (const jobId of ids) this.emit(event, { jobId }, id);
     }
   }
 

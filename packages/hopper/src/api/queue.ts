@@ -38,6 +38,18 @@ export const DEFAULT_MAX_EVENTS = 10_000;
 
 /** Most jobs one bulk-management call (drain, clean, retry, promote, obliterate) handles. */
 const BATCH = 1000;
+/** Most single adds sent together in one call. */
+const MAX_ADDS_PER_CALL = 500;
+
+/** An add waiting for its call: validated and serialised already. */
+interface PendingAdd<DataType, ResultType, NameType extends string> {
+  name: NameType;
+  data: DataType;
+  merged: JobsOptions;
+  prepared: NewJob;
+  resolve?: (job: Job<DataType, ResultType, NameType>) => void;
+  reject?: (err: unknown) => void;
+}
 
 // `any` defaults keep BullMQ's generic signature (`Queue` alone accepts any data).
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -55,6 +67,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   private readonly backoffTypes: readonly string[];
   private seq = 0;
   private inFlight = 0;
+  private readonly pendingAdds: PendingAdd<DataType, ResultType, NameType>[] = [];
 
   constructor(name: string, opts: QueueOptions = {}) {
     super(name, opts, 'command');
@@ -79,9 +92,39 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    *
    * @example await queue.add('resize', { path: '/img/1.png' }, { attempts: 3, backoff: { type: 'exponential', delay: 1000 } });
    */
-  async add(name: NameType, data: DataType, opts?: JobsOptions): Promise<Job<DataType, ResultType, NameType>> {
-    const [job] = await this.addBulk([{ name, data, opts }]);
-    return job;
+  add(name: NameType, data: DataType, opts?: JobsOptions): Promise<Job<DataType, ResultType, NameType>> {
+    let entry: PendingAdd<DataType, ResultType, NameType>;
+    try {
+      entry = this.prepare({ name, data, opts });
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    // Adds made in the same turn of the event loop go to Redis in one call (each add is still
+    // atomic: the call is all-or-nothing). With many adds in flight this saves a round trip and
+    // a script run per job.
+    const promise = new Promise<Job<DataType, ResultType, NameType>>((resolve, reject) => {
+      entry.resolve = resolve;
+      entry.reject = reject;
+    });
+    this.pendingAdds.push(entry);
+    if (this.pendingAdds.length === 1) queueMicrotask(() => this.flushAdds());
+    return promise;
+  }
+
+  private prepare(job: BulkJob<DataType, NameType>): PendingAdd<DataType, ResultType, NameType> {
+    validateJobName(job.name);
+    validateJobOptions(job.opts, this.backoffTypes);
+    const merged = job.opts ? { ...this.defaultJobOptions, ...job.opts } : this.defaultJobOptions;
+    return { name: job.name, data: job.data, merged, prepared: toNewJob(job.name, job.data, merged) };
+  }
+
+  private flushAdds(): void {
+    const batch = this.pendingAdds.splice(0, MAX_ADDS_PER_CALL);
+    if (this.pendingAdds.length > 0) queueMicrotask(() => this.flushAdds());
+    this.send(batch).then(
+      (jobs) => batch.forEach((entry, i) => entry.resolve?.(jobs[i])),
+      (err: unknown) => batch.forEach((entry) => entry.reject?.(err)),
+    );
   }
 
   /**
@@ -90,23 +133,19 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    */
   async addBulk(jobs: BulkJob<DataType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
     if (!Array.isArray(jobs)) throw new InvalidOptionsError('addBulk takes an array of { name, data, opts }.');
-    const prepared = new Array<NewJob>(jobs.length);
-    const merged = new Array<JobsOptions>(jobs.length);
-    for (let i = 0; i < jobs.length; i++) {
-      const { name, data, opts } = jobs[i];
-      validateJobName(name);
-      validateJobOptions(opts, this.backoffTypes);
-      const o = opts ? { ...this.defaultJobOptions, ...opts } : this.defaultJobOptions;
-      merged[i] = o;
-      prepared[i] = toNewJob(name, data, o);
-    }
-    if (prepared.length === 0) return [];
+    const entries = jobs.map((job) => this.prepare(job));
+    if (entries.length === 0) return [];
+    return this.send(entries);
+  }
+
+  /** Writes prepared jobs in one atomic call and builds their Job objects. */
+  private async send(entries: PendingAdd<DataType, ResultType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
     await this.ready();
     this.inFlight++;
     let result;
     try {
       result = await this.backend.addJobs(
-        prepared,
+        entries.map((entry) => entry.prepared),
         { producerId: this.producerId, seq: ++this.seq, keep: Math.max(64, 2 * this.inFlight + 16) },
         this.clock.backendNow(),
       );
@@ -114,10 +153,11 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
       this.inFlight--;
     }
     this.checkEpoch(result.epoch);
-    const out = new Array<Job<DataType, ResultType, NameType>>(jobs.length);
-    for (let i = 0; i < jobs.length; i++) {
+    const out = new Array<Job<DataType, ResultType, NameType>>(entries.length);
+    for (let i = 0; i < entries.length; i++) {
       const id = result.ids[i];
       const outcome = result.outcomes[i];
+      const { name, data, merged } = entries[i];
       if (outcome !== 'added') {
         const existing = await this.getJob(id);
         if (existing) {
@@ -126,8 +166,8 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
           continue;
         }
       }
-      const job = new Job<DataType, ResultType, NameType>(this, jobs[i].name, jobs[i].data, merged[i], id);
-      job.timestamp = merged[i].timestamp ?? result.now;
+      const job = new Job<DataType, ResultType, NameType>(this, name, data, merged, id);
+      job.timestamp = merged.timestamp ?? result.now;
       out[i] = job;
       this.emit('waiting', job);
     }

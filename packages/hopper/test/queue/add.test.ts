@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidDataError, InvalidJobIdError, InvalidNameError, InvalidOptionsError, Queue } from '../../src/index.js';
+import { InvalidDataError, InvalidJobIdError, InvalidNameError, InvalidOptionsError, Queue, type Job } from '../../src/index.js';
 import { once } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
@@ -69,6 +69,26 @@ describe('Queue.add', () => {
     ]);
     expect(jobs.map((j) => j.id)).toEqual(['1', 'custom-b', '2']);
     expect(await queue.getJobCounts('waiting', 'delayed')).toEqual({ waiting: 2, delayed: 1 });
+  });
+
+  it('groups concurrent adds into few calls, each add resolving with its own job', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const events = env.events(name);
+    await events.waitUntilReady();
+    const addedEvents: string[] = [];
+    events.on('added', ({ jobId }: { jobId: string }) => addedEvents.push(jobId));
+    const all = await Promise.all([
+      ...Array.from({ length: 1200 }, (_, i) => queue.add('n', { i })),
+      queue.add('bad', {}, { priority: -1 }).catch((err: unknown) => err),
+    ]);
+    const jobs = all.slice(0, 1200) as Job[];
+    expect(all[1200]).toBeInstanceOf(InvalidOptionsError);
+    expect(jobs.map((j) => j.id)).toEqual(Array.from({ length: 1200 }, (_, i) => String(i + 1)));
+    expect(jobs.map((j) => (j.data as { i: number }).i)).toEqual(Array.from({ length: 1200 }, (_, i) => i));
+    expect((await queue.getWaiting(0, 2)).map((j) => j.id)).toEqual(['1', '2', '3']);
+    await once(events, 'added', () => addedEvents.length === 1200);
+    expect(addedEvents).toEqual(jobs.map((j) => j.id));
   });
 
   it('applies defaultJobOptions, with job options winning', async () => {

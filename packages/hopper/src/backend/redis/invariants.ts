@@ -75,8 +75,10 @@ export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys)
     if (list.length === 1 && STATE_OF[list[0]] !== state) {
       problems.push(`job ${id} stores state ${state} but is in ${list[0]}`);
     }
-    if (state === 'active' && token === null) problems.push(`active job ${id} has no lock token`);
-    if (state !== 'active' && token !== null) problems.push(`job ${id} in state ${state} still has a lock token`);
+    // A finished job's token is '' (cleared in the same write that finished it).
+    const hasToken = token !== null && token !== '';
+    if (state === 'active' && !hasToken) problems.push(`active job ${id} has no lock token`);
+    if (state !== 'active' && hasToken) problems.push(`job ${id} in state ${state} still has a lock token`);
   }
   for (const [id, list] of where) {
     if (!ids.has(id)) problems.push(`job ${id} is in ${list.join(', ')} but its hash is missing`);

@@ -44,8 +44,6 @@ import { checkQueueInvariants } from './invariants.js';
 /** Version of the key layout, recorded in each queue's meta hash. */
 export const LAYOUT_VERSION = '1';
 
-const CLAIM_FIELDS = 10;
-
 type Reply = (string | number | null)[];
 
 export interface RedisBackendOptions {
@@ -76,19 +74,19 @@ function parseClaim(reply: Reply, at: number, now: number, request: ClaimRequest
   const n = Number(reply[at + 3]);
   const jobs = new Array<ClaimedJob>(n);
   const { tokenPrefix, exact } = request;
-  let p = at + 4;
-  for (let i = 0; i < n; i++, p += CLAIM_FIELDS) {
+  for (let i = 0; i < n; i++) {
+    const row = reply[at + 4 + i] as unknown as (string | null)[];
     jobs[i] = {
-      id: String(reply[p]),
-      name: reply[p + 1] as string,
-      data: reply[p + 2] as string,
-      opts: reply[p + 3] as string,
-      timestamp: Number(reply[p + 4]),
-      attemptsMade: Number(reply[p + 5]),
-      attemptsStarted: Number(reply[p + 6]),
-      priority: Number(reply[p + 7]),
-      delay: Number(reply[p + 8]),
-      progress: reply[p + 9] as string,
+      id: row[9] as string,
+      name: row[0] as string,
+      data: row[1] as string,
+      opts: row[2] ?? '',
+      timestamp: Number(row[3] ?? 0),
+      attemptsMade: Number(row[4] ?? 0),
+      attemptsStarted: Number(row[5]),
+      priority: Number(row[6] ?? 0),
+      delay: Number(row[7] ?? 0),
+      progress: row[8] ?? '',
       token: exact ? tokenPrefix : tokenPrefix + (i + 1),
     };
   }

@@ -25,6 +25,12 @@ end
 local cap = eventsCap(k.meta)
 local result = { now, redis.call('HGET', k.meta, 'epoch') or '' }
 
+-- The call's new jobs, for one RPUSH and one `added` event at the end.
+local fifo = {}
+local added, names, states, dues = {}, {}, {}, {}
+local plain = true
+local anyReady = false
+
 -- Writes a new job `id`: one HSET with every field (each redis.call costs more than the fields it writes).
 local function createJob(id, name, data, opts, priority, delay, lifo, timestamp, extra)
   local jk = jobKey(base, id)
@@ -33,31 +39,32 @@ local function createJob(id, name, data, opts, priority, delay, lifo, timestamp,
   if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
   if extra then fields[#fields + 1] = extra[1]; fields[#fields + 1] = extra[2] end
   dataFields(base, id, data, fields)
+  local state
+  local due = 0
   if delay > 0 then
     fields[#fields + 1] = 'dl'; fields[#fields + 1] = delay
     fields[#fields + 1] = 's'; fields[#fields + 1] = 'delayed'
     redis.call('HSET', jk, unpack(fields))
-    pushDelayed(k, jk, id, now + delay)
-    emit(k.events, cap, 'added', 'jobId', id, 'name', name, 'state', 'delayed', 'delay', now + delay)
-    return
-  end
-  local state
-  if priority > 0 then
-    state = 'prioritized'
-    pushPrioritized(k, id, priority)
+    due = now + delay
+    pushDelayed(k, jk, id, due)
+    state = 'delayed'
   else
-    state = 'waiting'
-    if lifo then redis.call('LPUSH', k.wait, id) else redis.call('RPUSH', k.wait, id) end
+    anyReady = true
+    if priority > 0 then
+      state = 'prioritized'
+      pushPrioritized(k, id, priority)
+    else
+      state = 'waiting'
+      if lifo then redis.call('LPUSH', k.wait, id) else fifo[#fifo + 1] = id end
+    end
+    fields[#fields + 1] = 's'; fields[#fields + 1] = state
+    redis.call('HSET', jk, unpack(fields))
   end
-  fields[#fields + 1] = 's'; fields[#fields + 1] = state
-  redis.call('HSET', jk, unpack(fields))
-  signalWork(k.marker)
-  -- 'waiting' is the common case and the readers' default: leave it out of the entry (memory).
-  if state == 'waiting' then
-    emit(k.events, cap, 'added', 'jobId', id, 'name', name)
-  else
-    emit(k.events, cap, 'added', 'jobId', id, 'name', name, 'state', state)
-  end
+  added[#added + 1] = id
+  names[#names + 1] = name
+  states[#states + 1] = state
+  dues[#dues + 1] = due
+  if state ~= 'waiting' then plain = false end
 end
 
 -- Debounce with replace: the existing job, still delayed, takes the new data, options and delay.
@@ -107,6 +114,17 @@ for i = REST, #ARGV, 12 do
   end
   result[#result + 1] = id
   result[#result + 1] = flag
+end
+
+if #fifo > 0 then redis.call('RPUSH', k.wait, unpack(fifo)) end
+if #added > 0 then
+  if anyReady then signalWork(k.marker) end
+  -- One event for the call; states and due times only when some job is not simply waiting.
+  if plain then
+    emitBatch(k.events, cap, 'added', added, 'names', cjson.encode(names))
+  else
+    emitBatch(k.events, cap, 'added', added, 'names', cjson.encode(names), 'states', cjson.encode(states), 'delays', cjson.encode(dues))
+  end
 end
 
 if argv.seq ~= '' then

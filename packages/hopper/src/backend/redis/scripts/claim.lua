@@ -1,13 +1,14 @@
 --[[ claim: takes up to `count` ready jobs for a worker (after promoting due delayed jobs).
   KEYS: meta, wait, prio, prioCounter, delayed, active, events, marker, limiter
   ARGV: now, base, count, lockMs, tokenPrefix, exact
-  Returns: { now, paused (0/1), nextDue (ms or -1), limitedFor (ms), n, then 10 values per job:
-    id, name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress }
+  Returns: { now, paused (0/1), nextDue (ms or -1), limitedFor (ms), n, then one row per job:
+    { name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id } }
   The i-th job's lock token is tokenPrefix .. i, or tokenPrefix itself when exact is 1. ]]
 --@include base
 --@include claim
 
 local now = nowMs(argv.now)
 local out = { now }
-claimJobs(k, argv.base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', eventsCap(k.meta), out)
+local cap, paused = queueSettings(k.meta)
+claimJobs(k, argv.base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, out)
 return out

@@ -12,8 +12,10 @@
 
 local now = nowMs(argv.now)
 local base = argv.base
-local cap = eventsCap(k.meta)
+local cap, paused = queueSettings(k.meta)
 local out = { now }
+local fin = newFinisher(base, k.completed, now)
+local doneIds, returnvalues = {}, {}
 for i = REST, #ARGV, 5 do
   local id, token, attempt, rv, keep = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local jk = jobKey(base, id)
@@ -26,15 +28,19 @@ for i = REST, #ARGV, 5 do
   elseif f[2] ~= token or f[3] ~= attempt then
     code = -2
   else
-    redis.call('ZREM', k.active, id)
     if f[5] then releaseDedup(base, jk, id) end
     local made = (tonumber(f[4]) or 0) + 1
-    if finishInto(base, k.completed, jk, id, now, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made }) then
-      redis.call('HDEL', jk, 'tk')
-    end
-    emit(k.events, cap, 'completed', 'jobId', id, 'returnvalue', rv)
+    finish(fin, jk, id, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made })
+    doneIds[#doneIds + 1] = id
+    returnvalues[#returnvalues + 1] = rv
   end
   out[#out + 1] = code
 end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, out)
+if #doneIds > 0 then
+  redis.call('ZREM', k.active, unpack(doneIds))
+  flushFinisher(fin)
+  -- Return values are JSON already: join them into a JSON array.
+  emitBatch(k.events, cap, 'completed', doneIds, 'returnvalues', '[' .. table.concat(returnvalues, ',') .. ']')
+end
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, out)
 return out

@@ -16,8 +16,9 @@
 
 local now = nowMs(argv.now)
 local base = argv.base
-local cap = eventsCap(k.meta)
+local cap, paused = queueSettings(k.meta)
 local out = { now }
+local fin = newFinisher(base, k.failed, now)
 
 local function appendStack(jk, stack)
   if stack == '' then return nil end
@@ -65,9 +66,7 @@ for i = REST, #ARGV, 7 do
     else
       code = 2
       if f[6] then releaseDedup(base, jk, id) end
-      if finishInto(base, k.failed, jk, id, now, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made }) then
-        redis.call('HDEL', jk, 'tk')
-      end
+      finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
       if retryDelay == -2 then
         emit(k.events, cap, 'retries-exhausted', 'jobId', id, 'attemptsMade', made)
@@ -76,5 +75,6 @@ for i = REST, #ARGV, 7 do
   end
   out[#out + 1] = code
 end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, out)
+flushFinisher(fin)
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, out)
 return out

@@ -19,6 +19,7 @@ end
 local cap = eventsCap(k.meta)
 local maxStalled = tonumber(argv.maxStalledCount)
 local rescued, failed = {}, {}
+local fin = newFinisher(base, k.failed, now)
 local expired = redis.call('ZRANGEBYSCORE', k.active, '-inf', now, 'LIMIT', 0, tonumber(argv.limit))
 for i = 1, #expired do
   local id = expired[i]
@@ -40,7 +41,7 @@ for i = 1, #expired do
           keep = 'c' .. (tonumber(spec.count) or -1) .. 'a' .. (spec.age and spec.age * 1000 or -1)
         end
       end
-      finishInto(base, k.failed, jk, id, now, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
+      finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
       failed[#failed + 1] = id
     else
@@ -51,6 +52,7 @@ for i = 1, #expired do
     end
   end
 end
+flushFinisher(fin)
 if #rescued > 0 then signalWork(k.marker) end
 if tonumber(argv.eventsMaxAgeMs) > 0 then
   redis.call('XTRIM', k.events, 'MINID', '~', tostring(now - tonumber(argv.eventsMaxAgeMs)))

@@ -29,8 +29,22 @@ local function eventsCap(metaKey)
   return tonumber(redis.call('HGET', metaKey, 'maxEvents')) or 10000
 end
 
+-- The events cap and whether the queue is paused, in one read (for the claiming scripts).
+local function queueSettings(metaKey)
+  local m = redis.call('HMGET', metaKey, 'maxEvents', 'paused')
+  return tonumber(m[1]) or 10000, m[2] ~= false
+end
+
 local function emit(eventsKey, cap, event, ...)
   redis.call('XADD', eventsKey, 'MAXLEN', '~', cap, '*', 'event', event, ...)
+end
+
+-- The hot operations (add, claim, complete) record the events of a whole call in one stream
+-- entry: `ids` is a JSON array of job ids, and other per-job values are JSON arrays in the same
+-- order. One XADD per call instead of one per job; QueueEvents emits them one job at a time.
+local function emitBatch(eventsKey, cap, event, ids, ...)
+  if #ids == 0 then return end
+  redis.call('XADD', eventsKey, 'MAXLEN', '~', cap, '*', 'event', event, 'ids', cjson.encode(ids), ...)
 end
 
 -- Redis keeps a hash compact (listpack) only while every value is <= 64 bytes (and it has at

@@ -1,7 +1,8 @@
 --[[ claim: promotes due delayed jobs, then takes up to `count` ready jobs (waiting first, then
   prioritized) for one worker, locking each until now + lockMs under token tokenPrefix .. i.
   Appends to `out`: paused flag, next delayed due time (or -1), ms left of a rate limit (0 if
-  none), the number of jobs, then CLAIM_FIELDS values per job. With `exact`, the single claimed
+  none), the number of jobs, then one row per job: { name, data, opts, timestamp, attemptsMade,
+  attemptsStarted, priority, delay, progress, id } (absent values are nil). With `exact`, the single claimed
   job's token is tokenPrefix itself (manual processing with the caller's token). Used by claim, complete and fail so a worker acknowledges
   finished jobs and takes the next ones in one round trip. ]]
 
@@ -23,11 +24,10 @@ local function promoteDue(k, base, now, cap)
   return #due
 end
 
-local CLAIM_FIELDS = 10 -- id, name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress
 
-local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, out)
+local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, out)
   promoteDue(k, base, now, cap)
-  if isPaused(k.meta) then
+  if paused then
     out[#out + 1] = 1
     out[#out + 1] = -1
     out[#out + 1] = 0
@@ -52,7 +52,6 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, o
     end
   end
   local nextDue = -1
-  local remaining = redis.call('LLEN', k.wait) + redis.call('ZCARD', k.prio)
   if #ids < count or count == 0 then
     local first = redis.call('ZRANGE', k.delayed, 0, 0, 'WITHSCORES')
     if first[2] then nextDue = tonumber(first[2]) end
@@ -64,6 +63,8 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, o
   out[countAt] = 0
   local deadline = now + lockMs
   local claimed = 0
+  local locks = {}
+  local claimedIds = {}
   for i = 1, #ids do
     local id = ids[i]
     local jk = jobKey(base, id)
@@ -71,29 +72,29 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, o
     if f[1] then
       claimed = claimed + 1
       local started = (tonumber(f[6]) or 0) + 1
-      redis.call('ZADD', k.active, deadline, id)
+      locks[#locks + 1] = deadline
+      locks[#locks + 1] = id
+      claimedIds[claimed] = id
       local token = tokenPrefix .. claimed
       if exact then token = tokenPrefix end
       redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now)
-      emit(k.events, cap, 'active', 'jobId', id)
-      out[#out + 1] = id
-      out[#out + 1] = f[1]
-      out[#out + 1] = readData(base, id, jk, f[2], f[10])
-      out[#out + 1] = f[3] or ''
-      out[#out + 1] = f[4] or '0'
-      out[#out + 1] = f[5] or '0'
-      out[#out + 1] = started
-      out[#out + 1] = f[7] or '0'
-      out[#out + 1] = f[8] or '0'
-      out[#out + 1] = f[9] or ''
+      -- The job goes back as the HMGET row itself (fewer table writes than copying it out):
+      -- name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id.
+      if not f[2] then f[2] = readData(base, id, jk, false, f[10]) end
+      f[6] = started
+      f[10] = id
+      out[#out + 1] = f
     end
   end
   out[countAt] = claimed
   if claimed > 0 then
-    if remaining > 0 then
+    redis.call('ZADD', k.active, unpack(locks))
+    emitBatch(k.events, cap, 'active', claimedIds)
+    if #ids == count and redis.call('LLEN', k.wait) + redis.call('ZCARD', k.prio) > 0 then
       -- Work is left: pass the wake-up on to the next idle worker.
       signalWork(k.marker)
     else
+      -- This claim took the last ready jobs.
       emit(k.events, cap, 'drained')
     end
   end

@@ -1,7 +1,10 @@
---[[ retention: keeps or removes a finished job per its spec, trimming the finished set.
+--[[ retention: keeps or removes finished jobs per their spec, trimming the finished set.
   spec: 'k' keep all, 'r' remove now, or 'c<count>a<ageMs>' (either may be -1 for no limit).
-  Trimming removes at most 2 old jobs per finished job, so a call's work stays bounded
-  (DESIGN: retention trims at most twice the number of jobs a call finished). ]]
+  A finisher collects a call's finished jobs and applies them with a few calls for the whole
+  batch (one DEL, one ZADD, one trim per distinct spec). Trimming removes at most 2 old jobs per
+  finished job, so a call's work stays bounded (DESIGN: retention trims at most twice the number
+  of jobs a call finished). A kept job's lock token is set to '' (no holder) in the same HSET
+  that records its end, saving a call per job. ]]
 
 local function parseKeep(spec)
   if spec == 'k' then return -1, -1 end
@@ -10,33 +13,58 @@ local function parseKeep(spec)
   return tonumber(c), tonumber(a)
 end
 
-local function removeSetMembers(base, setKey, ids)
-  for i = 1, #ids do
-    redis.call('ZREM', setKey, ids[i])
-    deleteJob(base, ids[i])
-  end
+local function newFinisher(base, setKey, now)
+  return { base = base, setKey = setKey, now = now, dels = {}, kept = {}, specs = {}, n = 0 }
 end
 
--- Finishes job `id` into `setKey` (completed or failed) at `now` under `spec`: writes its final
--- `fields` (a flat field/value list) and keeps it, or deletes it. Returns true if kept.
-local function finishInto(base, setKey, jk, id, now, spec, fields)
-  local count, age = parseKeep(spec)
+-- Removes jobs `ids` from the finished set and deletes their keys, in two calls.
+local function dropFinished(fin, ids)
+  if #ids == 0 then return end
+  redis.call('ZREM', fin.setKey, unpack(ids))
+  local keys = {}
+  for i = 1, #ids do
+    keys[#keys + 1] = jobKey(fin.base, ids[i])
+    keys[#keys + 1] = dataKey(fin.base, ids[i])
+    keys[#keys + 1] = logsKey(fin.base, ids[i])
+  end
+  redis.call('DEL', unpack(keys))
+end
+
+-- Records that job `id` finished under `spec`, with its final `fields` (a flat field/value list,
+-- written now if the job is kept). Returns true if the job is kept.
+local function finish(fin, jk, id, spec, fields)
+  fin.n = fin.n + 1
+  local count = parseKeep(spec)
   if count == 0 then
-    deleteJob(base, id)
+    local dels = fin.dels
+    dels[#dels + 1] = jk
+    dels[#dels + 1] = dataKey(fin.base, id)
+    dels[#dels + 1] = logsKey(fin.base, id)
     return false
   end
+  fields[#fields + 1] = 'tk'
+  fields[#fields + 1] = ''
   redis.call('HSET', jk, unpack(fields))
-  redis.call('ZADD', setKey, now, id)
-  if count > 0 then
-    local excess = redis.call('ZCARD', setKey) - count
-    if excess > 0 then
-      local old = redis.call('ZRANGE', setKey, 0, math.min(excess, 2) - 1)
-      removeSetMembers(base, setKey, old)
+  fin.kept[#fin.kept + 1] = fin.now
+  fin.kept[#fin.kept + 1] = id
+  if spec ~= 'k' then fin.specs[spec] = true end
+  return true
+end
+
+-- Applies the batch: deletions, additions to the finished set, then trimming.
+local function flushFinisher(fin)
+  if #fin.dels > 0 then redis.call('DEL', unpack(fin.dels)) end
+  if #fin.kept == 0 then return end
+  redis.call('ZADD', fin.setKey, unpack(fin.kept))
+  local budget = 2 * fin.n
+  for spec in pairs(fin.specs) do
+    local count, age = parseKeep(spec)
+    if count > 0 then
+      local excess = redis.call('ZCARD', fin.setKey) - count
+      if excess > 0 then dropFinished(fin, redis.call('ZRANGE', fin.setKey, 0, math.min(excess, budget) - 1)) end
+    end
+    if age >= 0 then
+      dropFinished(fin, redis.call('ZRANGEBYSCORE', fin.setKey, '-inf', fin.now - age, 'LIMIT', 0, budget))
     end
   end
-  if age >= 0 then
-    local old = redis.call('ZRANGEBYSCORE', setKey, '-inf', now - age, 'LIMIT', 0, 2)
-    removeSetMembers(base, setKey, old)
-  end
-  return redis.call('EXISTS', jk) == 1
 end
