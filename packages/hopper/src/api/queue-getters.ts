@@ -37,6 +37,7 @@ export function normaliseTypes(types: JobType | JobType[] | undefined): JobState
   const list = types === undefined ? [...JOB_STATES] : Array.isArray(types) ? types : [types];
   const states: JobState[] = [];
   for (const type of list.length === 0 ? [...JOB_STATES] : list) {
+    if (type === 'repeat') continue; // BullMQ's legacy repeatable jobs: none in Hopper
     const state: JobState = type === 'wait' || type === 'paused' ? 'waiting' : type;
     if (!(JOB_STATES as readonly string[]).includes(state)) {
       throw new InvalidOptionsError(`Unknown job state "${String(type)}": use one of ${JOB_STATES.join(', ')} (or wait, paused).`);
@@ -48,7 +49,7 @@ export function normaliseTypes(types: JobType | JobType[] | undefined): JobState
 
 function countOf(counts: StateCounts, type: JobCountType): number {
   if (type === 'wait') return counts.waiting;
-  if (type === 'paused') return 0;
+  if (type === 'paused' || type === 'repeat') return 0;
   return counts[type] ?? 0;
 }
 
@@ -106,7 +107,9 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
 
   /** The number of jobs in all the given states together. */
   async getJobCountByTypes(...types: JobCountType[]): Promise<number> {
-    const counts = await this.getJobCounts(...normaliseTypes(types.flat()));
+    const wanted = types.flat();
+    if (wanted.length > 0 && wanted.every((t) => t === 'repeat' || t === 'paused')) return 0;
+    const counts = await this.getJobCounts(...normaliseTypes(wanted));
     return Object.values(counts).reduce((a, b) => a + b, 0);
   }
 

@@ -20,7 +20,8 @@ export function isJobState(value: string): value is JobState {
 }
 
 /**
- * The job-count names `getJobCounts` accepts: the states, plus BullMQ's alias `wait` for `waiting`
- * and `paused` (always 0 in Hopper: pausing a queue does not move its jobs, see the README).
+ * The names the getters accept: the states, plus BullMQ's alias `wait` for `waiting`, `paused`
+ * (always 0 in Hopper: pausing a queue does not move its jobs, see the README), and `repeat`
+ * (BullMQ's legacy repeatable jobs; always empty in Hopper).
  */
-export type JobCountType = JobState | 'wait' | 'paused';
+export type JobCountType = JobState | 'wait' | 'paused' | 'repeat';

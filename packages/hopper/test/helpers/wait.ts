@@ -57,3 +57,9 @@ export function signal<T = void>(): { promise: Promise<T>; resolve: (value: T) =
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
 }
+
+/** Resolves once `condition()` holds: at once if it already does, else after an `event` that makes it true. */
+export async function waitFor(emitter: EventEmitter, event: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  if (condition()) return;
+  await once(emitter, event, () => condition(), timeoutMs);
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidDataError, InvalidJobIdError, InvalidNameError, InvalidOptionsError, Queue, type Job } from '../../src/index.js';
-import { once } from '../helpers/wait.js';
+import { once, waitFor } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper();
@@ -87,7 +87,7 @@ describe('Queue.add', () => {
     expect(jobs.map((j) => j.id)).toEqual(Array.from({ length: 1200 }, (_, i) => String(i + 1)));
     expect(jobs.map((j) => (j.data as { i: number }).i)).toEqual(Array.from({ length: 1200 }, (_, i) => i));
     expect((await queue.getWaiting(0, 2)).map((j) => j.id)).toEqual(['1', '2', '3']);
-    await once(events, 'added', () => addedEvents.length === 1200);
+    await waitFor(events, 'added', () => addedEvents.length === 1200);
     expect(addedEvents).toEqual(jobs.map((j) => j.id));
   });
 

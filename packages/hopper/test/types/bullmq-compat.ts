@@ -4,7 +4,7 @@
  * Each assignment fails to compile if Hopper's type stops accepting BullMQ's.
  */
 import type * as B from 'bullmq';
-import type * as H from '../../src/index.js';
+import * as H from '../../src/index.js';
 
 declare const bullJobsOptions: B.JobsOptions;
 declare const bullDefaultJobOptions: B.DefaultJobOptions;
@@ -90,3 +90,104 @@ queueEvents.on('resumed', (args: object, id: string) => void [args, id]);
 // Errors: the names BullMQ code catches exist.
 export const unrecoverable: typeof B.UnrecoverableError extends new (message?: string) => Error ? typeof H.UnrecoverableError : never =
   {} as typeof H.UnrecoverableError;
+
+// Issue 3's surface: job types, deduplication, and calls as BullMQ code writes them.
+declare const bullJobType: B.JobType;
+declare const bullDedup: B.DeduplicationOptions;
+export const jobType: H.JobType = bullJobType;
+export const dedup: H.DeduplicationOptions = bullDedup;
+
+/** Never called: it only has to compile, with BullMQ-style arguments and results. */
+export async function bullmqStyleCalls(queue: H.Queue<{ to: string }, number>, worker: H.Worker<{ to: string }, number>): Promise<void> {
+  const jobs: H.Job<{ to: string }, number>[] = await queue.getJobs(['completed', 'failed'], 0, 10, true);
+  await queue.getJobs('waiting');
+  const counts: Record<string, number> = await queue.getJobCounts('wait', 'active', 'paused', 'repeat');
+  const total: number = await queue.getJobCountByTypes('waiting', 'delayed');
+  const pending: number = await queue.count();
+  const lists: H.Job[][] = await Promise.all([
+    queue.getWaiting(0, -1),
+    queue.getActive(0, -1),
+    queue.getDelayed(0, -1),
+    queue.getPrioritized(0, -1),
+    queue.getCompleted(0, -1),
+    queue.getFailed(0, -1),
+    queue.getWaitingChildren(0, -1),
+  ]);
+  const sizes: number[] = await Promise.all([
+    queue.getWaitingCount(),
+    queue.getActiveCount(),
+    queue.getDelayedCount(),
+    queue.getPrioritizedCount(),
+    queue.getCompletedCount(),
+    queue.getFailedCount(),
+    queue.getWaitingChildrenCount(),
+    queue.getWorkersCount(),
+  ]);
+  const { logs, count }: { logs: string[]; count: number } = await queue.getJobLogs('1', 0, -1, true);
+  const dedupId: string | undefined = await queue.getDeduplicationJobId('d');
+  await queue.removeDeduplicationKey('d');
+  const workers: { id: string }[] = await queue.getWorkers();
+  const version: string | undefined = await queue.getVersion();
+  await queue.drain(true);
+  const cleaned: string[] = await queue.clean(1000, 100, 'completed');
+  await queue.clean(0, 0, 'wait');
+  await queue.obliterate({ force: true, count: 500 });
+  await queue.remove('1');
+  await queue.retryJobs({ state: 'failed', count: 100, timestamp: Date.now() });
+  await queue.promoteJobs({ count: 100 });
+  const trimmed: number = await queue.trimEvents(1000);
+  await queue.add('x', { to: 'a' }, { deduplication: { id: 'd', ttl: 1000, extend: true, replace: true } });
+
+  const job = jobs[0];
+  await job.updateData({ to: 'b' });
+  await job.retry('failed');
+  await job.remove();
+  await job.promote();
+  await job.changeDelay(1000);
+  await job.changePriority({ priority: 2, lifo: false });
+  job.discard();
+  const states: boolean[] = await Promise.all([
+    job.isCompleted(),
+    job.isFailed(),
+    job.isActive(),
+    job.isWaiting(),
+    job.isDelayed(),
+    job.isWaitingChildren(),
+  ]);
+  const created: H.Job<{ to: string }, number> = await H.Job.create(queue, 'y', { to: 'c' });
+  const fetched = await H.Job.fromId(queue, '1');
+
+  const token = 'token';
+  const next = await worker.getNextJob(token, { block: true });
+  if (next) {
+    await next.extendLock(token, 30_000);
+    await next.moveToDelayed(Date.now() + 1000, token);
+    await next.moveToCompleted(1, token, false);
+    await next.moveToFailed(new Error('x'), token, false);
+    const waiting: boolean = await next.moveToWaitingChildren(token);
+    void waiting;
+  }
+  await worker.rateLimit(1000);
+  const limitError: Error = H.Worker.RateLimitError();
+  const errors: Error[] = [new H.DelayedError(), new H.WaitingChildrenError(), new H.RateLimitError(), new H.UnrecoverableError('x')];
+  void [
+    lists,
+    jobs,
+    counts,
+    total,
+    pending,
+    sizes,
+    logs,
+    count,
+    dedupId,
+    workers,
+    version,
+    cleaned,
+    trimmed,
+    states,
+    created,
+    fetched,
+    limitError,
+    errors,
+  ];
+}
