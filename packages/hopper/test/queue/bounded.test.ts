@@ -18,7 +18,7 @@ describe('bounded work', () => {
       await queue.addBulk(Array.from({ length: 1000 }, (_, j) => ({ name: 'x', data: { i: i + j } })));
     }
     await busyQueue.addBulk(Array.from({ length: 4 }, (_, i) => ({ name: 'long', data: { i }, opts: { removeOnComplete: false } })));
-    // A busy worker whose locks expire after 600 ms unless renewed (every 150 ms); a second
+    // A busy worker whose locks expire after 1.5 s unless renewed (every 300 ms); a second
     // worker checks for stalled jobs every 100 ms and would rescue any lock left to expire.
     const release = signal();
     const lost: unknown[] = [];

@@ -301,5 +301,5 @@ describe('engine against the state-table model', () => {
         ],
       },
     );
-  });
+  }, 180_000);
 });

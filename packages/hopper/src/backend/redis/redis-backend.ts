@@ -1,7 +1,6 @@
 /**
- * The Redis implementation of the backend seam: each operation is one Lua script call (see
- * scripts/), reads are plain commands. Connections: one command client (borrowed or owned) and
- * lazily opened blocking clients for idle waits and event reads.
+ * The Redis implementation of the backend seam: each write is one Lua script call (see
+ * scripts/). Reads are in redis-reads.ts, connections in redis-connection.ts.
  */
 import type {
   AckResult,
@@ -10,170 +9,30 @@ import type {
   AddResult,
   ClaimRequest,
   ClaimResult,
-  ClaimedJob,
   CleanableState,
   Completion,
-  EventsRead,
   Failure,
   Fence,
-  JobRecord,
   NewJob,
   QueueBackend,
   RescueOptions,
   RescueResult,
-  Retention,
-  ServerInfo,
-  StateCounts,
   WriteCode,
 } from '../backend.js';
-import { isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
-import {
-  closeClient,
-  duplicateClient,
-  openClient,
-  reportErrors,
-  type ClientHandle,
-  type ConnectionOptions,
-  type RedisClient,
-} from './connection.js';
-import { queueKeys, type QueueKeys } from './keys.js';
+import { RedisQueueReads } from './redis-reads.js';
+import type { RedisBackendOptions } from './redis-connection.js';
+import { parseClaim, retentionSpec, timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
-import { checkQueueInvariants } from './invariants.js';
 
 /** Version of the key layout, recorded in each queue's meta hash. */
 export const LAYOUT_VERSION = '1';
 
-type Reply = (string | number | null)[];
+export type { RedisBackendOptions } from './redis-connection.js';
 
-export interface RedisBackendOptions {
-  connection?: ConnectionOptions;
-  prefix: string;
-  queueName: string;
-  /** 'worker' connections ride out reconnects; 'command' is for producers. */
-  role: 'command' | 'worker';
-  /** Receives connection errors of the clients the backend owns (once per outage). */
-  onConnectionError?: (err: Error) => void;
-}
-
-function timeArg(now: number | undefined): string | number {
-  return now === undefined ? '' : now;
-}
-
-function retentionSpec(keep: Retention): string {
-  if (keep.kind === 'keep') return 'k';
-  if (keep.kind === 'remove') return 'r';
-  return `c${keep.count}a${keep.ageMs}`;
-}
-
-/** Parses the claim part of a reply starting at `at`. */
-function parseClaim(reply: Reply, at: number, now: number, request: ClaimRequest): ClaimResult {
-  const paused = reply[at] === 1;
-  const nextDue = Number(reply[at + 1]);
-  const limitedFor = Number(reply[at + 2]);
-  const n = Number(reply[at + 3]);
-  const jobs = new Array<ClaimedJob>(n);
-  const { tokenPrefix, exact } = request;
-  for (let i = 0; i < n; i++) {
-    const row = reply[at + 4 + i] as unknown as (string | null)[];
-    jobs[i] = {
-      id: row[9] as string,
-      name: row[0] as string,
-      data: row[1] as string,
-      opts: row[2] ?? '',
-      timestamp: Number(row[3] ?? 0),
-      attemptsMade: Number(row[4] ?? 0),
-      attemptsStarted: Number(row[5]),
-      priority: Number(row[6] ?? 0),
-      delay: Number(row[7] ?? 0),
-      progress: row[8] ?? '',
-      token: exact ? tokenPrefix : tokenPrefix + (i + 1),
-    };
-  }
-  return { now, paused, nextDue: nextDue >= 0 ? nextDue : null, limitedFor, jobs };
-}
-
-function toNumber(value: string | undefined): number | undefined {
-  return value === undefined ? undefined : Number(value);
-}
-
-/** Data stored in 64-byte fields d1..dN of the job hash (see includes/base.lua), if any. */
-function chunkedData(hash: Record<string, string>): string | undefined {
-  if (hash.dc === undefined) return undefined;
-  let data = '';
-  for (let i = 1; i <= Number(hash.dc); i++) data += hash[`d${i}`] ?? '';
-  return data;
-}
-
-/** Builds a JobRecord from a job hash (and its separate data string); undefined if the job is gone. */
-function toRecord(id: string, hash: Record<string, string> | null, bigData: string | null): JobRecord | undefined {
-  if (!hash || hash.n === undefined) return undefined;
-  return {
-    id,
-    name: hash.n,
-    data: hash.d ?? chunkedData(hash) ?? bigData ?? 'null',
-    opts: hash.o,
-    state: hash.s !== undefined && isJobState(hash.s) ? hash.s : undefined,
-    timestamp: Number(hash.t ?? 0),
-    attemptsMade: Number(hash.am ?? 0),
-    attemptsStarted: Number(hash.as ?? 0),
-    stalledCounter: Number(hash.sc ?? 0),
-    priority: Number(hash.p ?? 0),
-    delay: Number(hash.dl ?? 0),
-    progress: hash.pg,
-    processedOn: toNumber(hash.po),
-    finishedOn: toNumber(hash.fo),
-    returnvalue: hash.rv,
-    failedReason: hash.fr,
-    stacktrace: hash.st,
-    token: hash.tk,
-    deduplicationId: hash.de,
-  };
-}
-
-/** Compares two stream ids ('ms-seq'). */
-function compareStreamIds(a: string, b: string): number {
-  const [am, as] = a.split('-').map(Number);
-  const [bm, bs] = b.split('-').map(Number);
-  return am !== bm ? am - bm : (as ?? 0) - (bs ?? 0);
-}
-
-export class RedisQueueBackend implements QueueBackend {
-  readonly queueName: string;
-  readonly keys: QueueKeys;
-  private readonly handle: ClientHandle;
-  private readonly client: RedisClient;
-  private waitClient: RedisClient | undefined;
-  private eventsClient: RedisClient | undefined;
-  private readonly reportError: (err: Error) => void;
-
+export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
   constructor(options: RedisBackendOptions) {
-    this.queueName = options.queueName;
-    this.keys = queueKeys(options.prefix, options.queueName);
-    this.handle = openClient(options.connection, options.role);
-    this.client = this.handle.client;
-    this.reportError = options.onConnectionError ?? (() => undefined);
-    // A client the user passed in reports its errors to the user; ours report to the component.
-    if (this.handle.owned) reportErrors(this.client, this.reportError);
-  }
-
-  private blockingClient(): RedisClient {
-    const client = duplicateClient(this.client, 'blocking');
-    reportErrors(client, this.reportError);
-    return client;
-  }
-
-  async connect(): Promise<ServerInfo> {
-    const info = String(await this.client.call('INFO', ['server']));
-    const version = /redis_version:([^\r\n]+)/.exec(info)?.[1] ?? '0.0.0';
-    let maxmemoryPolicy: string | undefined;
-    try {
-      const memory = String(await this.client.call('INFO', ['memory']));
-      maxmemoryPolicy = /maxmemory_policy:([^\r\n]+)/.exec(memory)?.[1];
-    } catch {
-      maxmemoryPolicy = undefined;
-    }
-    return { version, maxmemoryPolicy };
+    super(options);
   }
 
   async initQueue(settings: { maxEvents: number; epoch: string }): Promise<{ epoch: string; created: boolean }> {
@@ -184,31 +43,6 @@ export class RedisQueueBackend implements QueueBackend {
       { maxEvents: settings.maxEvents, layoutVersion: LAYOUT_VERSION, epoch: settings.epoch },
     )) as [string, number];
     return { epoch, created: created === 1 };
-  }
-
-  async getEpoch(): Promise<string> {
-    return (await this.client.hget(this.keys.meta, 'epoch')) ?? '';
-  }
-
-  async close(): Promise<void> {
-    this.interruptWait();
-    this.eventsClient?.disconnect();
-    this.eventsClient = undefined;
-    await closeClient(this.handle);
-  }
-
-  disconnect(): void {
-    this.interruptWait();
-    this.eventsClient?.disconnect();
-    if (this.handle.owned) this.client.disconnect();
-  }
-
-  onReconnect(listener: () => void): void {
-    let seenReady = this.client.status === 'ready';
-    this.client.on('ready', () => {
-      if (seenReady) listener();
-      seenReady = true;
-    });
   }
 
   async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number): Promise<AddResult> {
@@ -579,157 +413,5 @@ export class RedisQueueBackend implements QueueBackend {
       {},
       { base: this.keys.base, id, line, token: fence?.token ?? '', attempt: fence?.attempt ?? '', keep },
     )) as number;
-  }
-
-  async waitForWork(timeoutMs: number): Promise<boolean> {
-    this.waitClient ??= this.blockingClient();
-    const client = this.waitClient;
-    try {
-      const reply = await client.call('BLPOP', [this.keys.marker, Math.max(timeoutMs, 1) / 1000]);
-      return reply !== null;
-    } catch (err) {
-      // An interrupted wait (close, disconnect) is not an error: the caller re-checks its state.
-      if (this.waitClient !== client) return false;
-      throw err;
-    }
-  }
-
-  interruptWait(): void {
-    const client = this.waitClient;
-    this.waitClient = undefined;
-    client?.disconnect();
-  }
-
-  async readEvents(from: string, blockMs: number, count: number, checkGap: boolean): Promise<EventsRead> {
-    this.eventsClient ??= this.blockingClient();
-    const gap = checkGap && (await this.missedAfter(from));
-    const args: (string | number)[] = ['COUNT', count];
-    if (blockMs >= 0) args.push('BLOCK', blockMs);
-    args.push('STREAMS', this.keys.events, from);
-    const reply = (await this.eventsClient.call('XREAD', args)) as [string, [string, string[]][]][] | null;
-    const events = [];
-    for (const [id, raw] of reply?.[0]?.[1] ?? []) {
-      const fields: Record<string, string> = {};
-      for (let i = 0; i < raw.length; i += 2) fields[raw[i]] = raw[i + 1];
-      events.push({ id, event: fields.event ?? '', fields });
-    }
-    return { events, gap };
-  }
-
-  async lastEventId(): Promise<string> {
-    const reply = (await this.client.call('XREVRANGE', [this.keys.events, '+', '-', 'COUNT', 1])) as [string, string[]][];
-    return reply[0]?.[0] ?? '0-0';
-  }
-
-  /**
-   * True when entries after `from` may have been trimmed unread: `from` is older than the
-   * stream's first entry (or, reading from the start, entries were trimmed at all). Trimming does
-   * not record what it deleted, so this errs on the side of reporting a gap.
-   */
-  private async missedAfter(from: string): Promise<boolean> {
-    let info: unknown[];
-    try {
-      info = (await this.client.call('XINFO', ['STREAM', this.keys.events])) as unknown[];
-    } catch {
-      return false; // no stream yet: nothing was trimmed
-    }
-    const field = (name: string): unknown => info[info.indexOf(name) + 1];
-    const length = Number(field('length'));
-    const added = Number(field('entries-added'));
-    if (length >= added) return false;
-    const first = field('first-entry') as [string, string[]] | null;
-    if (!first) return true;
-    return compareStreamIds(from === '0' ? '0-0' : from, first[0]) < 0;
-  }
-
-  async getJob(id: string): Promise<JobRecord | undefined> {
-    const [record] = await this.getJobs([id]);
-    return record;
-  }
-
-  async getState(id: string): Promise<JobStateOrUnknown> {
-    const state = await this.client.hget(this.keys.job(id), 's');
-    return state !== null && isJobState(state) ? state : 'unknown';
-  }
-
-  async getStateCounts(): Promise<StateCounts> {
-    const k = this.keys;
-    const replies = (await this.client
-      .pipeline()
-      .llen(k.wait)
-      .zcard(k.prio)
-      .zcard(k.delayed)
-      .zcard(k.active)
-      .zcard(k.completed)
-      .zcard(k.failed)
-      .exec()) as [unknown, number][];
-    const [waiting, prioritized, delayed, active, completed, failed] = replies.map(([, n]) => Number(n));
-    return { waiting, prioritized, delayed, active, completed, failed, 'waiting-children': 0 };
-  }
-
-  async isPaused(): Promise<boolean> {
-    return (await this.client.hexists(this.keys.meta, 'paused')) === 1;
-  }
-
-  async getLogs(id: string, start: number, end: number, asc: boolean): Promise<{ logs: string[]; count: number }> {
-    const key = this.keys.logs(id);
-    if (asc) {
-      const [[, logs], [, count]] = (await this.client.pipeline().lrange(key, start, end).llen(key).exec()) as [
-        [unknown, string[]],
-        [unknown, number],
-      ];
-      return { logs, count };
-    }
-    // Newest first: the same ranks counted from the tail.
-    const count = await this.client.llen(key);
-    return { logs: await this.tailRange(key, count, start, end), count };
-  }
-
-  /** Ranks start..end counted from the tail of a list of `length`, newest first. */
-  private async tailRange(key: string, length: number, start: number, end: number): Promise<string[]> {
-    const last = end < 0 ? length + end : Math.min(end, length - 1);
-    if (last < start) return [];
-    const items = await this.client.lrange(key, length - 1 - last, length - 1 - start);
-    return items.reverse();
-  }
-
-  async getRange(state: JobState, start: number, end: number, asc: boolean): Promise<string[]> {
-    const k = this.keys;
-    if (state === 'waiting-children') return [];
-    if (state === 'waiting') {
-      if (asc) return this.client.lrange(k.wait, start, end);
-      return this.tailRange(k.wait, await this.client.llen(k.wait), start, end);
-    }
-    const key = { prioritized: k.prio, delayed: k.delayed, active: k.active, completed: k.completed, failed: k.failed }[state];
-    return asc ? this.client.zrange(key, start, end) : this.client.zrange(key, start, end, 'REV');
-  }
-
-  async getJobs(ids: string[]): Promise<(JobRecord | undefined)[]> {
-    if (ids.length === 0) return [];
-    const pipeline = this.client.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.job(id)).get(this.keys.data(id));
-    const replies = ((await pipeline.exec()) ?? []) as [unknown, unknown][];
-    return ids.map((id, i) => toRecord(id, replies[2 * i][1] as Record<string, string> | null, replies[2 * i + 1][1] as string | null));
-  }
-
-  async getDeduplicationJobId(id: string): Promise<string | undefined> {
-    return (await this.client.get(this.keys.dedup(id))) ?? undefined;
-  }
-
-  async getWorkers(): Promise<{ id: string; info: string }[]> {
-    const [seconds, micros] = (await this.client.call('TIME')) as [string, string];
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    const ids = await this.client.zrangebyscore(this.keys.workers, now, '+inf');
-    if (ids.length === 0) return [];
-    const infos = await this.client.hmget(this.keys.workerInfo, ...ids);
-    return ids.map((id, i) => ({ id, info: infos[i] ?? '{}' }));
-  }
-
-  async getMeta(): Promise<Record<string, string>> {
-    return this.client.hgetall(this.keys.meta);
-  }
-
-  checkInvariants(): Promise<string[]> {
-    return checkQueueInvariants(this.client, this.keys);
   }
 }

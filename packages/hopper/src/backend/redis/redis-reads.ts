@@ -1,0 +1,148 @@
+/**
+ * The read side of the Redis backend: jobs, states, counts, logs, events, workers, meta, and the
+ * invariant audit. Plain commands and pipelines; no script.
+ */
+import type { EventsRead, JobRecord, StateCounts } from '../backend.js';
+import { isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
+import { checkQueueInvariants } from './invariants.js';
+import { RedisQueueConnection } from './redis-connection.js';
+import { compareStreamIds, toRecord } from './replies.js';
+
+export abstract class RedisQueueReads extends RedisQueueConnection {
+  async getEpoch(): Promise<string> {
+    return (await this.client.hget(this.keys.meta, 'epoch')) ?? '';
+  }
+
+  async readEvents(from: string, blockMs: number, count: number, checkGap: boolean): Promise<EventsRead> {
+    this.eventsClient ??= this.blockingClient();
+    const gap = checkGap && (await this.missedAfter(from));
+    const args: (string | number)[] = ['COUNT', count];
+    if (blockMs >= 0) args.push('BLOCK', blockMs);
+    args.push('STREAMS', this.keys.events, from);
+    const reply = (await this.eventsClient.call('XREAD', args)) as [string, [string, string[]][]][] | null;
+    const events = [];
+    for (const [id, raw] of reply?.[0]?.[1] ?? []) {
+      const fields: Record<string, string> = {};
+      for (let i = 0; i < raw.length; i += 2) fields[raw[i]] = raw[i + 1];
+      events.push({ id, event: fields.event ?? '', fields });
+    }
+    return { events, gap };
+  }
+
+  async lastEventId(): Promise<string> {
+    const reply = (await this.client.call('XREVRANGE', [this.keys.events, '+', '-', 'COUNT', 1])) as [string, string[]][];
+    return reply[0]?.[0] ?? '0-0';
+  }
+
+  /**
+   * True when entries after `from` may have been trimmed unread: `from` is older than the
+   * stream's first entry (or, reading from the start, entries were trimmed at all). Trimming does
+   * not record what it deleted, so this errs on the side of reporting a gap.
+   */
+  protected async missedAfter(from: string): Promise<boolean> {
+    let info: unknown[];
+    try {
+      info = (await this.client.call('XINFO', ['STREAM', this.keys.events])) as unknown[];
+    } catch {
+      return false; // no stream yet: nothing was trimmed
+    }
+    const field = (name: string): unknown => info[info.indexOf(name) + 1];
+    const length = Number(field('length'));
+    const added = Number(field('entries-added'));
+    if (length >= added) return false;
+    const first = field('first-entry') as [string, string[]] | null;
+    if (!first) return true;
+    return compareStreamIds(from === '0' ? '0-0' : from, first[0]) < 0;
+  }
+
+  async getJob(id: string): Promise<JobRecord | undefined> {
+    const [record] = await this.getJobs([id]);
+    return record;
+  }
+
+  async getState(id: string): Promise<JobStateOrUnknown> {
+    const state = await this.client.hget(this.keys.job(id), 's');
+    return state !== null && isJobState(state) ? state : 'unknown';
+  }
+
+  async getStateCounts(): Promise<StateCounts> {
+    const k = this.keys;
+    const replies = (await this.client
+      .pipeline()
+      .llen(k.wait)
+      .zcard(k.prio)
+      .zcard(k.delayed)
+      .zcard(k.active)
+      .zcard(k.completed)
+      .zcard(k.failed)
+      .exec()) as [unknown, number][];
+    const [waiting, prioritized, delayed, active, completed, failed] = replies.map(([, n]) => Number(n));
+    return { waiting, prioritized, delayed, active, completed, failed, 'waiting-children': 0 };
+  }
+
+  async isPaused(): Promise<boolean> {
+    return (await this.client.hexists(this.keys.meta, 'paused')) === 1;
+  }
+
+  async getLogs(id: string, start: number, end: number, asc: boolean): Promise<{ logs: string[]; count: number }> {
+    const key = this.keys.logs(id);
+    if (asc) {
+      const [[, logs], [, count]] = (await this.client.pipeline().lrange(key, start, end).llen(key).exec()) as [
+        [unknown, string[]],
+        [unknown, number],
+      ];
+      return { logs, count };
+    }
+    // Newest first: the same ranks counted from the tail.
+    const count = await this.client.llen(key);
+    return { logs: await this.tailRange(key, count, start, end), count };
+  }
+
+  /** Ranks start..end counted from the tail of a list of `length`, newest first. */
+  protected async tailRange(key: string, length: number, start: number, end: number): Promise<string[]> {
+    const last = end < 0 ? length + end : Math.min(end, length - 1);
+    if (last < start) return [];
+    const items = await this.client.lrange(key, length - 1 - last, length - 1 - start);
+    return items.reverse();
+  }
+
+  async getRange(state: JobState, start: number, end: number, asc: boolean): Promise<string[]> {
+    const k = this.keys;
+    if (state === 'waiting-children') return [];
+    if (state === 'waiting') {
+      if (asc) return this.client.lrange(k.wait, start, end);
+      return this.tailRange(k.wait, await this.client.llen(k.wait), start, end);
+    }
+    const key = { prioritized: k.prio, delayed: k.delayed, active: k.active, completed: k.completed, failed: k.failed }[state];
+    return asc ? this.client.zrange(key, start, end) : this.client.zrange(key, start, end, 'REV');
+  }
+
+  async getJobs(ids: string[]): Promise<(JobRecord | undefined)[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.client.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.job(id)).get(this.keys.data(id));
+    const replies = ((await pipeline.exec()) ?? []) as [unknown, unknown][];
+    return ids.map((id, i) => toRecord(id, replies[2 * i][1] as Record<string, string> | null, replies[2 * i + 1][1] as string | null));
+  }
+
+  async getDeduplicationJobId(id: string): Promise<string | undefined> {
+    return (await this.client.get(this.keys.dedup(id))) ?? undefined;
+  }
+
+  async getWorkers(): Promise<{ id: string; info: string }[]> {
+    const [seconds, micros] = (await this.client.call('TIME')) as [string, string];
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const ids = await this.client.zrangebyscore(this.keys.workers, now, '+inf');
+    if (ids.length === 0) return [];
+    const infos = await this.client.hmget(this.keys.workerInfo, ...ids);
+    return ids.map((id, i) => ({ id, info: infos[i] ?? '{}' }));
+  }
+
+  async getMeta(): Promise<Record<string, string>> {
+    return this.client.hgetall(this.keys.meta);
+  }
+
+  checkInvariants(): Promise<string[]> {
+    return checkQueueInvariants(this.client, this.keys);
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Turning arguments into script values and script replies into records: the Redis backend's
+ * codecs, shared by its reads and writes.
+ */
+import type { ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from '../backend.js';
+import { isJobState } from '../../job/states.js';
+
+/** A script's flat reply. */
+export type Reply = (string | number | null)[];
+
+export function timeArg(now: number | undefined): string | number {
+  return now === undefined ? '' : now;
+}
+
+export function retentionSpec(keep: Retention): string {
+  if (keep.kind === 'keep') return 'k';
+  if (keep.kind === 'remove') return 'r';
+  return `c${keep.count}a${keep.ageMs}`;
+}
+
+/** Parses the claim part of a reply starting at `at`. */
+export function parseClaim(reply: Reply, at: number, now: number, request: ClaimRequest): ClaimResult {
+  const paused = reply[at] === 1;
+  const nextDue = Number(reply[at + 1]);
+  const limitedFor = Number(reply[at + 2]);
+  const n = Number(reply[at + 3]);
+  const jobs = new Array<ClaimedJob>(n);
+  const { tokenPrefix, exact } = request;
+  for (let i = 0; i < n; i++) {
+    const row = reply[at + 4 + i] as unknown as (string | null)[];
+    jobs[i] = {
+      id: row[9] as string,
+      name: row[0] as string,
+      data: row[1] as string,
+      opts: row[2] ?? '',
+      timestamp: Number(row[3] ?? 0),
+      attemptsMade: Number(row[4] ?? 0),
+      attemptsStarted: Number(row[5]),
+      priority: Number(row[6] ?? 0),
+      delay: Number(row[7] ?? 0),
+      progress: row[8] ?? '',
+      token: exact ? tokenPrefix : tokenPrefix + (i + 1),
+    };
+  }
+  return { now, paused, nextDue: nextDue >= 0 ? nextDue : null, limitedFor, jobs };
+}
+
+function toNumber(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : Number(value);
+}
+
+/** Data stored in 64-byte fields d1..dN of the job hash (see includes/base.lua), if any. */
+function chunkedData(hash: Record<string, string>): string | undefined {
+  if (hash.dc === undefined) return undefined;
+  let data = '';
+  for (let i = 1; i <= Number(hash.dc); i++) data += hash[`d${i}`] ?? '';
+  return data;
+}
+
+/** Builds a JobRecord from a job hash (and its separate data string); undefined if the job is gone. */
+export function toRecord(id: string, hash: Record<string, string> | null, bigData: string | null): JobRecord | undefined {
+  if (!hash || hash.n === undefined) return undefined;
+  return {
+    id,
+    name: hash.n,
+    data: hash.d ?? chunkedData(hash) ?? bigData ?? 'null',
+    opts: hash.o,
+    state: hash.s !== undefined && isJobState(hash.s) ? hash.s : undefined,
+    timestamp: Number(hash.t ?? 0),
+    attemptsMade: Number(hash.am ?? 0),
+    attemptsStarted: Number(hash.as ?? 0),
+    stalledCounter: Number(hash.sc ?? 0),
+    priority: Number(hash.p ?? 0),
+    delay: Number(hash.dl ?? 0),
+    progress: hash.pg,
+    processedOn: toNumber(hash.po),
+    finishedOn: toNumber(hash.fo),
+    returnvalue: hash.rv,
+    failedReason: hash.fr,
+    stacktrace: hash.st,
+    token: hash.tk,
+    deduplicationId: hash.de,
+  };
+}
+
+/** Compares two stream ids ('ms-seq'). */
+export function compareStreamIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number);
+  const [bm, bs] = b.split('-').map(Number);
+  return am !== bm ? am - bm : (as ?? 0) - (bs ?? 0);
+}
