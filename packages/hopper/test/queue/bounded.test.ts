@@ -28,7 +28,7 @@ describe('bounded work', () => {
         abort?.addEventListener('abort', () => lost.push(abort.reason));
         await release.promise;
       },
-      { concurrency: 4, lockDuration: 600, lockRenewTime: 150 },
+      { concurrency: 4, lockDuration: 1500, lockRenewTime: 300 },
     );
     const watcher = env.worker(busyName, async () => undefined, { stalledInterval: 100, autorun: true, concurrency: 1 });
     const stalled: string[] = [];
@@ -48,7 +48,7 @@ describe('bounded work', () => {
     const jobs = await busyQueue.getCompleted();
     expect(jobs.map((j) => j.stalledCounter)).toEqual([0, 0, 0, 0]);
     // The clean took many lock durations, so the locks survived only by being renewed.
-    expect(elapsed).toBeGreaterThan(600);
+    expect(elapsed).toBeGreaterThan(1500);
     await once(watcher, 'drained').catch(() => undefined);
   }, 120_000);
 });
