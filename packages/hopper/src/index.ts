@@ -4,6 +4,7 @@
  */
 export { Queue, type QueueOptions, type BulkJob, DEFAULT_MAX_EVENTS } from './api/queue.js';
 export { QueueGetters, type JobType, type WorkerInfo, type QueueMeta } from './api/queue-getters.js';
+export type { JobSchedulerInfo, JobSchedulerTemplate } from './api/job-schedulers.js';
 export { Worker, type WorkerOptions, type Processor, type AdvancedSettings } from './api/worker.js';
 export { QueueEvents, type QueueEventsOptions } from './api/queue-events.js';
 export { DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';

@@ -12,6 +12,8 @@ import { Job } from '../job/job.js';
 import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
 import type { QueueBaseOptions } from './queue-base.js';
 import { QueueGetters, type JobType } from './queue-getters.js';
+import { JobSchedulers, type JobSchedulerInfo, type JobSchedulerTemplate } from './job-schedulers.js';
+import type { RepeatOptions } from '../schedule/repeat-options.js';
 
 /** Options of a Queue. */
 export interface QueueOptions extends QueueBaseOptions {
@@ -67,6 +69,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   private readonly backoffTypes: readonly string[];
   private seq = 0;
   private inFlight = 0;
+  private readonly schedulers: JobSchedulers;
   private readonly pendingAdds: PendingAdd<DataType, ResultType, NameType>[] = [];
 
   constructor(name: string, opts: QueueOptions = {}) {
@@ -75,6 +78,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     this.backoffTypes = opts.backoffTypes ?? [];
     this.defaultJobOptions = { ...opts.defaultJobOptions };
     validateJobOptions(this.defaultJobOptions, this.backoffTypes);
+    this.schedulers = new JobSchedulers(this, () => this.defaultJobOptions, this.backoffTypes);
     const maxLen = opts.streams?.events?.maxLen;
     if (maxLen !== undefined && !(Number.isInteger(maxLen) && maxLen >= 0)) {
       throw new InvalidOptionsError(`streams.events.maxLen must be an integer >= 0, got ${String(maxLen)}.`);
@@ -305,6 +309,68 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   async removeDeduplicationKey(deduplicationId: string): Promise<number> {
     await this.ready();
     return this.backend.removeDeduplicationKey(deduplicationId);
+  }
+
+  /**
+   * Creates or updates the job scheduler `id`: it adds a job from `template` each time `repeat`
+   * fires (a cron `pattern` in `tz`, or `every` ms), with overlap, catch-up, jitter and limit
+   * policies (docs/schedules.md). Idempotent: the same spec again changes nothing and keeps the
+   * pending occurrence; a changed one replaces it. Safe from any number of processes at once.
+   * Returns the pending occurrence's job.
+   *
+   * @example
+   * await queue.upsertJobScheduler('nightly-report', { pattern: '30 2 * * *', tz: 'Europe/Paris' }, { name: 'report', data: {} });
+   */
+  upsertJobScheduler(
+    id: string,
+    repeat: RepeatOptions,
+    template?: JobSchedulerTemplate<DataType, NameType>,
+  ): Promise<Job<DataType, ResultType, NameType> | undefined> {
+    return this.schedulers.upsert(id, repeat, template) as Promise<Job<DataType, ResultType, NameType> | undefined>;
+  }
+
+  /** A job scheduler with its next run and counters, or undefined. */
+  getJobScheduler(id: string): Promise<JobSchedulerInfo | undefined> {
+    return this.schedulers.get(id);
+  }
+
+  /** Job schedulers by next run (`asc`: soonest first), rank range `start..end`. */
+  getJobSchedulers(start = 0, end = -1, asc = false): Promise<JobSchedulerInfo[]> {
+    return this.schedulers.list(start, end, asc);
+  }
+
+  /** How many job schedulers the queue has. */
+  getJobSchedulersCount(): Promise<number> {
+    return this.schedulers.count();
+  }
+
+  /** Removes a job scheduler and its pending occurrence (runs already started are left alone). */
+  removeJobScheduler(id: string): Promise<boolean> {
+    return this.schedulers.remove(id);
+  }
+
+  /** Pauses a job scheduler: no occurrence runs until it is resumed. */
+  pauseJobScheduler(id: string): Promise<boolean> {
+    return this.schedulers.setPaused(id, true);
+  }
+
+  /** Resumes a paused job scheduler; what the pause missed follows its catch-up policy. */
+  resumeJobScheduler(id: string): Promise<boolean> {
+    return this.schedulers.setPaused(id, false);
+  }
+
+  /** Runs a job scheduler's job now, once, outside its schedule. */
+  triggerJobScheduler(id: string): Promise<Job<DataType, ResultType, NameType> | undefined> {
+    return this.schedulers.trigger(id) as Promise<Job<DataType, ResultType, NameType> | undefined>;
+  }
+
+  /**
+   * Runs the occurrences a scheduler should have had between `from` and `to` (at most 1,000, past
+   * ones only), with their regular ids: one that already ran (or is recorded as fired) is not run
+   * again. Returns the ids created.
+   */
+  backfillJobScheduler(id: string, from: Date | number, to: Date | number): Promise<string[]> {
+    return this.schedulers.backfill(id, from, to);
   }
 
   /** Closes the queue's connection (a connection you passed in stays open). */

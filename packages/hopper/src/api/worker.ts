@@ -27,6 +27,7 @@ import { failureOf, toError, type StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
 import { DEFAULT_REMOVE_ON_COMPLETE, serialize, type KeepJobs } from '../job/options.js';
 import { toRetention } from '../job/retention.js';
+import { SchedulerTick } from '../maintenance/scheduler-tick.js';
 import { StallRescuer } from '../maintenance/stall-rescuer.js';
 import { Completer, type PendingAck } from '../runtime/completer.js';
 import { Dispatcher, type AckBatch } from '../runtime/dispatcher.js';
@@ -81,6 +82,11 @@ export interface WorkerOptions extends QueueBaseOptions {
   drainDelay?: number;
   /** Longest time `close()` waits for Redis to record the last results, ms. Default 10,000. */
   closeTimeout?: number;
+  /**
+   * How often, at the latest, this worker gives job schedulers their next occurrences, ms
+   * (they are also advanced at once when an occurrence falls due). Default 5,000.
+   */
+  schedulerInterval?: number;
   /** A name for this worker, shown by `queue.getWorkers()`. */
   name?: string;
   /** Events older than this are trimmed by the stalled check, ms (0 = only the count cap). Default 0. */
@@ -107,6 +113,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly dispatcher: Dispatcher;
   private readonly renewer: LockRenewer;
   private readonly rescuer: StallRescuer;
+  private readonly schedulerTick: SchedulerTick;
   private readonly completeKeep: Retention;
   /** @internal retention of failed jobs that set none (JobContext). */
   readonly failKeep: Retention;
@@ -155,6 +162,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       onClaimed: (job) => this.startJob(job),
       onAcked: (batch, result, resent) => this.acked(batch, result, resent),
       onDrained: () => this.emit('drained'),
+      onSchedulersDue: () => this.schedulerTick.runSoon(),
       onError: (err) => this.emitError(err),
     });
     this.renewer = new LockRenewer({
@@ -205,6 +213,13 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       onFailed: (ids) => {
         for (const id of ids) this.emit('stalled', id, 'active');
       },
+      onError: (err) => this.emitError(err),
+    });
+
+    this.schedulerTick = new SchedulerTick({
+      backend: this.backend,
+      clock: this.clock,
+      interval: positiveInteger(opts.schedulerInterval, 'schedulerInterval', 5000),
       onError: (err) => this.emitError(err),
     });
 
@@ -282,6 +297,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     return this.rescuer;
   }
 
+  /** @internal the scheduler tick (tests drive it by hand with `runOnce`). */
+  get schedulerTicker(): SchedulerTick {
+    return this.schedulerTick;
+  }
+
   /** @internal the lock renewer (tests drive it by hand with `runOnce`). */
   get lockRenewer(): LockRenewer {
     return this.renewer;
@@ -302,6 +322,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         this.dispatcher.start();
         this.renewer.start();
         if (!this.opts.skipStalledCheck) this.rescuer.start();
+        this.schedulerTick.start();
       },
       (err: unknown) => this.emitError(err),
     );
@@ -448,6 +469,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.emit('closing', 'closing worker');
     this.dispatcher.stop();
     this.rescuer.stop();
+    this.schedulerTick.stop();
     if (force) {
       // Their results are not recorded: the jobs are rescued once their locks expire.
       for (const id of [...this.executor.running.keys()]) this.executor.abort(id, new Error('Worker closed with force'), true);

@@ -82,6 +82,8 @@ export interface ClaimResult {
   nextDue: number | null;
   /** When the queue is rate-limited: ms until claims may resume (0 otherwise). */
   limitedFor: number;
+  /** A scheduler's occurrence fell due: its scheduler needs its next occurrence computed. */
+  schedulersDue: boolean;
   jobs: ClaimedJob[];
 }
 
@@ -187,6 +189,50 @@ export interface EventsRead {
   gap: boolean;
 }
 
+/** A scheduler as written by upsert: its validated spec and job template, serialised. */
+export interface SchedulerWrite {
+  id: string;
+  /** Digest of spec + template: an upsert with the same one changes nothing. */
+  hash: string;
+  /** JSON of the validated ScheduleSpec. */
+  spec: string;
+  /** JSON of { name, data (JSON string), opts (JSON string), priority }. */
+  template: string;
+  overlap: string;
+  catchup: string;
+  catchupWindow: number;
+  /** 0 = no limit. */
+  limit: number;
+  paused: boolean;
+}
+
+/** One occurrence to create when advancing a scheduler. */
+export interface OccurrencePlan {
+  instant: number;
+  due: number;
+  /** The one that waits for its time (at most one); others are catch-up runs, due now. */
+  pending: boolean;
+}
+
+/** A scheduler as stored. */
+export interface SchedulerRecord {
+  id: string;
+  spec: string;
+  template: string;
+  paused: boolean;
+  /** The last instant an occurrence was created for ('' if none yet). */
+  last: string;
+  /** The pending occurrence's due time, if any. */
+  nextDue: number | undefined;
+  pendingId: string;
+  fired: number;
+  skipped: number;
+  missed: number;
+  created: number;
+  limit: number;
+  createdAt: number;
+}
+
 /** States `clean` works on. */
 export type CleanableState = 'completed' | 'failed' | 'waiting' | 'prioritized' | 'delayed';
 
@@ -260,6 +306,22 @@ export interface QueueBackend {
   rateLimit(ms: number): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
   removeDeduplicationKey(id: string): Promise<number>;
+  /** Creates or updates a scheduler: 0 unchanged, 1 created, 2 replaced. */
+  upsertScheduler(scheduler: SchedulerWrite, now?: number): Promise<number>;
+  /** Creates a scheduler's next occurrences if its last instant is still `expectedLast`: created count, 0, -1 missing, -2 raced. */
+  advanceScheduler(
+    id: string,
+    expectedLast: string,
+    occurrences: OccurrencePlan[],
+    after: number | null,
+    missed: number,
+    now?: number,
+  ): Promise<number>;
+  removeScheduler(id: string): Promise<boolean>;
+  /** 1 changed, 0 already so, -1 no such scheduler. */
+  pauseScheduler(id: string, paused: boolean, now?: number): Promise<number>;
+  /** Runs occurrences now, outside the schedule (trigger: one at now; else the given past instants). Returns created ids, or undefined if no such scheduler. */
+  runScheduled(id: string, trigger: boolean, instants: number[], now?: number): Promise<string[] | undefined>;
   updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode>;
   updateData(id: string, data: string, fence: Fence | undefined): Promise<WriteCode>;
   addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number>;
@@ -292,6 +354,16 @@ export interface QueueBackend {
   getWorkers(): Promise<{ id: string; info: string }[]>;
   /** The queue's meta hash. */
   getMeta(): Promise<Record<string, string>>;
+  getScheduler(id: string): Promise<SchedulerRecord | undefined>;
+  /** Scheduler ids by next due time (rank range; paused and finished ones last). */
+  getSchedulerIds(start: number, end: number, asc: boolean): Promise<string[]>;
+  getSchedulersCount(): Promise<number>;
+  /** The earliest due time of a pending scheduler occurrence, or null. */
+  nextSchedulerDue(): Promise<number | null>;
+  /** Schedulers waiting for their next occurrence to be computed. */
+  getDueSchedulers(limit: number): Promise<string[]>;
+  /** The backend's clock (Redis TIME), ms. */
+  time(): Promise<number>;
 
   // test and audit support
   /** Checks that every job is in exactly one state structure, agreeing with its stored state; returns the violations. */

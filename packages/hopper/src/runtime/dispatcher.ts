@@ -36,6 +36,8 @@ export interface DispatcherOptions {
   onAcked(batch: AckBatch, result: AckResult, resent: boolean): void;
   /** The queue ran out of ready jobs. */
   onDrained(): void;
+  /** A scheduler's occurrence fell due: its next occurrence must be computed. */
+  onSchedulersDue(): void;
   onError(err: unknown): void;
 }
 
@@ -212,6 +214,7 @@ export class Dispatcher {
   }
 
   private handleClaim(result: ClaimResult, requested: number): void {
+    if (result.schedulersDue) this.o.onSchedulersDue();
     for (const claimed of result.jobs) this.o.onClaimed(this.o.makeJob(claimed, result.now));
     if (requested === 0) return;
     if (result.limitedFor > 0) {
@@ -239,8 +242,6 @@ export class Dispatcher {
     this.delayTimer = undefined;
     if (result.nextDue === null) return;
     const wait = Math.max(0, result.nextDue - result.now);
-    // Beyond the idle wait's own timeout there is no need for a timer: the wait's end re-claims.
-    if (wait >= this.o.drainDelay) return;
     this.delayTimer = this.o.clock.setTimeout(() => {
       this.delayTimer = undefined;
       this.idle = false;

@@ -27,3 +27,4 @@ export { MAX_PREVIEW_COUNT, firstOccurrence, nextFireTimes, type NextFireTimesOp
 export { CRON_ENUMERATION_CAP } from './fire-range.js';
 export { planCatchup, type CatchupPlan, type PlanCatchupInput } from './catchup.js';
 export { jitterFor } from './jitter.js';
+export { planAdvance, type AdvancePlan, type AdvanceInput, type PlannedOccurrence } from './advance-plan.js';

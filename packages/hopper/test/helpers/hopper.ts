@@ -100,7 +100,7 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
       queue: (name, opts) => track(new Queue(name, { connection: url, prefix, clock, ...opts })),
       worker: (name, processor, opts) => {
         const worker = new Worker(name, processor, { connection: url, prefix, clock, ...opts });
-        worker.on('error', () => undefined);
+        worker.on('error', (err) => process.env.HOPPER_DEBUG && console.log('worker error', err));
         return track(worker);
       },
       events: (name, opts) => track(new QueueEvents(name, { connection: url, prefix, clock, ...opts })),

@@ -39,6 +39,12 @@ export interface QueueKeys {
   readonly workerInfo: string;
   /** String: the job id a deduplication id points to. */
   dedup(id: string): string;
+  /** Sorted set of job scheduler ids by their pending occurrence's due time. */
+  readonly schedulers: string;
+  /** Sorted set of schedulers whose next occurrence must be computed. */
+  readonly schedDue: string;
+  /** Hash of one job scheduler. */
+  scheduler(id: string): string;
   /** Hash of a producer's recent add requests (re-sent adds are applied once). */
   requests(producerId: string): string;
   /** Hash of one job. */
@@ -72,6 +78,9 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     workers: `${base}workers`,
     workerInfo: `${base}worker-info`,
     dedup: (id) => `${base}de:${id}`,
+    schedulers: `${base}schedulers`,
+    schedDue: `${base}sched-due`,
+    scheduler: (id) => `${base}s:${id}`,
     requests: (producerId) => `${base}rq:${producerId}`,
     job: (id) => `${base}j:${id}`,
     data: (id) => `${base}d:${id}`,

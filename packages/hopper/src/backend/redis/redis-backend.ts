@@ -14,9 +14,11 @@ import type {
   Failure,
   Fence,
   NewJob,
+  OccurrencePlan,
   QueueBackend,
   RescueOptions,
   RescueResult,
+  SchedulerWrite,
   WriteCode,
 } from '../backend.js';
 import { RedisQueueReads } from './redis-reads.js';
@@ -386,6 +388,80 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
 
   async removeDeduplicationKey(id: string): Promise<number> {
     return (await runScript(this.client, SCRIPTS.removeDeduplicationKey, { dedup: this.keys.dedup(id) }, {})) as number;
+  }
+
+  private schedulerKeys() {
+    const k = this.keys;
+    return { schedulers: k.schedulers, schedDue: k.schedDue, delayed: k.delayed, events: k.events, meta: k.meta };
+  }
+
+  async upsertScheduler(s: SchedulerWrite, now?: number): Promise<number> {
+    return (await runScript(this.client, SCRIPTS.upsertScheduler, this.schedulerKeys(), {
+      now: timeArg(now),
+      base: this.keys.base,
+      id: s.id,
+      hash: s.hash,
+      spec: s.spec,
+      template: s.template,
+      overlap: s.overlap,
+      catchup: s.catchup,
+      catchupWindow: s.catchupWindow,
+      limit: s.limit,
+      paused: s.paused ? 1 : 0,
+    })) as number;
+  }
+
+  async advanceScheduler(
+    id: string,
+    expectedLast: string,
+    occurrences: OccurrencePlan[],
+    after: number | null,
+    missed: number,
+    now?: number,
+  ): Promise<number> {
+    const rest: (string | number)[] = [];
+    for (const o of occurrences) rest.push(o.instant, o.due, o.pending ? 1 : 0);
+    return (await runScript(
+      this.client,
+      SCRIPTS.advanceScheduler,
+      { ...this.schedulerKeys(), marker: this.keys.marker },
+      { now: timeArg(now), base: this.keys.base, id, expectedLast, missed, after: after ?? '' },
+      rest,
+    )) as number;
+  }
+
+  async removeScheduler(id: string): Promise<boolean> {
+    return (await runScript(this.client, SCRIPTS.removeScheduler, this.schedulerKeys(), { base: this.keys.base, id })) === 1;
+  }
+
+  async pauseScheduler(id: string, paused: boolean, now?: number): Promise<number> {
+    return (await runScript(this.client, SCRIPTS.pauseScheduler, this.schedulerKeys(), {
+      now: timeArg(now),
+      base: this.keys.base,
+      id,
+      paused: paused ? 1 : 0,
+    })) as number;
+  }
+
+  async runScheduled(id: string, trigger: boolean, instants: number[], now?: number): Promise<string[] | undefined> {
+    const k = this.keys;
+    const reply = await runScript(
+      this.client,
+      SCRIPTS.runScheduled,
+      {
+        schedulers: k.schedulers,
+        delayed: k.delayed,
+        events: k.events,
+        meta: k.meta,
+        marker: k.marker,
+        wait: k.wait,
+        prio: k.prio,
+        prioCounter: k.prioCounter,
+      },
+      { now: timeArg(now), base: k.base, id, trigger: trigger ? 1 : 0 },
+      instants,
+    );
+    return Array.isArray(reply) ? reply.map(String) : undefined;
   }
 
   async updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode> {

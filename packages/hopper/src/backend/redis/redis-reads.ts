@@ -2,7 +2,7 @@
  * The read side of the Redis backend: jobs, states, counts, logs, events, workers, meta, and the
  * invariant audit. Plain commands and pipelines; no script.
  */
-import type { EventsRead, JobRecord, StateCounts } from '../backend.js';
+import type { EventsRead, JobRecord, SchedulerRecord, StateCounts } from '../backend.js';
 import { isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
 import { checkQueueInvariants } from './invariants.js';
 import { RedisQueueConnection } from './redis-connection.js';
@@ -144,5 +144,52 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
 
   checkInvariants(): Promise<string[]> {
     return checkQueueInvariants(this.client, this.keys);
+  }
+
+  async getScheduler(id: string): Promise<SchedulerRecord | undefined> {
+    const k = this.keys;
+    const [[, hash], [, score]] = (await this.client.pipeline().hgetall(k.scheduler(id)).zscore(k.schedulers, id).exec()) as [
+      [unknown, Record<string, string>],
+      [unknown, string | null],
+    ];
+    if (!hash || hash.spec === undefined) return undefined;
+    const due = score === null || score === 'inf' || score === '+inf' ? undefined : Number(score);
+    return {
+      id,
+      spec: hash.spec,
+      template: hash.tpl,
+      paused: hash.paused === '1',
+      last: hash.last ?? '',
+      nextDue: due,
+      pendingId: hash.pid ?? '',
+      fired: Number(hash.fired ?? 0),
+      skipped: Number(hash.skipped ?? 0),
+      missed: Number(hash.missed ?? 0),
+      created: Number(hash.created ?? 0),
+      limit: Number(hash.limit ?? 0),
+      createdAt: Number(hash.createdAt ?? 0),
+    };
+  }
+
+  async getSchedulerIds(start: number, end: number, asc: boolean): Promise<string[]> {
+    return asc ? this.client.zrange(this.keys.schedulers, start, end) : this.client.zrange(this.keys.schedulers, start, end, 'REV');
+  }
+
+  async getSchedulersCount(): Promise<number> {
+    return this.client.zcard(this.keys.schedulers);
+  }
+
+  async nextSchedulerDue(): Promise<number | null> {
+    const [, score] = await this.client.zrange(this.keys.schedulers, 0, 0, 'WITHSCORES');
+    return score === undefined || score === 'inf' ? null : Number(score);
+  }
+
+  async getDueSchedulers(limit: number): Promise<string[]> {
+    return this.client.zrange(this.keys.schedDue, 0, limit - 1);
+  }
+
+  async time(): Promise<number> {
+    const [seconds, micros] = (await this.client.call('TIME')) as [string, string];
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 }

@@ -23,11 +23,12 @@ export function parseClaim(reply: Reply, at: number, now: number, request: Claim
   const paused = reply[at] === 1;
   const nextDue = Number(reply[at + 1]);
   const limitedFor = Number(reply[at + 2]);
-  const n = Number(reply[at + 3]);
+  const schedulersDue = reply[at + 3] === 1;
+  const n = Number(reply[at + 4]);
   const jobs = new Array<ClaimedJob>(n);
   const { tokenPrefix, exact } = request;
   for (let i = 0; i < n; i++) {
-    const row = reply[at + 4 + i] as unknown as (string | null)[];
+    const row = reply[at + 5 + i] as unknown as (string | null)[];
     jobs[i] = {
       id: row[9] as string,
       name: row[0] as string,
@@ -42,7 +43,7 @@ export function parseClaim(reply: Reply, at: number, now: number, request: Claim
       token: exact ? tokenPrefix : tokenPrefix + (i + 1),
     };
   }
-  return { now, paused, nextDue: nextDue >= 0 ? nextDue : null, limitedFor, jobs };
+  return { now, paused, nextDue: nextDue >= 0 ? nextDue : null, limitedFor, schedulersDue, jobs };
 }
 
 function toNumber(value: string | undefined): number | undefined {

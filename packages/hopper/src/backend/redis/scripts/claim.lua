@@ -1,10 +1,11 @@
 --[[ claim: takes up to `count` ready jobs for a worker (after promoting due delayed jobs).
   KEYS: meta, wait, prio, prioCounter, delayed, active, events, marker, limiter
   ARGV: now, base, count, lockMs, tokenPrefix, exact
-  Returns: { now, paused (0/1), nextDue (ms or -1), limitedFor (ms), n, then one row per job:
+  Returns: { now, paused (0/1), nextDue (ms or -1), limitedFor (ms), schedulersDue (0/1), n, then one row per job:
     { name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id } }
   The i-th job's lock token is tokenPrefix .. i, or tokenPrefix itself when exact is 1. ]]
 --@include base
+--@include scheduler
 --@include claim
 
 local now = nowMs(argv.now)

@@ -8,6 +8,7 @@
 --@include base
 --@include retention
 --@include remove
+--@include scheduler
 --@include claim
 
 local now = nowMs(argv.now)

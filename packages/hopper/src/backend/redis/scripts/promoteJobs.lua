@@ -4,6 +4,7 @@
   ARGV: base, count, ...ids
   Returns: the number promoted (with ids: 1 per promoted id, 0 for an id that is not delayed). ]]
 --@include base
+--@include scheduler
 
 local base = argv.base
 local ids = {}
@@ -21,8 +22,13 @@ for i = 1, #ids do
   local jk = jobKey(base, id)
   if redis.call('ZREM', k.delayed, id) == 1 then
     redis.call('HSET', jk, 'dl', 0)
-    local state = pushReady(k, jk, id, tonumber(redis.call('HGET', jk, 'p')) or 0, false)
-    emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'delayed', 'state', state)
+    local f = redis.call('HMGET', jk, 'p', 'sk')
+    if f[2] then
+      fireOccurrence(k, base, id, jk, f[2], tonumber(f[1]) or 0, nowMs(''), cap)
+    else
+      local state = pushReady(k, jk, id, tonumber(f[1]) or 0, false)
+      emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'delayed', 'state', state)
+    end
     moved = moved + 1
     out[#out + 1] = 1
   else

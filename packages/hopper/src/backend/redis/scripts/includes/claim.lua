@@ -1,7 +1,7 @@
 --[[ claim: promotes due delayed jobs, then takes up to `count` ready jobs (waiting first, then
   prioritized) for one worker, locking each until now + lockMs under token tokenPrefix .. i.
   Appends to `out`: paused flag, next delayed due time (or -1), ms left of a rate limit (0 if
-  none), the number of jobs, then one row per job: { name, data, opts, timestamp, attemptsMade,
+  none), whether a scheduler needs advancing (0/1), the number of jobs, then one row per job: { name, data, opts, timestamp, attemptsMade,
   attemptsStarted, priority, delay, progress, id } (absent values are nil). With `exact`, the single claimed
   job's token is tokenPrefix itself (manual processing with the caller's token). Used by claim, complete and fail so a worker acknowledges
   finished jobs and takes the next ones in one round trip. ]]
@@ -9,28 +9,41 @@
 local PROMOTE_BATCH = 1000
 
 -- Moves delayed jobs whose due time has come to their ready structure (bounded per call).
+-- Returns how many jobs were promoted, and whether a scheduler's occurrence fell due (its
+-- scheduler then needs its next occurrence, which TypeScript computes).
 local function promoteDue(k, base, now, cap)
   local due = redis.call('ZRANGEBYSCORE', k.delayed, '-inf', now, 'LIMIT', 0, PROMOTE_BATCH)
-  if #due == 0 then return 0 end
+  if #due == 0 then return 0, false end
+  local fired = false
+  redis.call('ZREM', k.delayed, unpack(due))
   for i = 1, #due do
     local id = due[i]
     local jk = jobKey(base, id)
-    redis.call('ZREM', k.delayed, id)
-    local priority = tonumber(redis.call('HGET', jk, 'p')) or 0
-    local state = pushReady(k, jk, id, priority, false)
-    emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'delayed', 'state', state)
+    local f = redis.call('HMGET', jk, 'p', 'sk')
+    local priority = tonumber(f[1]) or 0
+    if f[2] then
+      -- A scheduler's occurrence: its scheduler's policies decide (includes/scheduler).
+      fireOccurrence(k, base, id, jk, f[2], priority, now, cap)
+      fired = true
+    else
+      local state = pushReady(k, jk, id, priority, false)
+      emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'delayed', 'state', state)
+    end
   end
   signalWork(k.marker)
-  return #due
+  return #due, fired
 end
 
 
 local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, out)
-  promoteDue(k, base, now, cap)
+  local _, fired = promoteDue(k, base, now, cap)
+  local schedulersDue = 0
+  if fired then schedulersDue = 1 end
   if paused then
     out[#out + 1] = 1
     out[#out + 1] = -1
     out[#out + 1] = 0
+    out[#out + 1] = schedulersDue
     out[#out + 1] = 0
     return 0
   end
@@ -39,6 +52,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     out[#out + 1] = 0
     out[#out + 1] = -1
     out[#out + 1] = limited
+    out[#out + 1] = schedulersDue
     out[#out + 1] = 0
     return 0
   end
@@ -59,6 +73,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   out[#out + 1] = 0
   out[#out + 1] = nextDue
   out[#out + 1] = 0
+  out[#out + 1] = schedulersDue
   local countAt = #out + 1
   out[countAt] = 0
   local deadline = now + lockMs

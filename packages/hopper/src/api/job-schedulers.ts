@@ -1,0 +1,230 @@
+/**
+ * Job schedulers (BullMQ's `upsertJobScheduler` family): a scheduler adds a job from its template
+ * each time its schedule fires. The schedule rules are in ../schedule (pure), the fate of a due
+ * occurrence in the claim script (includes/scheduler.lua), and the creation of the next ones in
+ * maintenance/scheduler-tick. This module is the Queue's side: validation and the calls.
+ */
+import { createHash } from 'node:crypto';
+import { InvalidOptionsError, InvalidScheduleError } from '../job/errors.js';
+import type { Job } from '../job/job.js';
+import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
+import { advanceScheduler } from '../maintenance/scheduler-tick.js';
+import { nextFireTimes } from '../schedule/next-fire-times.js';
+import type { RepeatOptions, ScheduleSpec } from '../schedule/repeat-options.js';
+import { validateRepeat } from '../schedule/validate-repeat.js';
+import type { QueueGetters } from './queue-getters.js';
+
+/** The job a scheduler adds at each occurrence. */
+export interface JobSchedulerTemplate<DataType = unknown, NameType extends string = string> {
+  /** The jobs' name (default: the scheduler id). */
+  name?: NameType;
+  data?: DataType;
+  /** Job options for each occurrence (no jobId or delay: the scheduler sets those). */
+  opts?: Omit<JobsOptions, 'jobId' | 'delay' | 'deduplication' | 'debounce'>;
+}
+
+/** A scheduler as `getJobScheduler` reports it. */
+export interface JobSchedulerInfo {
+  /** The scheduler's id (BullMQ calls it `key` too). */
+  id: string;
+  key: string;
+  /** The jobs' name. */
+  name: string;
+  pattern?: string;
+  every?: number;
+  offset?: number;
+  tz: string;
+  startDate?: number;
+  endDate?: number;
+  limit?: number;
+  jitter: number;
+  overlap: ScheduleSpec['overlap'];
+  catchup: ScheduleSpec['catchup'];
+  catchupWindow: number;
+  paused: boolean;
+  /** When the pending occurrence is due (ms), if there is one. */
+  next?: number;
+  template: { name: string; data: unknown; opts: JobsOptions };
+  /** Occurrences that ran (including triggered and backfilled ones). */
+  fired: number;
+  /** Occurrences skipped because the previous run was not finished (overlap policy). */
+  skippedByOverlap: number;
+  /** Occurrences not run after downtime or a pause (outside the catch-up window, or by policy). */
+  missed: number;
+  /** Occurrences created so far (what `limit` counts). */
+  created: number;
+}
+
+/** Most instants one backfill call creates. */
+export const MAX_BACKFILL = 1000;
+
+function checkId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
+    throw new InvalidOptionsError(`A job scheduler id must be a non-empty string of at most 200 characters, got ${JSON.stringify(id)}.`);
+  }
+}
+
+interface StoredTemplate {
+  name: string;
+  data: string;
+  opts: string;
+  priority: number;
+}
+
+function storeTemplate(
+  id: string,
+  template: JobSchedulerTemplate<unknown> | undefined,
+  defaults: JobsOptions,
+  backoffTypes: readonly string[],
+): StoredTemplate {
+  const name = template?.name ?? id;
+  validateJobName(name);
+  const opts = (template?.opts ?? {}) as JobsOptions;
+  for (const forbidden of ['jobId', 'delay', 'deduplication', 'debounce'] as const) {
+    if (opts[forbidden] !== undefined) {
+      throw new InvalidOptionsError(
+        `A job scheduler's template cannot set ${forbidden}: the scheduler sets each occurrence's id and due time.`,
+      );
+    }
+  }
+  validateJobOptions(opts, backoffTypes);
+  const { jobId: _jobId, delay: _delay, ...merged } = { ...defaults, ...opts };
+  const json = JSON.stringify(merged);
+  return {
+    name,
+    data: serialize(template?.data === undefined ? {} : template.data, 'Job scheduler data', merged.sizeLimit),
+    opts: json === '{}' ? '' : json,
+    priority: merged.priority ?? 0,
+  };
+}
+
+/** The Queue's part of job schedulers; the Queue's methods call these. */
+export class JobSchedulers {
+  constructor(
+    private readonly queue: QueueGetters,
+    private readonly defaults: () => JobsOptions,
+    private readonly backoffTypes: readonly string[],
+  ) {}
+
+  private get backend() {
+    return this.queue.backend;
+  }
+
+  async upsert(id: string, repeat: RepeatOptions, template?: JobSchedulerTemplate<unknown>): Promise<Job | undefined> {
+    checkId(id);
+    await this.queue.ready();
+    const now = this.queue.clock.backendNow() ?? (await this.backend.time());
+    const spec = validateRepeat(repeat, { now });
+    const stored = storeTemplate(id, template, this.defaults(), this.backoffTypes);
+    const specJson = JSON.stringify(spec);
+    const templateJson = JSON.stringify(stored);
+    await this.backend.upsertScheduler(
+      {
+        id,
+        hash: createHash('sha1').update(specJson).update('\u0000').update(templateJson).digest('hex'),
+        spec: specJson,
+        template: templateJson,
+        overlap: spec.overlap,
+        catchup: spec.catchup,
+        catchupWindow: spec.catchupWindow,
+        limit: spec.limit ?? 0,
+        paused: spec.paused,
+      },
+      this.queue.clock.backendNow(),
+    );
+    await advanceScheduler(this.backend, this.queue.clock, id);
+    const record = await this.backend.getScheduler(id);
+    return record?.pendingId ? this.queue.getJob(record.pendingId) : undefined;
+  }
+
+  async get(id: string): Promise<JobSchedulerInfo | undefined> {
+    await this.queue.ready();
+    const record = await this.backend.getScheduler(id);
+    if (!record) return undefined;
+    const spec = JSON.parse(record.spec) as ScheduleSpec;
+    const template = JSON.parse(record.template) as StoredTemplate;
+    return {
+      id,
+      key: id,
+      name: template.name,
+      ...(spec.kind === 'cron' ? { pattern: spec.pattern } : { every: spec.every, offset: spec.offset }),
+      tz: spec.tz,
+      startDate: spec.startDate,
+      endDate: spec.endDate,
+      limit: spec.limit,
+      jitter: spec.jitter,
+      overlap: spec.overlap,
+      catchup: spec.catchup,
+      catchupWindow: spec.catchupWindow,
+      paused: record.paused,
+      next: record.nextDue,
+      template: {
+        name: template.name,
+        data: JSON.parse(template.data) as unknown,
+        opts: template.opts ? (JSON.parse(template.opts) as JobsOptions) : {},
+      },
+      fired: record.fired,
+      skippedByOverlap: record.skipped,
+      missed: record.missed,
+      created: record.created,
+    };
+  }
+
+  async list(start: number, end: number, asc: boolean): Promise<JobSchedulerInfo[]> {
+    await this.queue.ready();
+    const ids = await this.backend.getSchedulerIds(start, end, asc);
+    const infos = await Promise.all(ids.map((id) => this.get(id)));
+    return infos.filter((info): info is JobSchedulerInfo => info !== undefined);
+  }
+
+  async count(): Promise<number> {
+    await this.queue.ready();
+    return this.backend.getSchedulersCount();
+  }
+
+  async remove(id: string): Promise<boolean> {
+    checkId(id);
+    await this.queue.ready();
+    return this.backend.removeScheduler(id);
+  }
+
+  async setPaused(id: string, paused: boolean): Promise<boolean> {
+    checkId(id);
+    await this.queue.ready();
+    const result = await this.backend.pauseScheduler(id, paused, this.queue.clock.backendNow());
+    if (result === -1) throw new InvalidOptionsError(`No job scheduler "${id}" in queue "${this.queue.name}".`);
+    if (!paused) await advanceScheduler(this.backend, this.queue.clock, id);
+    return result === 1;
+  }
+
+  async trigger(id: string): Promise<Job | undefined> {
+    checkId(id);
+    await this.queue.ready();
+    const ids = await this.backend.runScheduled(id, true, [], this.queue.clock.backendNow());
+    if (!ids) throw new InvalidOptionsError(`No job scheduler "${id}" in queue "${this.queue.name}".`);
+    return ids[0] ? this.queue.getJob(ids[0]) : undefined;
+  }
+
+  async backfill(id: string, from: Date | number, to: Date | number): Promise<string[]> {
+    checkId(id);
+    await this.queue.ready();
+    const record = await this.backend.getScheduler(id);
+    if (!record) throw new InvalidOptionsError(`No job scheduler "${id}" in queue "${this.queue.name}".`);
+    const start = typeof from === 'number' ? from : from.getTime();
+    const end = typeof to === 'number' ? to : to.getTime();
+    if (!(Number.isFinite(start) && Number.isFinite(end) && start <= end)) {
+      throw new InvalidScheduleError(`backfillJobScheduler needs from <= to (dates or epoch ms), got ${String(from)} and ${String(to)}.`);
+    }
+    const now = this.queue.clock.backendNow() ?? (await this.backend.time());
+    const spec = JSON.parse(record.spec) as ScheduleSpec;
+    // Fires in [from, to], only past ones: the schedule itself will create the future ones.
+    const instants = nextFireTimes(spec, { from: start - 1, count: MAX_BACKFILL + 1 }).filter((t) => t <= end && t <= now);
+    if (instants.length > MAX_BACKFILL) {
+      throw new InvalidScheduleError(
+        `backfillJobScheduler would create more than ${MAX_BACKFILL} runs: backfill a shorter range at a time.`,
+      );
+    }
+    const created = await this.backend.runScheduled(id, false, instants, this.queue.clock.backendNow());
+    return created ?? [];
+  }
+}

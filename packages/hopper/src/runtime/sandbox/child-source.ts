@@ -1,0 +1,188 @@
+/**
+ * The sandbox child's bootstrap, kept as source text so that no file has to be found at run time:
+ * the package is built twice (ESM and CommonJS), and neither `import.meta.url` nor `__dirname`
+ * works in both. A child process runs it with `node -e CHILD_SOURCE <processorFile>`; a worker
+ * thread with `new Worker(CHILD_SOURCE, { eval: true, workerData: { file } })`. Both evaluate it
+ * as a CommonJS script, so it uses `require` for built-ins and `import()` for the processor file
+ * (which loads ESM and CommonJS files alike).
+ *
+ * What it does: loads the processor file and reports `ready` (or `load-failed`); then, for each
+ * `run`, builds the job object (fields plus `updateProgress`, `log`, `updateData`, `step`, which
+ * call the parent, see `protocol.ts`), calls the processor with `(job, token, signal)` and
+ * reports `done`. A child process also reports uncaught errors (`fatal`, then exit 1) and exits
+ * when the parent goes away (its IPC channel closes), so a killed parent leaves no child behind.
+ *
+ * Plain ES2022 JavaScript, no backticks or `${` (this is a template literal). Tested through the
+ * pool in `test/sandbox/`.
+ */
+export const CHILD_SOURCE = String.raw`'use strict';
+const threads = require('node:worker_threads');
+const { pathToFileURL } = require('node:url');
+const inThread = !threads.isMainThread;
+const file = inThread ? threads.workerData.file : process.argv[1];
+
+function send(message, callback) {
+  if (inThread) {
+    threads.parentPort.postMessage(message);
+    if (callback) callback();
+  } else if (process.connected) {
+    process.send(message, callback ? () => callback() : undefined);
+  } else if (callback) {
+    callback();
+  }
+}
+
+function serializeError(value) {
+  if (typeof value === 'object' && value !== null && typeof value.message === 'string') {
+    const out = { name: typeof value.name === 'string' && value.name ? value.name : 'Error', message: value.message };
+    if (typeof value.stack === 'string') out.stack = value.stack;
+    if (typeof value.code === 'string' || typeof value.code === 'number') out.code = value.code;
+    return out;
+  }
+  let shown;
+  try { shown = JSON.stringify(value); } catch { shown = undefined; }
+  return { name: 'Error', message: 'A non-Error value was thrown: ' + (shown === undefined ? String(value) : shown) };
+}
+
+function deserializeError(encoded) {
+  const error = new Error(encoded.message);
+  error.name = encoded.name;
+  if (encoded.stack !== undefined) error.stack = encoded.stack;
+  if (encoded.code !== undefined) error.code = encoded.code;
+  return error;
+}
+
+// Values cross as JSON in both kinds of child, so a processor behaves the same in each.
+function toJson(value) {
+  if (value === undefined) return undefined;
+  const text = JSON.stringify(value);
+  return text === undefined ? undefined : JSON.parse(text);
+}
+
+let processor;
+let current;
+let nextRequestId = 1;
+const pending = new Map();
+const stepFunctions = new Map();
+
+function request(runId, method, fields, stepFunction) {
+  return new Promise((resolve, reject) => {
+    const id = nextRequestId++;
+    const message = Object.assign({ type: 'request', runId, id, method }, fields);
+    pending.set(id, { resolve, reject });
+    if (stepFunction) stepFunctions.set(id, stepFunction);
+    send(message);
+  });
+}
+
+function makeJob(fields, runId) {
+  const job = Object.assign({}, fields);
+  job.updateProgress = (progress) =>
+    new Promise((resolve) => resolve(toJson(progress)))
+      .then((value) => request(runId, 'updateProgress', { progress: value }))
+      .then(() => { job.progress = progress; });
+  job.log = (line) => request(runId, 'log', { line: String(line) });
+  job.updateData = (data) =>
+    new Promise((resolve) => resolve(toJson(data)))
+      .then((value) => request(runId, 'updateData', { data: value }))
+      .then(() => { job.data = data; });
+  job.step = (key, fn) => {
+    if (typeof fn !== 'function') {
+      return Promise.reject(new TypeError('job.step(key, fn): fn must be a function that performs the step, got ' + typeof fn + '.'));
+    }
+    return request(runId, 'step', { key: String(key) }, fn);
+  };
+  return job;
+}
+
+async function run(message) {
+  const controller = new AbortController();
+  if (message.aborted) controller.abort(deserializeError(message.aborted));
+  current = { runId: message.runId, controller };
+  const job = makeJob(message.job, message.runId);
+  let reply;
+  try {
+    const value = await processor(job, message.job.token, controller.signal);
+    reply = { type: 'done', runId: message.runId, ok: true, value: toJson(value) };
+  } catch (error) {
+    reply = { type: 'done', runId: message.runId, ok: false, error: serializeError(error) };
+  }
+  current = undefined;
+  send(reply);
+}
+
+function runStep(message) {
+  const fn = stepFunctions.get(message.id);
+  if (!fn) {
+    send({ type: 'step-ran', runId: message.runId, id: message.id, ok: false,
+      error: { name: 'Error', message: 'The step of request ' + message.id + ' is unknown to the child (its call already ended).' } });
+    return;
+  }
+  new Promise((resolve) => resolve(fn()))
+    .then((value) => ({ type: 'step-ran', runId: message.runId, id: message.id, ok: true, value: toJson(value) }))
+    .catch((error) => ({ type: 'step-ran', runId: message.runId, id: message.id, ok: false, error: serializeError(error) }))
+    .then((reply) => send(reply));
+}
+
+function onMessage(message) {
+  switch (message.type) {
+    case 'run':
+      void run(message);
+      return;
+    case 'abort':
+      if (current && current.runId === message.runId) current.controller.abort(deserializeError(message.reason));
+      return;
+    case 'reply': {
+      const waiter = pending.get(message.id);
+      if (!waiter) return;
+      pending.delete(message.id);
+      stepFunctions.delete(message.id);
+      if (message.ok) waiter.resolve(message.value);
+      else waiter.reject(deserializeError(message.error));
+      return;
+    }
+    case 'step-run':
+      runStep(message);
+      return;
+  }
+}
+
+if (inThread) {
+  // A worker thread's uncaught errors reach the parent through the Worker's 'error' event.
+  threads.parentPort.on('message', onMessage);
+} else {
+  process.title = 'hopper-sandbox';
+  process.on('message', onMessage);
+  
+  let dying = false;
+  process.on('uncaughtException', (error) => {
+    if (dying) return;
+    dying = true;
+    try { console.error(error); } catch {}
+    // Exit once the report is sent, or after a second if the channel is stuck.
+    setTimeout(() => process.exit(1), 1000).unref();
+    send({ type: 'fatal', error: serializeError(error) }, () => process.exit(1));
+  });
+}
+
+function pickProcessor(namespace) {
+  const main = namespace.default;
+  if (typeof main === 'function') return main;
+  // A CommonJS file compiled from TypeScript sets exports.default.
+  if (main && typeof main.default === 'function') return main.default;
+  return undefined;
+}
+
+import(pathToFileURL(file).href).then(
+  (namespace) => {
+    const fn = pickProcessor(namespace);
+    if (!fn) {
+      const found = namespace.default === undefined ? 'no default export' : 'a default export of type ' + typeof namespace.default;
+      throw new TypeError('The processor file ' + file + ' loaded but exports no processor function (found ' + found +
+        '). Export it as "export default async (job, token, signal) => { ... }" (ESM) or "module.exports = async (job) => { ... }" (CommonJS).');
+    }
+    processor = fn;
+    send({ type: 'ready' });
+  },
+).catch((error) => send({ type: 'load-failed', error: serializeError(error) }));
+`;

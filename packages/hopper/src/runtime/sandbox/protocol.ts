@@ -1,0 +1,104 @@
+/**
+ * The messages a sandbox pool and its children exchange (over the IPC channel of a child process,
+ * or a worker thread's port), and the error encoding both sides share.
+ *
+ * Every value that crosses is plain JSON, in both kinds of child, so a processor behaves the same
+ * in a process and in a thread (a `Date` arrives as a string, `undefined` fields vanish).
+ *
+ * A child runs one job at a time. The life of a run:
+ *
+ * ```
+ * child  ──ready──────────────────────────►  parent     (processor file loaded; or load-failed)
+ * parent ──run {runId, job, aborted?}──────►  child
+ * child  ──request {id, method, …}─────────►  parent     (job.updateProgress/log/updateData/step)
+ * parent ──reply {id, ok, value|error}─────►  child
+ * parent ──step-run {id}───────────────────►  child      (the parent's step hook wants the fn run)
+ * child  ──step-ran {id, ok, value|error}──►  parent
+ * parent ──abort {runId, reason}───────────►  child      (the job's signal fired)
+ * child  ──done {runId, ok, value|error}───►  parent
+ * child  ──fatal {error}───────────────────►  parent     (uncaught error; the child exits next)
+ * ```
+ *
+ * The child's side is written in plain JavaScript in `child-source.ts`; keep the two in step.
+ */
+
+/** An error as it crosses between parent and child: enough to rebuild it on the other side. */
+export interface SerializedError {
+  /** `error.name` (`'UnrecoverableError'`, `'TypeError'`, ...): the worker recognises errors by it. */
+  name: string;
+  message: string;
+  stack?: string;
+  /** `error.code` when it is a string or a number (`'ERR_MODULE_NOT_FOUND'`, ...). */
+  code?: string | number;
+}
+
+/** The methods of the child's job object that call the parent. */
+export type HookMethod = 'updateProgress' | 'log' | 'updateData' | 'step';
+
+/** A call from the child's job object to the parent's hooks; answered by a {@link ReplyMessage}. */
+export type RequestMessage = { type: 'request'; runId: number; id: number } & (
+  | { method: 'updateProgress'; progress: unknown }
+  | { method: 'log'; line: string }
+  | { method: 'updateData'; data: unknown }
+  | { method: 'step'; key: string }
+);
+
+/** Parent to child: the answer to a {@link RequestMessage} with the same `id`. */
+export type ReplyMessage =
+  { type: 'reply'; id: number; ok: true; value: unknown } | { type: 'reply'; id: number; ok: false; error: SerializedError };
+
+/** Parent to child. */
+export type ParentMessage =
+  /** Run the processor on `job`; `aborted` set means the job's signal had already fired. */
+  | { type: 'run'; runId: number; job: object; aborted?: SerializedError }
+  /** The job's signal fired: abort the processor's signal with this reason. */
+  | { type: 'abort'; runId: number; reason: SerializedError }
+  | ReplyMessage
+  /** Run the function the child passed to `job.step` in request `id`, and answer with `step-ran`. */
+  | { type: 'step-run'; runId: number; id: number };
+
+/** Child to parent. */
+export type ChildMessage =
+  /** The processor file loaded and exports a function: the child can take runs. */
+  | { type: 'ready' }
+  /** The processor file could not be loaded (missing, syntax error, no function exported). */
+  | { type: 'load-failed'; error: SerializedError }
+  | RequestMessage
+  /** The result of the step function of request `id`. */
+  | { type: 'step-ran'; runId: number; id: number; ok: true; value: unknown }
+  | { type: 'step-ran'; runId: number; id: number; ok: false; error: SerializedError }
+  /** The processor settled. */
+  | { type: 'done'; runId: number; ok: true; value: unknown }
+  | { type: 'done'; runId: number; ok: false; error: SerializedError }
+  /** An error nobody caught (thrown from a timer, a promise nobody awaited): the child exits next. */
+  | { type: 'fatal'; error: SerializedError };
+
+/** Encodes any thrown value. A non-Error becomes an `Error` whose message shows the value. */
+export function serializeError(value: unknown): SerializedError {
+  if (typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string') {
+    const e = value as { name?: unknown; message: string; stack?: unknown; code?: unknown };
+    const out: SerializedError = { name: typeof e.name === 'string' && e.name ? e.name : 'Error', message: e.message };
+    if (typeof e.stack === 'string') out.stack = e.stack;
+    if (typeof e.code === 'string' || typeof e.code === 'number') out.code = e.code;
+    return out;
+  }
+  let shown: string;
+  try {
+    shown = JSON.stringify(value) ?? String(value);
+  } catch {
+    shown = String(value);
+  }
+  return { name: 'Error', message: `A non-Error value was thrown: ${shown}` };
+}
+
+/**
+ * Rebuilds an error with the same name, message, stack and code. It is a plain `Error` whose
+ * `name` is the original's, so checks by name (`UnrecoverableError`) keep working.
+ */
+export function deserializeError(encoded: SerializedError): Error {
+  const error = new Error(encoded.message) as Error & { code?: string | number };
+  error.name = encoded.name;
+  if (encoded.stack !== undefined) error.stack = encoded.stack;
+  if (encoded.code !== undefined) error.code = encoded.code;
+  return error;
+}
