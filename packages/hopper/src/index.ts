@@ -2,7 +2,14 @@
  * Hopper: a job queue and scheduler for TypeScript on Redis, speaking BullMQ's API.
  * Public exports only.
  */
-export { Queue, type QueueOptions, type BulkJob, DEFAULT_MAX_EVENTS } from './api/queue.js';
+export {
+  Queue,
+  type QueueOptions,
+  type BulkJob,
+  type ReplayDeadLettersOptions,
+  type ReplayResult,
+  DEFAULT_MAX_EVENTS,
+} from './api/queue.js';
 export { QueueGetters, type JobType, type WorkerInfo, type QueueMeta } from './api/queue-getters.js';
 export type { JobSchedulerInfo, JobSchedulerTemplate } from './api/job-schedulers.js';
 export { Worker, type WorkerOptions, type Processor, type AdvancedSettings } from './api/worker.js';
@@ -36,6 +43,9 @@ export {
   RateLimitError,
   JobActiveError,
   InvalidStateError,
+  CancelledError,
+  TimeoutError,
+  ReplayRefusedError,
   hopperErrorCode,
 } from './job/errors.js';
 export type { ConnectionOptions } from './backend/create.js';

@@ -60,6 +60,8 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
   readonly clock: Clock;
   /** Set once `close()` has finished: later calls reject with ClosedError. */
   protected closed = false;
+  /** Set when `close()` starts: connection errors from then on are expected, not reported. */
+  protected closing = false;
   private readonly readyPromise: Promise<void>;
 
   protected constructor(name: string, opts: QueueBaseOptions, role: 'command' | 'worker') {
@@ -73,7 +75,7 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
     this.clock = opts.clock ?? systemClock;
     // Errors of a connection being closed on purpose are not worth reporting.
     const report = (err: unknown): void => {
-      if (!this.closed) this.emitError(err);
+      if (!this.closed && !this.closing) this.emitError(err);
     };
     this.backend = createBackend({ connection: opts.connection, prefix, queueName: name, role, onConnectionError: report });
     this.readyPromise = this.start();

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CleanableState, NewJob } from '../backend/backend.js';
-import { InvalidOptionsError, JobActiveError } from '../job/errors.js';
+import { CrossSlotError, InvalidOptionsError, JobActiveError } from '../job/errors.js';
 import { Job } from '../job/job.js';
 import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
 import type { QueueBaseOptions } from './queue-base.js';
@@ -26,6 +26,35 @@ export interface QueueOptions extends QueueBaseOptions {
    * 'exponential' and 'custom'. Other names are refused at add, so a typo cannot fail jobs later.
    */
   backoffTypes?: string[];
+  /**
+   * The dead-letter queue for jobs added here that fail for good (a default for the job option
+   * `deadLetter`). In Redis Cluster, both queues must share a hash tag (a `{tag}` in the prefix).
+   */
+  deadLetter?: { queue: string };
+}
+
+/** What `replayDeadLetters` selects (all given criteria must match) and how it reports. */
+export interface ReplayDeadLettersOptions {
+  /** Only these dead letters (ids in this dead-letter queue). */
+  ids?: string[];
+  /** Only dead letters of jobs with this name. */
+  name?: string;
+  /** Only those whose failed reason contains this text. */
+  failedReasonContains?: string;
+  /** Only those that failed at or after this time. */
+  since?: Date | number;
+  /** At most this many. */
+  limit?: number;
+  /** Called after each batch of 1,000 with the totals so far. */
+  onProgress?: (progress: ReplayResult) => void;
+}
+
+/** What `replayDeadLetters` did. */
+export interface ReplayResult {
+  /** Dead letters whose job went back to its origin queue. */
+  replayed: number;
+  /** Dead letters kept because their origin job exists and is not failed, or they are being handled. */
+  refused: string[];
 }
 
 /** A job to add in `addBulk`. */
@@ -77,6 +106,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     this.opts = opts;
     this.backoffTypes = opts.backoffTypes ?? [];
     this.defaultJobOptions = { ...opts.defaultJobOptions };
+    if (opts.deadLetter && !this.defaultJobOptions.deadLetter) this.defaultJobOptions.deadLetter = opts.deadLetter;
     validateJobOptions(this.defaultJobOptions, this.backoffTypes);
     this.schedulers = new JobSchedulers(this, () => this.defaultJobOptions, this.backoffTypes);
     const maxLen = opts.streams?.events?.maxLen;
@@ -119,6 +149,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     validateJobName(job.name);
     validateJobOptions(job.opts, this.backoffTypes);
     const merged = job.opts ? { ...this.defaultJobOptions, ...job.opts } : this.defaultJobOptions;
+    if (merged.deadLetter) this.checkDeadLetterQueue(merged.deadLetter.queue);
     return { name: job.name, data: job.data, merged, prepared: toNewJob(job.name, job.data, merged) };
   }
 
@@ -176,6 +207,82 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
       this.emit('waiting', job);
     }
     return out;
+  }
+
+  private checkDeadLetterQueue(queue: string): void {
+    if (queue === this.name) {
+      throw new InvalidOptionsError(`Queue "${this.name}" cannot be its own dead-letter queue: name another queue in deadLetter.queue.`);
+    }
+    if (this.backend.isCluster && !this.backend.sharesSlotWith(queue)) {
+      throw new CrossSlotError(
+        `Queues "${this.name}" and "${queue}" are in different Redis Cluster slots, so a job cannot fail and be dead-lettered in one atomic step. ` +
+          `Put both under one hash tag: give both Queues (and their Workers) a prefix containing a tag, e.g. prefix: '{app}'.`,
+      );
+    }
+  }
+
+  /**
+   * Cancels a job from any process. One that has not started fails at once with a CancelledError
+   * reason (no retry, never dead-lettered): 'cancelled'. An active one's processor sees its signal
+   * abort promptly, and the attempt ends as cancelled whatever it returns: 'signalled'. Returns
+   * 'missing' for no such job, 'finished' if it already completed or failed.
+   */
+  async cancelJob(jobId: string, reason = 'cancelled'): Promise<'cancelled' | 'signalled' | 'missing' | 'finished'> {
+    await this.ready();
+    const failedReason = `CancelledError: ${reason}`;
+    const code = await this.backend.cancelJob(String(jobId), failedReason, { kind: 'keep' }, this.clock.backendNow());
+    return code === 1 ? 'cancelled' : code === 2 ? 'signalled' : code === 0 ? 'missing' : 'finished';
+  }
+
+  /**
+   * Replays the dead letters of this dead-letter queue that match (all of them by default): each
+   * job goes back into its origin queue under its original id, with fresh attempts, and the dead
+   * letter is removed, atomically. One whose origin job exists and is not failed is refused (kept).
+   * Works in batches of 1,000; `onProgress` reports after each.
+   *
+   * @example await dlq.replayDeadLetters({ failedReasonContains: 'ECONNREFUSED', since: Date.now() - 3600_000 });
+   */
+  async replayDeadLetters(opts: ReplayDeadLettersOptions = {}): Promise<ReplayResult> {
+    await this.ready();
+    const result: ReplayResult = { replayed: 0, refused: [] };
+    const limit = opts.limit ?? Number.POSITIVE_INFINITY;
+    const since = opts.since === undefined ? undefined : typeof opts.since === 'number' ? opts.since : opts.since.getTime();
+    const matches = (job: Job): boolean =>
+      job.deadLetterOrigin !== undefined &&
+      (opts.name === undefined || job.name === opts.name) &&
+      (opts.failedReasonContains === undefined || (job.failedReason ?? '').includes(opts.failedReasonContains)) &&
+      (since === undefined || (job.deadLetterOrigin.failedOn ?? job.timestamp) >= since);
+    const replay = async (ids: string[]): Promise<void> => {
+      const codes = await this.backend.replayDeadLetters(ids, this.clock.backendNow());
+      codes.forEach((code, i) => {
+        if (code === 1) result.replayed++;
+        else if (code === -4 || code === -5) result.refused.push(ids[i]);
+      });
+      opts.onProgress?.({ ...result, refused: [...result.refused] });
+    };
+    if (opts.ids) {
+      for (let i = 0; i < opts.ids.length && result.replayed < limit; i += BATCH) {
+        await replay(opts.ids.slice(i, Math.min(i + BATCH, i + limit - result.replayed)));
+      }
+      return result;
+    }
+    for (const state of ['waiting', 'completed', 'failed'] as const) {
+      let start = 0;
+      while (result.replayed < limit) {
+        const jobs = await this.getJobs([state], start, start + BATCH - 1, true);
+        if (jobs.length === 0) break;
+        const chosen = jobs
+          .filter(matches)
+          .slice(0, limit - result.replayed)
+          .map((job) => job.id as string);
+        const before = result.replayed;
+        if (chosen.length > 0) await replay(chosen);
+        // Replayed dead letters leave the list: the next page starts after the ones kept.
+        start += jobs.length - (result.replayed - before);
+        if (jobs.length < BATCH) break;
+      }
+    }
+    return result;
   }
 
   /** Stops all workers of this queue from taking new jobs (active ones finish). Adds still work. */

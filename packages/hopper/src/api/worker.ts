@@ -16,8 +16,10 @@ import type { AckResult, ClaimedJob, Completion, Failure, Retention } from '../b
 import { WriteCode } from '../backend/backend.js';
 import type { BackoffJob } from '../job/backoff.js';
 import {
+  CancelledError,
   CloseTimeoutError,
   DelayedError,
+  TimeoutError,
   InvalidOptionsError,
   LockLostError,
   RateLimitError,
@@ -33,6 +35,8 @@ import { Completer, type PendingAck } from '../runtime/completer.js';
 import { Dispatcher, type AckBatch } from '../runtime/dispatcher.js';
 import { Executor, type Outcome, type RunningJob } from '../runtime/executor.js';
 import { LockRenewer } from '../runtime/lock-renewer.js';
+import { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
+import type { SandboxOptions } from '../runtime/sandbox/index.js';
 import { QueueBase, type QueueBaseOptions } from './queue-base.js';
 
 /**
@@ -87,6 +91,15 @@ export interface WorkerOptions extends QueueBaseOptions {
    * (they are also advanced at once when an occurrence falls due). Default 5,000.
    */
   schedulerInterval?: number;
+  /**
+   * After a job's `timeout`, how long its attempt may still take to settle before the worker gives
+   * up on it (frees its slot and records the TimeoutError), ms. Default 5,000.
+   */
+  timeoutGrace?: number;
+  /** With a processor file: run it in worker threads instead of child processes. Default false. */
+  useWorkerThreads?: boolean;
+  /** With a processor file: the pool's settings (idle children kept, idle timeout, kill grace, memory limit). */
+  sandbox?: Pick<SandboxOptions, 'minChildren' | 'idleTimeoutMs' | 'killGraceMs' | 'loadRetryMs' | 'maxMemoryMb'>;
   /** A name for this worker, shown by `queue.getWorkers()`. */
   name?: string;
   /** Events older than this are trimmed by the stalled check, ms (0 = only the count cap). Default 0. */
@@ -108,6 +121,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   readonly id = randomBytes(6).toString('base64url');
   readonly opts: WorkerOptions;
   private readonly processor: Processor<DataType, ResultType, NameType> | undefined;
+  private readonly sandbox: SandboxedProcessor | undefined;
   private readonly executor: Executor;
   private readonly completer = new Completer();
   private readonly dispatcher: Dispatcher;
@@ -127,11 +141,25 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private resolveRun: (() => void) | undefined;
   private closePromise: Promise<void> | undefined;
 
-  constructor(name: string, processor?: Processor<DataType, ResultType, NameType> | null, opts: WorkerOptions = {}) {
+  /**
+   * @param processor the function that processes jobs; or the path (or file URL) of a module
+   *   exporting it, run in a pool of child processes (or worker threads with `useWorkerThreads`)
+   *   so CPU-bound work cannot block this process; or null for manual processing.
+   */
+  constructor(name: string, processor?: Processor<DataType, ResultType, NameType> | string | URL | null, opts: WorkerOptions = {}) {
     super(name, opts, 'worker');
     this.opts = opts;
-    this.processor = processor ?? undefined;
     this.concurrencyValue = positiveInteger(opts.concurrency, 'concurrency', 1);
+    if (typeof processor === 'string' || processor instanceof URL) {
+      this.sandbox = new SandboxedProcessor(processor, {
+        useWorkerThreads: opts.useWorkerThreads,
+        maxChildren: this.concurrencyValue,
+        ...opts.sandbox,
+      });
+      this.processor = this.sandbox.run as unknown as Processor<DataType, ResultType, NameType>;
+    } else {
+      this.processor = processor ?? undefined;
+    }
     this.lockDuration = positiveInteger(opts.lockDuration, 'lockDuration', 30_000);
     const renewEvery = positiveInteger(opts.lockRenewTime, 'lockRenewTime', Math.max(1, Math.floor(this.lockDuration / 2)));
     const stalledInterval = positiveInteger(opts.stalledInterval, 'stalledInterval', 30_000);
@@ -163,7 +191,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       onAcked: (batch, result, resent) => this.acked(batch, result, resent),
       onDrained: () => this.emit('drained'),
       onSchedulersDue: () => this.schedulerTick.runSoon(),
-      onError: (err) => this.emitError(err),
+      onError: (err) => {
+        if (!this.closing) this.emitError(err);
+      },
     });
     this.renewer = new LockRenewer({
       backend: this.backend,
@@ -182,6 +212,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       },
       onError: (err) => this.emitError(err),
       onEpoch: (epoch) => this.checkEpoch(epoch),
+      onCancelled: (ids) => ids.forEach((id) => this.cancelRunning(id)),
       worker: () => ({
         id: this.id,
         info: JSON.stringify({
@@ -297,6 +328,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     return this.rescuer;
   }
 
+  /** @internal the sandbox pool, with a processor file (tests watch its children). */
+  get sandboxPool(): SandboxedProcessor['pool'] | undefined {
+    return this.sandbox?.pool;
+  }
+
   /** @internal the scheduler tick (tests drive it by hand with `runOnce`). */
   get schedulerTicker(): SchedulerTick {
     return this.schedulerTick;
@@ -323,6 +359,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         this.renewer.start();
         if (!this.opts.skipStalledCheck) this.rescuer.start();
         this.schedulerTick.start();
+        this.backend
+          .onCancel((jobId) => this.cancelRunning(jobId))
+          .catch((err: unknown) => {
+            if (!this.closing) this.emitError(err);
+          });
       },
       (err: unknown) => this.emitError(err),
     );
@@ -368,7 +409,41 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
 
   private startJob(job: Job): void {
     this.emit('active', job, 'waiting');
-    this.executor.start(job);
+    const entry = this.executor.start(job);
+    const timeout = job.opts.timeout;
+    if (timeout !== undefined && !entry.settled) {
+      entry.timers.push(this.clock.setTimeout(() => this.timedOut(entry, timeout), timeout));
+    }
+  }
+
+  /**
+   * The attempt ran past its timeout: abort its signal, then give it `timeoutGrace` to settle.
+   * Until then it keeps its slot (its retry cannot start, so the job never runs twice at once);
+   * after it, the attempt fails with the TimeoutError and the slot is freed. A late result is
+   * rejected by the fencing token.
+   */
+  private timedOut(entry: RunningJob, timeout: number): void {
+    if (entry.settled) return;
+    entry.timedOut = true;
+    const error = new TimeoutError(`Job ${entry.job.id} timed out after ${timeout} ms (its timeout option).`);
+    entry.controller.abort(error);
+    const grace = this.opts.timeoutGrace ?? 5000;
+    entry.timers.push(
+      this.clock.setTimeout(() => {
+        if (entry.settled) return;
+        // A sandboxed attempt's child is ended (its run then settles); an in-process one is given up on.
+        if (this.sandbox) this.sandbox.terminate(entry.job.id as string).catch((err: unknown) => this.emitError(err));
+        else this.executor.giveUp(entry, { ok: false, error });
+      }, grace),
+    );
+  }
+
+  /** A running job was cancelled (pub/sub message, or reported by lock renewal): abort its signal. */
+  private cancelRunning(jobId: string): void {
+    const entry = this.executor.running.get(jobId);
+    if (!entry || entry.cancelled) return;
+    entry.cancelled = true;
+    entry.controller.abort(new CancelledError(`Job ${jobId} was cancelled.`));
   }
 
   private settled(entry: RunningJob, outcome: Outcome): void {
@@ -380,6 +455,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     }
     const job = entry.job;
     const fence = job.fence as { token: string; attempt: number };
+    // A cancelled or timed-out attempt fails, whatever the processor returned.
+    if (entry.cancelled) outcome = { ok: false, error: new CancelledError(`Job ${job.id} was cancelled.`) };
+    else if (entry.timedOut && (outcome.ok || !(outcome.error instanceof TimeoutError))) {
+      outcome = { ok: false, error: new TimeoutError(`Job ${job.id} timed out (its timeout option).`) };
+    }
     if (outcome.ok) {
       let returnvalue: string;
       try {
@@ -441,7 +521,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       }
       job.attemptsMade += 1;
       job.token = undefined;
-      if (batch.kind === 'complete') {
+      if (code === WriteCode.Cancelled) {
+        // Cancelled while it ran: recorded as failed with the cancel reason, whatever it returned.
+        job.finishedOn = result.now;
+        this.emit('failed', job, new CancelledError(`Job ${job.id} was cancelled.`), 'active');
+      } else if (batch.kind === 'complete') {
         job.returnvalue = item.outcome;
         job.finishedOn = result.now;
         this.emit('completed', job, item.outcome, 'active');
@@ -466,6 +550,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   }
 
   private async doClose(force: boolean): Promise<void> {
+    this.closing = true;
     this.emit('closing', 'closing worker');
     this.dispatcher.stop();
     this.rescuer.stop();
@@ -476,6 +561,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     } else {
       await this.executor.whenIdle();
     }
+    await this.sandbox?.close();
     this.renewer.stop();
     const timeout = this.opts.closeTimeout ?? 10_000;
     const unregistered = this.backend.unregisterWorker(this.id).catch(() => undefined);

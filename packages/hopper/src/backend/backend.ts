@@ -91,6 +91,8 @@ export interface ClaimResult {
 export const WriteCode = {
   Done: 1,
   FailedForGood: 2,
+  /** The job was cancelled while running: it ended as cancelled (failed), not completed. */
+  Cancelled: 3,
   Missing: -1,
   StaleAttempt: -2,
   NotActive: -3,
@@ -174,6 +176,8 @@ export interface JobRecord {
   stacktrace: string | undefined;
   token: string | undefined;
   deduplicationId: string | undefined;
+  /** For a dead letter: the queue and id of the job it records. */
+  origin: { queue: string; jobId: string } | undefined;
 }
 
 /** One entry of the events stream. */
@@ -275,7 +279,7 @@ export interface QueueBackend {
     lockMs: number,
     worker: { id: string; info: string; ttlMs: number } | undefined,
     now?: number,
-  ): Promise<{ now: number; epoch: string; lost: string[] }>;
+  ): Promise<{ now: number; epoch: string; lost: string[]; cancelled: string[] }>;
   unregisterWorker(workerId: string): Promise<void>;
   rescueStalled(options: RescueOptions, now?: number): Promise<RescueResult>;
   releaseOrphans(workerId: string, known: string[]): Promise<number>;
@@ -306,6 +310,16 @@ export interface QueueBackend {
   rateLimit(ms: number): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
   removeDeduplicationKey(id: string): Promise<number>;
+  /** Cancels a job: 1 cancelled now, 2 active (its worker is told), 0 missing, -3 already finished. */
+  cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number>;
+  /** Replays dead letters of this (dead-letter) queue: one code per id (see replayDeadLetters.lua). */
+  replayDeadLetters(ids: string[], now?: number): Promise<number[]>;
+  /** Calls `listener` with the id of each job of this queue cancelled while active (pub/sub). */
+  onCancel(listener: (jobId: string) => void): Promise<void>;
+  /** Whether the backend runs on a Redis Cluster (cross-queue atomic steps need one hash tag). */
+  readonly isCluster: boolean;
+  /** Whether queue `other` shares this queue's Redis Cluster slot. */
+  sharesSlotWith(other: string): boolean;
   /** Creates or updates a scheduler: 0 unchanged, 1 created, 2 replaced. */
   upsertScheduler(scheduler: SchedulerWrite, now?: number): Promise<number>;
   /** Creates a scheduler's next occurrences if its last instant is still `expectedLast`: created count, 0, -1 missing, -2 raced. */

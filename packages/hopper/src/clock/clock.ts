@@ -11,6 +11,8 @@ export interface ClockTimer {
 }
 
 export interface Clock {
+  /** True for the system clock: only then do timer delays measure real event-loop lag. */
+  readonly real: boolean;
   /** The time to pass to backend operations, or undefined to let the backend use its own clock. */
   backendNow(): number | undefined;
   /** This process's time in ms, for durations measured locally (never compared with stored times). */
@@ -24,6 +26,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Production clock: backend time for due-ness, `performance.now()`-based local durations. */
 export class SystemClock implements Clock {
+  readonly real = true;
+
   backendNow(): number | undefined {
     return undefined;
   }

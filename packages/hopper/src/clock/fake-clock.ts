@@ -12,6 +12,7 @@ interface PendingTimer {
 }
 
 export class FakeClock implements Clock {
+  readonly real = false;
   private time: number;
   private seq = 0;
   private timers: PendingTimer[] = [];

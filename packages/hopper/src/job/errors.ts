@@ -30,6 +30,9 @@ export const ErrorCode = {
   Delayed: 'ERR_HOPPER_DELAYED',
   WaitingChildren: 'ERR_HOPPER_WAITING_CHILDREN',
   RateLimited: 'ERR_HOPPER_RATE_LIMITED',
+  Cancelled: 'ERR_HOPPER_CANCELLED',
+  Timeout: 'ERR_HOPPER_TIMEOUT',
+  ReplayRefused: 'ERR_HOPPER_REPLAY_REFUSED',
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */
@@ -189,3 +192,18 @@ export class WaitingChildrenError extends signalError('WaitingChildrenError', Er
  * without spending an attempt, and the queue's workers pause claiming for `ms`.
  */
 export class RateLimitError extends signalError('RateLimitError', ErrorCode.RateLimited, 'Rate limit exceeded') {}
+
+/**
+ * The job was cancelled (`queue.cancelJob`): the reason a cancelled job failed with, and the
+ * reason its processor's signal aborted with. A cancelled job is never retried nor dead-lettered.
+ */
+export class CancelledError extends signalError('CancelledError', ErrorCode.Cancelled, 'Job cancelled') {}
+
+/**
+ * The attempt ran past the job's `timeout`: its signal aborted with this, and the attempt failed
+ * with it (retried per attempts and backoff like any failure).
+ */
+export class TimeoutError extends signalError('TimeoutError', ErrorCode.Timeout, 'Job timed out') {}
+
+/** A dead letter cannot be replayed: its origin job exists and is not failed, or it is being handled. */
+export class ReplayRefusedError extends branded(ErrorCode.ReplayRefused) {}

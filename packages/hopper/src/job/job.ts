@@ -5,7 +5,7 @@
  */
 import type { ClaimedJob, Fence, JobRecord } from '../backend/backend.js';
 import { WriteCode } from '../backend/backend.js';
-import { InvalidDataError, InvalidStateError, JobActiveError, JobNotFoundError, LockLostError } from './errors.js';
+import { InvalidDataError, InvalidStateError, JobActiveError, JobNotFoundError, LockLostError, ReplayRefusedError } from './errors.js';
 import { failureOf, toError } from './failure.js';
 import {
   parseJson,
@@ -63,6 +63,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   parentKey?: string;
   /** Accepted for BullMQ compatibility (job schedulers set it in BullMQ); undefined here. */
   repeatJobKey?: string;
+  /** For a dead letter (a job in a dead-letter queue): the job it records, and when it failed. */
+  deadLetterOrigin?: { queue: string; jobId: string; failedOn?: number };
 
   /** Set by `discard()`: a failure of this attempt will not be retried. */
   discarded = false;
@@ -136,6 +138,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.returnvalue = parseJson(record.returnvalue) as R;
     job.failedReason = record.failedReason as string;
     job.stacktrace = (parseJson(record.stacktrace) as string[] | undefined) ?? [];
+    if (record.origin) job.deadLetterOrigin = { ...record.origin, failedOn: record.timestamp };
     return job;
   }
 
@@ -268,6 +271,27 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       );
     }
     if (code === 0) throw new JobNotFoundError(`Cannot remove job ${id} in queue "${this.queueName}": it no longer exists.`);
+  }
+
+  /**
+   * For a dead letter: puts the original job back into its origin queue under its original id,
+   * with fresh attempts, and removes this dead letter, atomically. Throws ReplayRefusedError if the
+   * origin job exists and is not failed; replaying twice creates one job.
+   */
+  async replay(): Promise<void> {
+    const id = this.requireId();
+    if (!this.deadLetterOrigin)
+      throw new InvalidStateError(`Job ${id} in queue "${this.queueName}" is not a dead letter: only dead letters can be replayed.`);
+    await this.ctx.ready();
+    const [code] = await this.ctx.backend.replayDeadLetters([id], this.ctx.clock.backendNow());
+    if (code === -4) {
+      throw new ReplayRefusedError(
+        `Cannot replay dead letter ${id}: job ${this.deadLetterOrigin.jobId} exists in queue "${this.deadLetterOrigin.queue}" and is not failed. Remove it or wait for it to finish.`,
+      );
+    }
+    if (code === -5)
+      throw new ReplayRefusedError(`Cannot replay dead letter ${id} while it is being handled (active, delayed or prioritized).`);
+    if (code === 0) throw new JobNotFoundError(`Dead letter ${id} no longer exists (already replayed or removed).`);
   }
 
   /** Makes a delayed job ready now. */

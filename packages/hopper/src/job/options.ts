@@ -67,6 +67,16 @@ export interface JobsOptions {
   deduplication?: DeduplicationOptions;
   /** BullMQ's older name for `deduplication` (`{ id, ttl }`). */
   debounce?: DeduplicationOptions;
+  /**
+   * Where the job goes when it fails for good (attempts exhausted, UnrecoverableError, too many
+   * stalls): a dead letter is added to `queue` in the same atomic step. Cancelled jobs are not.
+   */
+  deadLetter?: { queue: string };
+  /**
+   * Longest an attempt may run, ms: at the deadline its signal aborts with a TimeoutError and the
+   * attempt fails (and is retried per attempts and backoff).
+   */
+  timeout?: number;
 }
 
 /** Largest priority (BullMQ's range). */
@@ -202,6 +212,14 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
   if (o.attempts !== undefined) checkNonNegativeInteger(o.attempts, 'attempts');
   validateBackoff(o.backoff, customBackoffTypes);
   validateDeduplication(o.deduplication, 'deduplication');
+  if (o.deadLetter !== undefined) {
+    if (!isPlainObject(o.deadLetter))
+      throw new InvalidOptionsError(`deadLetter must be { queue: 'name' }, got ${JSON.stringify(o.deadLetter)}.`);
+    validateQueueName(o.deadLetter.queue);
+  }
+  if (o.timeout !== undefined && (typeof o.timeout !== 'number' || !Number.isInteger(o.timeout) || o.timeout <= 0)) {
+    throw new InvalidOptionsError(`timeout must be a positive integer of ms, got ${String(o.timeout)}.`);
+  }
   validateDeduplication(o.debounce, 'debounce');
   validateKeep(o.removeOnComplete, 'removeOnComplete');
   validateKeep(o.removeOnFail, 'removeOnFail');

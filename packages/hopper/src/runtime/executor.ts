@@ -13,6 +13,14 @@ export interface RunningJob {
   readonly controller: AbortController;
   /** Set when the lock was lost: the attempt's result will not be recorded. */
   lost: boolean;
+  /** Set when the job was cancelled while running: it ends as cancelled whatever it returns. */
+  cancelled: boolean;
+  /** Set when the attempt ran past its timeout: it fails with a TimeoutError whatever it returns. */
+  timedOut: boolean;
+  /** Set once the attempt is settled (by the processor, or given up after a timeout's grace). */
+  settled: boolean;
+  /** Timers to cancel when the attempt settles (timeouts). */
+  timers: { cancel(): void }[];
 }
 
 /** How an attempt ended: the processor's value, or what it threw. */
@@ -34,7 +42,15 @@ export class Executor {
 
   /** Starts processing `job`. */
   start(job: Job): RunningJob {
-    const entry: RunningJob = { job, controller: new AbortController(), lost: false };
+    const entry: RunningJob = {
+      job,
+      controller: new AbortController(),
+      lost: false,
+      cancelled: false,
+      timedOut: false,
+      settled: false,
+      timers: [],
+    };
     this.running.set(job.id as string, entry);
     let result: unknown;
     try {
@@ -55,7 +71,18 @@ export class Executor {
     return entry;
   }
 
+  /**
+   * Settles an attempt now, without waiting for its processor (a timeout's grace period ended):
+   * its slot is freed, and whatever the processor does later is ignored.
+   */
+  giveUp(entry: RunningJob, outcome: Outcome): void {
+    this.settle(entry, outcome);
+  }
+
   private settle(entry: RunningJob, outcome: Outcome): void {
+    if (entry.settled) return;
+    entry.settled = true;
+    for (const timer of entry.timers) timer.cancel();
     this.running.delete(entry.job.id as string);
     this.onSettled(entry, outcome);
     if (this.running.size === 0 && this.idleWaiters.length > 0) {

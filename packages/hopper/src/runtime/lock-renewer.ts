@@ -16,6 +16,8 @@ export interface LockRenewerOptions {
   renewEvery: number;
   onLost(ids: string[]): void;
   onError(err: unknown): void;
+  /** Jobs this worker runs that were cancelled (the fallback to the cancel channel). */
+  onCancelled?(ids: string[]): void;
   /** Receives the queue's epoch at each renewal (dataset-reset detection). */
   onEpoch?(epoch: string): void;
   /** The worker's heartbeat entry (id, JSON description, ttl), renewed at each interval. */
@@ -53,8 +55,9 @@ export class LockRenewer {
     if (!this.running) return;
     this.expectedAt = this.o.clock.now() + this.o.renewEvery;
     this.timer = this.o.clock.setTimeout(() => {
+      // Lag is only meaningful on the real clock: a test's fake clock jumps by design.
       const lag = this.o.clock.now() - this.expectedAt;
-      if (lag > this.o.lockDuration / 2) this.o.onLag(lag);
+      if (this.o.clock.real && lag > this.o.lockDuration / 2) this.o.onLag(lag);
       this.runOnce().then(
         () => this.schedule(),
         (err: unknown) => {
@@ -74,8 +77,14 @@ export class LockRenewer {
     for (const [id, entry] of this.o.executor.running) {
       if (!entry.lost && entry.job.token !== undefined) locks.push({ id, token: entry.job.token });
     }
-    const { lost, epoch } = await this.o.backend.extendLocks(locks, this.o.lockDuration, this.o.worker?.(), this.o.clock.backendNow());
+    const { lost, epoch, cancelled } = await this.o.backend.extendLocks(
+      locks,
+      this.o.lockDuration,
+      this.o.worker?.(),
+      this.o.clock.backendNow(),
+    );
     this.o.onEpoch?.(epoch);
+    if (cancelled.length > 0) this.o.onCancelled?.(cancelled);
     // A job may have settled while the call was in flight; only report the ones still running.
     const stillRunning = lost.filter((id) => this.o.executor.running.has(id));
     if (stillRunning.length > 0) this.o.onLost(stillRunning);

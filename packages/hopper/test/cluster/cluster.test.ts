@@ -5,7 +5,7 @@
  */
 import { Cluster } from 'ioredis';
 import { afterEach, describe, expect, it, inject } from 'vitest';
-import { Queue, Worker, type Job } from '../../src/index.js';
+import { CrossSlotError, Queue, Worker, type Job } from '../../src/index.js';
 import { collect, once } from '../helpers/wait.js';
 
 const closables: { close(): Promise<void> }[] = [];
@@ -14,7 +14,8 @@ function track<T extends { close(): Promise<void> }>(c: T): T {
   return c;
 }
 afterEach(async () => {
-  await Promise.all(closables.splice(0).map((c) => c.close()));
+  // Last opened, first closed: the shared cluster connection outlives its users.
+  for (const closable of closables.splice(0).reverse()) await closable.close();
 });
 
 function cluster(): Cluster {
@@ -66,6 +67,29 @@ describe('Redis Cluster', () => {
     await finished;
     expect((await queue.getJob(ok.id as string))?.returnvalue).toBe('ok');
     expect(await (await queue.getJob(bad.id as string))?.getState()).toBe('failed');
+  });
+
+  it('dead-letters across queues only under one hash tag, and says so otherwise', async () => {
+    const connection = cluster();
+    const name = uniqueName();
+    const dlqName = uniqueName();
+    const untagged = track(new Queue(name, { connection }));
+    await expect(untagged.add('x', {}, { deadLetter: { queue: dlqName } })).rejects.toBeInstanceOf(CrossSlotError);
+    await expect(untagged.add('x', {}, { deadLetter: { queue: dlqName } })).rejects.toThrow(/hash tag/);
+    const queue = track(new Queue(name, { connection, prefix: '{dl}', deadLetter: { queue: dlqName } }));
+    const dlq = track(new Queue(dlqName, { connection, prefix: '{dl}' }));
+    await queue.add('doomed', { v: 1 }, { jobId: 'doomed-1' });
+    const worker = track(
+      new Worker(
+        name,
+        async () => {
+          throw new Error('no');
+        },
+        { connection, prefix: '{dl}' },
+      ),
+    );
+    await once(worker, 'failed');
+    expect((await dlq.getWaiting()).map((j) => j.id)).toEqual([`${name}:doomed-1:1`]);
   });
 
   it('rescues a stalled job', async () => {

@@ -27,7 +27,7 @@ export interface HopperEnv {
   /** A queue name unique within the test run. */
   queueName(hint?: string): string;
   queue<D = unknown, R = unknown>(name: string, opts?: QueueOptions): Queue<D, R>;
-  worker<D = unknown, R = unknown>(name: string, processor: Processor<D, R> | null, opts?: WorkerOptions): Worker<D, R>;
+  worker<D = unknown, R = unknown>(name: string, processor: Processor<D, R> | string | URL | null, opts?: WorkerOptions): Worker<D, R>;
   events(name: string, opts?: QueueEventsOptions): QueueEvents;
   /** Registers something to close after the test. */
   track<T extends { close(): Promise<void> }>(closable: T): T;

@@ -59,7 +59,8 @@ describe('bounded work', () => {
     expect(jobs.map((j) => j.stalledCounter)).toEqual([0, 0, 0, 0]);
     // Redis kept answering other clients throughout: no single step of the clean held it long.
     expect(probeTimes.length).toBeGreaterThan(20);
-    expect(Math.max(...probeTimes)).toBeLessThan(250);
+    // (A single-script clean of this size holds Redis for seconds.)
+    expect(Math.max(...probeTimes)).toBeLessThan(500);
     await once(watcher, 'drained').catch(() => undefined);
   }, 120_000);
 });

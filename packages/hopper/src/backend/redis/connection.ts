@@ -102,3 +102,8 @@ export function reportErrors(client: RedisClient, report: (err: Error) => void):
     reported = false;
   });
 }
+
+/** Tells whether a client is a Redis Cluster client. */
+export function isClusterClient(client: RedisClient): boolean {
+  return client instanceof Cluster || (client as { isCluster?: boolean }).isCluster === true;
+}

@@ -26,7 +26,7 @@ async function scanAll(client: RedisClient, pattern: string): Promise<string[]> 
   const found: string[] = [];
   let cursor = '0';
   do {
-    const [next, keys] = (await client.call('SCAN', [cursor, 'MATCH', pattern, 'COUNT', 1000])) as [string, string[]];
+    const [next, keys] = (await client.call('SCAN', [cursor, 'MATCH', pattern, 'COUNT', 10000])) as [string, string[]];
     cursor = next;
     found.push(...keys);
   } while (cursor !== '0');

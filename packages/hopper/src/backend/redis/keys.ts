@@ -45,6 +45,8 @@ export interface QueueKeys {
   readonly schedDue: string;
   /** Hash of one job scheduler. */
   scheduler(id: string): string;
+  /** Pub/sub channel telling workers that one of their active jobs was cancelled. */
+  readonly cancelChannel: string;
   /** Hash of a producer's recent add requests (re-sent adds are applied once). */
   requests(producerId: string): string;
   /** Hash of one job. */
@@ -81,6 +83,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     schedulers: `${base}schedulers`,
     schedDue: `${base}sched-due`,
     scheduler: (id) => `${base}s:${id}`,
+    cancelChannel: `${base}cancel`,
     requests: (producerId) => `${base}rq:${producerId}`,
     job: (id) => `${base}j:${id}`,
     data: (id) => `${base}d:${id}`,
@@ -101,4 +104,12 @@ export function metaKeyPattern(prefix: string): { pattern: string; nameOf(key: s
       return m ? m[1] : undefined;
     },
   };
+}
+
+/**
+ * Whether queue `other` lives in the same Redis Cluster slot as the queue whose base is `base`:
+ * always when the prefix holds the hash tag, never otherwise (each queue name is its own tag).
+ */
+export function sameSlot(base: string, name: string, other: string): boolean {
+  return other === name || !base.endsWith(`{${name}}:`);
 }

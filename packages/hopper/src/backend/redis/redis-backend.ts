@@ -15,12 +15,15 @@ import type {
   Fence,
   NewJob,
   OccurrencePlan,
+  Retention,
   QueueBackend,
   RescueOptions,
   RescueResult,
   SchedulerWrite,
   WriteCode,
 } from '../backend.js';
+import { isClusterClient } from './connection.js';
+import { sameSlot } from './keys.js';
 import { RedisQueueReads } from './redis-reads.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import { parseClaim, retentionSpec, timeArg, type Reply } from './replies.js';
@@ -130,7 +133,7 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
     const reply = (await runScript(
       this.client,
       SCRIPTS.complete,
-      { ...this.claimKeys(), completed: this.keys.completed },
+      { ...this.claimKeys(), completed: this.keys.completed, failed: this.keys.failed },
       this.claimArgs(next, now),
       rest,
     )) as Reply;
@@ -147,7 +150,7 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
       this.client,
       SCRIPTS.fail,
       { ...this.claimKeys(), failed: this.keys.failed },
-      this.claimArgs(next, now),
+      { ...this.claimArgs(next, now), queueName: this.queueName },
       rest,
     )) as Reply;
     return this.parseAck(reply, batch.length, next);
@@ -164,7 +167,7 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
     lockMs: number,
     worker: { id: string; info: string; ttlMs: number } | undefined,
     now?: number,
-  ): Promise<{ now: number; epoch: string; lost: string[] }> {
+  ): Promise<{ now: number; epoch: string; lost: string[]; cancelled: string[] }> {
     const rest: string[] = [];
     for (const lock of locks) rest.push(lock.id, lock.token);
     const k = this.keys;
@@ -175,7 +178,13 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
       { now: timeArg(now), base: k.base, lockMs, workerId: worker?.id ?? '', workerInfo: worker?.info ?? '', ttlMs: worker?.ttlMs ?? 0 },
       rest,
     )) as Reply;
-    return { now: Number(reply[0]), epoch: String(reply[1] ?? ''), lost: reply.slice(2).map(String) };
+    const lostCount = Number(reply[2]);
+    return {
+      now: Number(reply[0]),
+      epoch: String(reply[1] ?? ''),
+      lost: reply.slice(3, 3 + lostCount).map(String),
+      cancelled: reply.slice(3 + lostCount).map(String),
+    };
   }
 
   async unregisterWorker(workerId: string): Promise<void> {
@@ -207,6 +216,7 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
         force: options.force ? 1 : 0,
         failKeep: retentionSpec(options.failKeep),
         eventsMaxAgeMs: options.eventsMaxAgeMs,
+        queueName: this.queueName,
       },
     )) as Reply;
     const rescuedCount = Number(reply[2]);
@@ -388,6 +398,36 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
 
   async removeDeduplicationKey(id: string): Promise<number> {
     return (await runScript(this.client, SCRIPTS.removeDeduplicationKey, { dedup: this.keys.dedup(id) }, {})) as number;
+  }
+
+  async cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number> {
+    const k = this.keys;
+    return (await runScript(
+      this.client,
+      SCRIPTS.cancelJob,
+      { meta: k.meta, wait: k.wait, prio: k.prio, delayed: k.delayed, failed: k.failed, events: k.events },
+      { now: timeArg(now), base: k.base, id, reason, channel: k.cancelChannel, failKeep: retentionSpec(failKeep) },
+    )) as number;
+  }
+
+  async replayDeadLetters(ids: string[], now?: number): Promise<number[]> {
+    const k = this.keys;
+    const reply = (await runScript(
+      this.client,
+      SCRIPTS.replayDeadLetters,
+      { meta: k.meta, wait: k.wait, completed: k.completed, failed: k.failed, events: k.events },
+      { now: timeArg(now), base: k.base, queueName: this.queueName },
+      ids,
+    )) as number[];
+    return reply.map(Number);
+  }
+
+  get isCluster(): boolean {
+    return isClusterClient(this.client);
+  }
+
+  sharesSlotWith(other: string): boolean {
+    return sameSlot(this.keys.base, this.queueName, other);
   }
 
   private schedulerKeys() {

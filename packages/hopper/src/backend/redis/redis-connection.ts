@@ -32,6 +32,7 @@ export abstract class RedisQueueConnection {
   protected readonly client: RedisClient;
   protected waitClient: RedisClient | undefined;
   protected eventsClient: RedisClient | undefined;
+  protected subscriber: RedisClient | undefined;
   protected readonly reportError: (err: Error) => void;
 
   constructor(options: RedisBackendOptions) {
@@ -64,6 +65,8 @@ export abstract class RedisQueueConnection {
   }
 
   async close(): Promise<void> {
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
     this.interruptWait();
     this.eventsClient?.disconnect();
     this.eventsClient = undefined;
@@ -71,6 +74,7 @@ export abstract class RedisQueueConnection {
   }
 
   disconnect(): void {
+    this.subscriber?.disconnect();
     this.interruptWait();
     this.eventsClient?.disconnect();
     if (this.handle.owned) this.client.disconnect();
@@ -101,5 +105,16 @@ export abstract class RedisQueueConnection {
     const client = this.waitClient;
     this.waitClient = undefined;
     client?.disconnect();
+  }
+
+  /** Subscribes to the queue's cancel channel on a connection of its own (opened once). */
+  async onCancel(listener: (jobId: string) => void): Promise<void> {
+    if (!this.subscriber) {
+      this.subscriber = this.blockingClient();
+      this.subscriber.on('message', (channel: string, message: string) => {
+        if (channel === this.keys.cancelChannel) listener(message);
+      });
+    }
+    await this.subscriber.subscribe(this.keys.cancelChannel);
   }
 }

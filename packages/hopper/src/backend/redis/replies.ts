@@ -81,6 +81,7 @@ export function toRecord(id: string, hash: Record<string, string> | null, bigDat
     stacktrace: hash.st,
     token: hash.tk,
     deduplicationId: hash.de,
+    origin: hash.oq === undefined ? undefined : { queue: hash.oq, jobId: hash.oid },
   };
 }
 

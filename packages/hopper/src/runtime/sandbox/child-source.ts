@@ -153,7 +153,7 @@ if (inThread) {
 } else {
   process.title = 'hopper-sandbox';
   process.on('message', onMessage);
-  
+  process.on('disconnect', () => process.exit(0));
   let dying = false;
   process.on('uncaughtException', (error) => {
     if (dying) return;

@@ -13,19 +13,13 @@
  * file costs at most one child start per `loadRetryMs`, and a fixed file is picked up.
  */
 import { EventEmitter } from 'node:events';
-import { resolve as resolvePath } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { systemClock, type Clock, type ClockTimer } from '../../clock/clock.js';
-import { InvalidOptionsError } from '../../job/errors.js';
+import type { ClockTimer } from '../../clock/clock.js';
 import { startChild, type ChildHandle } from './child.js';
 import { SandboxCrashError, SandboxLoadError, SandboxTerminatedError, type ChildExit, type EndReason } from './errors.js';
+import { resolveSandboxOptions, type ResolvedSandboxOptions } from './options.js';
 import { serializeError, type ChildMessage } from './protocol.js';
 import { RunSession, type RunMessage } from './session.js';
 import type { SandboxHooks, SandboxJob, SandboxOptions } from './types.js';
-
-const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
-const DEFAULT_KILL_GRACE_MS = 5_000;
-const DEFAULT_LOAD_RETRY_MS = 5_000;
 
 interface PoolChild {
   readonly handle: ChildHandle;
@@ -33,6 +27,8 @@ interface PoolChild {
   state: 'starting' | 'idle' | 'busy' | 'ending';
   /** Settles when the child has loaded the file (or could not). */
   readonly ready: Promise<void>;
+  /** `ready` has not settled yet. */
+  loading: boolean;
   markReady(): void;
   markFailed(error: Error): void;
   session?: RunSession;
@@ -69,15 +65,7 @@ const noop = (): void => undefined;
  * await pool.close();
  */
 export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
-  private readonly file: string;
-  private readonly useWorkerThreads: boolean;
-  private readonly maxChildren: number;
-  private readonly minChildren: number;
-  private readonly idleTimeoutMs: number;
-  private readonly killGraceMs: number;
-  private readonly loadRetryMs: number;
-  private readonly maxMemoryMb: number | undefined;
-  private readonly clock: Clock;
+  private readonly o: ResolvedSandboxOptions;
 
   private readonly children = new Set<PoolChild>();
   /** Idle children, most recently used last (taken first, so the others can age out). */
@@ -102,17 +90,7 @@ export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
    */
   constructor(processorFile: string | URL, options: SandboxOptions) {
     super();
-    this.file = resolveProcessorFile(processorFile);
-    this.useWorkerThreads = options.useWorkerThreads ?? false;
-    this.maxChildren = integer('maxChildren', options.maxChildren, 1);
-    this.minChildren = integer('minChildren', options.minChildren ?? 0, 0);
-    if (this.minChildren > this.maxChildren)
-      throw new InvalidOptionsError(`Sandbox option minChildren (${this.minChildren}) must not exceed maxChildren (${this.maxChildren}).`);
-    this.idleTimeoutMs = integer('idleTimeoutMs', options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, 0);
-    this.killGraceMs = integer('killGraceMs', options.killGraceMs ?? DEFAULT_KILL_GRACE_MS, 0);
-    this.loadRetryMs = integer('loadRetryMs', options.loadRetryMs ?? DEFAULT_LOAD_RETRY_MS, 0);
-    this.maxMemoryMb = options.maxMemoryMb === undefined ? undefined : integer('maxMemoryMb', options.maxMemoryMb, 1);
-    this.clock = options.clock ?? systemClock;
+    this.o = resolveSandboxOptions(processorFile, options);
   }
 
   /** Pids (or thread ids) of the live children, including those starting or being ended. */
@@ -204,7 +182,7 @@ export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
         await this.probe;
         continue;
       }
-      if (this.activeCount() < this.maxChildren) {
+      if (this.activeCount() < this.o.maxChildren) {
         const child = this.spawn();
         if (!this.loaded) this.probe = child.ready.then(noop, noop).then(() => (this.probe = undefined));
         try {
@@ -236,13 +214,13 @@ export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
     if (child.state === 'ending' || this.closed) return;
     child.state = 'idle';
     this.idle.push(child);
-    if (this.activeCount() > this.minChildren) child.idleTimer = this.clock.setTimeout(() => this.reclaim(child), this.idleTimeoutMs);
+    if (this.activeCount() > this.o.minChildren) child.idleTimer = this.o.clock.setTimeout(() => this.reclaim(child), this.o.idleTimeoutMs);
     this.wake();
   }
 
   private reclaim(child: PoolChild): void {
     child.idleTimer = undefined;
-    if (child.state !== 'idle' || this.activeCount() <= this.minChildren) return;
+    if (child.state !== 'idle' || this.activeCount() <= this.o.minChildren) return;
     void this.endChild(child, undefined);
   }
 
@@ -253,7 +231,7 @@ export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
     child.idleTimer?.cancel();
     child.idleTimer = undefined;
     child.state = 'ending';
-    return child.handle.end(this.killGraceMs);
+    return child.handle.end(this.o.killGraceMs);
   }
 
   /** Children that count against `maxChildren`: all but those being ended. */
@@ -270,12 +248,12 @@ export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
       markReady = resolve;
       markFailed = reject;
     });
-    const options = { useWorkerThreads: this.useWorkerThreads, maxMemoryMb: this.maxMemoryMb };
     // `child` is assigned before any message can arrive (messages come on later ticks).
     const child: PoolChild = {
-      handle: startChild(this.file, options, (message) => this.onMessage(child, message)),
+      handle: startChild(this.o.file, this.o, (message) => this.onMessage(child, message)),
       state: 'starting',
       ready,
+      loading: true,
       markReady,
       markFailed,
     };
@@ -288,13 +266,16 @@ export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
   private onMessage(child: PoolChild, message: ChildMessage): void {
     switch (message.type) {
       case 'ready':
-        if (child.state !== 'starting') return;
+        // A child being ended (close() during its start) is settled by its exit instead.
+        if (!child.loading || child.state === 'ending') return;
+        child.loading = false;
         this.loaded = true;
         child.markReady();
         return;
       case 'load-failed':
-        if (child.state !== 'starting') return;
-        child.markFailed(this.recordLoadFailure(SandboxLoadError.fromChild(this.file, message.error, this.loadRetryMs)));
+        if (!child.loading) return;
+        child.loading = false;
+        child.markFailed(this.recordLoadFailure(SandboxLoadError.fromChild(this.o.file, message.error, this.o.loadRetryMs)));
         void this.endChild(child, undefined);
         return;
       case 'fatal':
@@ -325,11 +306,12 @@ export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
     if (idleAt >= 0) this.idle.splice(idleAt, 1);
     child.idleTimer?.cancel();
     const label = child.handle.label;
-    if (child.state === 'starting') {
+    if (child.loading) {
+      child.loading = false;
       child.markFailed(
         child.endReason !== undefined
           ? new Error(`The sandbox pool ended ${label.kind} ${label.id} while it was starting (${child.endReason}).`)
-          : this.recordLoadFailure(SandboxLoadError.fromExit(this.file, label, exit, this.loadRetryMs)),
+          : this.recordLoadFailure(SandboxLoadError.fromExit(this.o.file, label, exit, this.o.loadRetryMs)),
       );
     }
     child.state = 'ending';
@@ -352,10 +334,10 @@ export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
     this.loaded = false;
     this.loadFailure = error;
     this.loadRetryTimer?.cancel();
-    this.loadRetryTimer = this.clock.setTimeout(() => {
+    this.loadRetryTimer = this.o.clock.setTimeout(() => {
       this.loadFailure = undefined;
       this.loadRetryTimer = undefined;
-    }, this.loadRetryMs);
+    }, this.o.loadRetryMs);
     this.wake();
     return error;
   }
@@ -366,19 +348,4 @@ export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
     this.waiters = [];
     for (const resolve of waiters) resolve();
   }
-}
-
-function resolveProcessorFile(file: string | URL): string {
-  if (file instanceof URL) return fileURLToPath(file);
-  if (typeof file !== 'string' || file === '')
-    throw new InvalidOptionsError(
-      'The sandboxed processor must be a file path or a file: URL, e.g. new Worker(name, "/app/processor.js").',
-    );
-  return file.startsWith('file:') ? fileURLToPath(file) : resolvePath(file);
-}
-
-function integer(name: string, value: number, min: number): number {
-  if (!Number.isSafeInteger(value) || value < min)
-    throw new InvalidOptionsError(`Sandbox option ${name} must be an integer >= ${min}, got ${String(value)}.`);
-  return value;
 }

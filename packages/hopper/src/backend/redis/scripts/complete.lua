@@ -1,10 +1,12 @@
 --[[ complete: finishes a batch of active jobs held by the caller, then claims the next ones.
-  KEYS: meta, wait, prio, prioCounter, delayed, active, completed, events, marker, limiter
+  KEYS: meta, wait, prio, prioCounter, delayed, active, completed, events, marker, limiter, failed
   ARGV: now, base, count, lockMs, tokenPrefix, exact, ...jobs
     jobs: 5 values per job: id, token, attempt (attemptsStarted of the holder), returnvalue (JSON), keep
     keep: retention spec (see includes/retention).
   Returns: { now, code per job..., then the claim part (see claim) }
-  Codes: 1 done, -1 job missing, -2 stale token or attempt (lock lost), -3 not active ]]
+  Codes: 1 done, 3 cancelled (the job was cancelled while running: it ends failed with the cancel
+    reason, whatever the processor returned), -1 job missing, -2 stale token or attempt (lock
+    lost), -3 not active ]]
 --@include base
 --@include retention
 --@include remove
@@ -20,7 +22,7 @@ local doneIds, returnvalues = {}, {}
 for i = REST, #ARGV, 5 do
   local id, token, attempt, rv, keep = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx')
   local code = 1
   if not f[1] then
     code = -1
@@ -28,6 +30,15 @@ for i = REST, #ARGV, 5 do
     code = -3
   elseif f[2] ~= token or f[3] ~= attempt then
     code = -2
+  elseif f[6] then
+    -- Cancelled while running: it ends as cancelled (failed), not completed.
+    code = 3
+    if f[5] then releaseDedup(base, jk, id) end
+    redis.call('ZREM', k.active, id)
+    local cancelled = newFinisher(base, k.failed, now)
+    finish(cancelled, jk, id, 'k', { 's', 'failed', 'fo', now, 'fr', f[6], 'am', (tonumber(f[4]) or 0) + 1 })
+    flushFinisher(cancelled)
+    emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', f[6], 'prev', 'active', 'cancelled', '1')
   else
     if f[5] then releaseDedup(base, jk, id) end
     local made = (tonumber(f[4]) or 0) + 1

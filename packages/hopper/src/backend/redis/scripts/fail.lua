@@ -1,7 +1,7 @@
 --[[ fail: ends a batch of failed attempts held by the caller: each job is retried (back to
   ready, or delayed by its backoff) or failed for good; then claims the next jobs.
   KEYS: meta, wait, prio, prioCounter, delayed, active, failed, events, marker, limiter
-  ARGV: now, base, count, lockMs, tokenPrefix, exact, ...jobs
+  ARGV: now, base, count, lockMs, tokenPrefix, exact, queueName, ...jobs
     jobs: 7 values per job: id, token, attempt, reason, stack ('' = none), retryDelay, keep
     retryDelay: -1 fail for good, -2 fail for good because attempts are exhausted (also emits
       retries-exhausted), 0 retry now, > 0 retry after that many ms.
@@ -12,6 +12,7 @@
 --@include base
 --@include retention
 --@include remove
+--@include deadletter
 --@include scheduler
 --@include claim
 
@@ -39,7 +40,7 @@ for i = REST, #ARGV, 7 do
   local id, token, attempt, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local stack, retryDelay, keep = ARGV[i + 4], tonumber(ARGV[i + 5]), ARGV[i + 6]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx')
   local code
   if not f[1] then
     code = -1
@@ -50,6 +51,11 @@ for i = REST, #ARGV, 7 do
   else
     redis.call('ZREM', k.active, id)
     local made = (tonumber(f[4]) or 0) + 1
+    -- Cancelled while running: no retry, and the cancel reason is the failed reason.
+    if f[7] then
+      retryDelay = -1
+      reason = f[7]
+    end
     local st = appendStack(jk, stack)
     if st then redis.call('HSET', jk, 'st', st) end
     if retryDelay >= 0 then
@@ -67,8 +73,11 @@ for i = REST, #ARGV, 7 do
     else
       code = 2
       if f[6] then releaseDedup(base, jk, id) end
+      -- Before finishing (which may delete the job): the dead letter copies it.
+      deadLetter(base, argv.queueName, id, jk, now, made, reason)
       finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
+      if f[7] then emit(k.events, cap, 'cancelled', 'jobId', id, 'reason', reason) end
       if retryDelay == -2 then
         emit(k.events, cap, 'retries-exhausted', 'jobId', id, 'attemptsMade', made)
       end

@@ -2,12 +2,14 @@
   they have stalled more than maxStalledCount times. Runs at most once per interval across
   all workers (a check key), and trims events older than the stream's age cap.
   KEYS: meta, wait, prio, prioCounter, active, failed, events, marker, stalledCheck
-  ARGV: now, base, maxStalledCount, limit, intervalMs, force, failKeep, eventsMaxAgeMs
+  ARGV: now, base, maxStalledCount, limit, intervalMs, force, failKeep, eventsMaxAgeMs, queueName
     force: 1 runs even if another worker checked within the interval (used by tests and tools).
     failKeep: retention spec for jobs failed here (their own removeOnFail is in their opts).
   Returns: { now, ran (0/1), rescued ids count, failed ids count, then rescued ids..., failed ids... } ]]
 --@include base
 --@include retention
+--@include remove
+--@include deadletter
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -31,16 +33,9 @@ for i = 1, #expired do
     if stalls > maxStalled then
       local reason = 'job stalled more than allowable limit'
       local made = (tonumber(redis.call('HGET', jk, 'am')) or 0) + 1
-      local keep = argv.failKeep
-      local opts = redis.call('HGET', jk, 'o')
-      if opts then
-        local spec = cjson.decode(opts).removeOnFail
-        if spec == true then keep = 'r' elseif spec == false then keep = 'k'
-        elseif type(spec) == 'number' then keep = 'c' .. spec .. 'a-1'
-        elseif type(spec) == 'table' then
-          keep = 'c' .. (tonumber(spec.count) or -1) .. 'a' .. (spec.age and spec.age * 1000 or -1)
-        end
-      end
+      local keep = failKeepOf(redis.call('HGET', jk, 'o'), argv.failKeep)
+      releaseDedup(base, jk, id)
+      deadLetter(base, argv.queueName, id, jk, now, made, reason)
       finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
       failed[#failed + 1] = id

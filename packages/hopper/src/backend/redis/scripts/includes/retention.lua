@@ -13,6 +13,21 @@ local function parseKeep(spec)
   return tonumber(c), tonumber(a)
 end
 
+-- The retention spec of a failed job: its own removeOnFail (from its options JSON), else `default`.
+local function failKeepOf(opts, default)
+  if not opts or opts == '' then return default end
+  local ok, decoded = pcall(cjson.decode, opts)
+  if not ok or type(decoded) ~= 'table' then return default end
+  local spec = decoded.removeOnFail
+  if spec == true then return 'r' end
+  if spec == false then return 'k' end
+  if type(spec) == 'number' then return 'c' .. spec .. 'a-1' end
+  if type(spec) == 'table' then
+    return 'c' .. (tonumber(spec.count) or -1) .. 'a' .. (spec.age and spec.age * 1000 or -1)
+  end
+  return default
+end
+
 local function newFinisher(base, setKey, now)
   return { base = base, setKey = setKey, now = now, dels = {}, kept = {}, specs = {}, n = 0 }
 end

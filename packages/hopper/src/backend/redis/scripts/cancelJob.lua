@@ -1,0 +1,36 @@
+--[[ cancelJob: cancels a job from any process. A job that has not started (waiting, prioritized,
+  delayed) fails at once with the cancel reason (`cx` set, no retry, never dead-lettered). An
+  active job is marked (`cx`) and its worker is told on the queue's cancel channel (pub/sub; its
+  lock renewal reports it too, as a fallback): its signal aborts, and whatever the processor
+  then returns, the attempt ends as cancelled (complete and fail check `cx`).
+  KEYS: meta, wait, prio, delayed, failed, events
+  ARGV: now, base, id, reason, channel, failKeep
+  Returns: 1 cancelled now; 2 active: its worker was told; 0 no such job; -3 already finished. ]]
+--@include base
+--@include remove
+--@include retention
+
+local now = nowMs(argv.now)
+local base = argv.base
+local id = argv.id
+local jk = jobKey(base, id)
+local f = redis.call('HMGET', jk, 's', 'o')
+local state = f[1]
+if not state then return 0 end
+if state == 'completed' or state == 'failed' then return -3 end
+local cap = eventsCap(k.meta)
+if state == 'active' then
+  redis.call('HSET', jk, 'cx', argv.reason)
+  redis.call('PUBLISH', argv.channel, id)
+  emit(k.events, cap, 'cancelling', 'jobId', id, 'reason', argv.reason)
+  return 2
+end
+local key, kind = structureOf(k, state)
+if kind == 'list' then redis.call('LREM', key, 1, id) elseif kind == 'zset' then redis.call('ZREM', key, id) end
+releaseDedup(base, jk, id)
+redis.call('HSET', jk, 'cx', argv.reason)
+local fin = newFinisher(base, k.failed, now)
+finish(fin, jk, id, failKeepOf(f[2], argv.failKeep), { 's', 'failed', 'fo', now, 'fr', argv.reason })
+flushFinisher(fin)
+emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', argv.reason, 'prev', state, 'cancelled', '1')
+return 1

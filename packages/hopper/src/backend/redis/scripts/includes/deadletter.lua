@@ -1,0 +1,51 @@
+--[[ deadletter: when a job fails for good (attempts exhausted, UnrecoverableError, too many
+  stalls) and its options name a dead-letter queue, the same script adds a dead letter there: a
+  waiting job with id <origin queue>:<origin id>:<attempts started>, carrying the origin's name,
+  data, options (`oo`), attempts made, failed reason and stack traces, and its origin (`oq`,
+  `oid`) and timestamps (`ot` added, `opo` last started, `ofo` failed). Cancelled jobs are never
+  dead-lettered. The dead-letter queue's keys are derived from this queue's base: in Redis Cluster
+  both queues must share a hash tag (the Queue refuses other set-ups at add). ]]
+
+-- The base of queue `other`, a sibling of the queue whose base is `base` and name `name`.
+local function siblingBase(base, name, other)
+  local tagged = '{' .. name .. '}:'
+  if string.sub(base, -#tagged) == tagged then
+    return string.sub(base, 1, #base - #tagged) .. '{' .. other .. '}:'
+  end
+  return string.sub(base, 1, #base - #name - 1) .. other .. ':'
+end
+
+-- The dead-letter queue named in a job's options, or nil.
+local function deadLetterQueueOf(opts)
+  if not opts or opts == '' then return nil end
+  local ok, decoded = pcall(cjson.decode, opts)
+  if not ok or type(decoded) ~= 'table' or type(decoded.deadLetter) ~= 'table' then return nil end
+  local queue = decoded.deadLetter.queue
+  if type(queue) ~= 'string' or queue == '' then return nil end
+  return queue
+end
+
+-- Adds the dead letter of job `id` (failed for good at `now`) if its options name a queue.
+local function deadLetter(base, queueName, id, jk, now, made, reason)
+  local f = redis.call('HMGET', jk, 'n', 'd', 'dc', 'o', 't', 'as', 'po', 'st', 'cx')
+  if f[9] then return end
+  local dlq = deadLetterQueueOf(f[4])
+  if not dlq then return end
+  local dbase = siblingBase(base, queueName, dlq)
+  local dlId = queueName .. ':' .. id .. ':' .. (f[6] or '0')
+  local djk = jobKey(dbase, dlId)
+  if redis.call('EXISTS', djk) == 1 then return end
+  local fields = { 'n', f[1], 't', now, 's', 'waiting', 'fr', reason, 'am', made, 'oq', queueName, 'oid', id,
+    'ot', f[5] or now, 'ofo', now }
+  if f[4] then fields[#fields + 1] = 'oo'; fields[#fields + 1] = f[4] end
+  if f[7] then fields[#fields + 1] = 'opo'; fields[#fields + 1] = f[7] end
+  if f[8] then fields[#fields + 1] = 'st'; fields[#fields + 1] = f[8] end
+  dataFields(dbase, dlId, readData(base, id, jk, f[2], f[3]), fields)
+  redis.call('HSET', djk, unpack(fields))
+  redis.call('RPUSH', dbase .. 'wait', dlId)
+  signalWork(dbase .. 'marker')
+  local cap = eventsCap(dbase .. 'meta')
+  redis.call('XADD', dbase .. 'events', 'MAXLEN', '~', cap, '*', 'event', 'added', 'ids', cjson.encode({ dlId }),
+    'names', cjson.encode({ f[1] }))
+  emit(base .. 'events', eventsCap(base .. 'meta'), 'dead-lettered', 'jobId', id, 'deadLetterQueue', dlq, 'deadLetterId', dlId)
+end

@@ -1,0 +1,96 @@
+/**
+ * Sandboxed processors through the Worker, against Redis: a processor file runs in child
+ * processes (or threads); CPU-bound jobs do not stall locks; crashes fail one attempt; timeouts
+ * end a child that ignores its signal; close leaves no child behind.
+ */
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { TimeoutError, type Job } from '../../src/index.js';
+import { collect, once } from '../helpers/wait.js';
+import { useHopper } from '../helpers/hopper.js';
+
+const env = useHopper();
+const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/sandbox/${name}`, import.meta.url));
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('sandboxed processors in a Worker', () => {
+  for (const useWorkerThreads of [false, true]) {
+    it(`runs a processor file (${useWorkerThreads ? 'worker threads' : 'child processes'}) with the job's data and progress`, async () => {
+      const name = env.queueName();
+      const queue = env.queue(name);
+      const job = await queue.add('echo', { hello: 'sandbox' }, { removeOnComplete: false });
+      const worker = env.worker(name, fixture('echo.mjs'), { useWorkerThreads });
+      const [, result] = await once<[Job, { data: unknown; format: string; token: string }]>(worker, 'completed');
+      expect(result.data).toEqual({ hello: 'sandbox' });
+      expect(result.format).toBe('esm');
+      expect(result.token).toMatch(/:/);
+      expect((await queue.getJob(job.id as string))?.returnvalue).toMatchObject({ data: { hello: 'sandbox' } });
+    });
+  }
+
+  it('a CPU-bound job in a child does not stall its lock', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const job = await queue.add('spin', { ms: 1500 }, { removeOnComplete: false });
+    // Locks expire after 600 ms unless renewed; a second worker looks for stalled jobs every 100 ms.
+    const worker = env.worker(name, fixture('cpu.mjs'), { lockDuration: 600, lockRenewTime: 100 });
+    const watcher = env.worker(name, async () => 'should not run', { stalledInterval: 100 });
+    const stalled: string[] = [];
+    watcher.on('stalled', (id: string) => stalled.push(id));
+    await once(worker, 'completed', () => true, 20_000);
+    expect(stalled).toEqual([]);
+    expect((await queue.getJob(job.id as string))?.stalledCounter).toBe(0);
+  });
+
+  it('a child that crashes fails that attempt with a clear reason; the worker keeps running', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const crash = await queue.add('x', { exit: true });
+    const ok = await queue.add('x', { exit: false }, { removeOnComplete: false });
+    const worker = env.worker(name, fixture('exit.mjs'));
+    const [[failedJob, error]] = await collect<[Job, Error]>(worker, 'failed', 1);
+    expect(failedJob.id).toBe(crash.id);
+    expect(error.message).toMatch(/exit/i);
+    await once(worker, 'completed');
+    expect((await queue.getJob(ok.id as string))?.returnvalue).toBe('survived');
+  });
+
+  it('a timed-out child that ignores its signal is terminated after the grace period, then retried', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const job = await queue.add('forever', {}, { timeout: 300, attempts: 2 });
+    const worker = env.worker(name, fixture('ignore-signal.mjs'), { timeoutGrace: 300, sandbox: { killGraceMs: 200 }, autorun: false });
+    const pids: number[] = [];
+    worker.sandboxPool?.on('spawned', (pid: number) => pids.push(pid));
+    void worker.run();
+    const [[, error]] = await collect<[Job, Error]>(worker, 'failed', 1, 20_000);
+    expect(error).toBeInstanceOf(TimeoutError);
+    // The first attempt's child, which ignored its signal and SIGTERM, is gone; the retry has started.
+    expect(pids.length).toBeGreaterThanOrEqual(1);
+    expect(alive(pids[0])).toBe(false);
+    const stored = await queue.getJob(job.id as string);
+    expect(stored?.attemptsMade).toBe(1);
+    await worker.close(true);
+    expect(pids.some(alive)).toBe(false);
+  }, 30_000);
+
+  it('close() ends every child', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.addBulk(Array.from({ length: 3 }, (_, i) => ({ name: 'echo', data: { i } })));
+    const worker = env.worker(name, fixture('echo.mjs'), { concurrency: 3 });
+    const done = await collect<[Job, { childId: number }]>(worker, 'completed', 3);
+    const pids = done.map(([, result]) => result.childId);
+    expect(pids.every(alive)).toBe(true);
+    await worker.close();
+    expect(pids.some(alive)).toBe(false);
+  });
+});
