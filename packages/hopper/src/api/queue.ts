@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import type { CleanableState, NewJob } from '../backend/backend.js';
 import { CrossSlotError, InvalidOptionsError, JobActiveError } from '../job/errors.js';
 import { Job } from '../job/job.js';
-import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
+import { validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
+import { toNewJob } from '../job/new-job.js';
 import type { QueueBaseOptions } from './queue-base.js';
 import { QueueGetters, type JobType } from './queue-getters.js';
 import { JobSchedulers, type JobSchedulerInfo, type JobSchedulerTemplate } from './job-schedulers.js';
@@ -487,21 +488,4 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     await this.backend.close();
     this.emit('closed');
   }
-}
-
-function toNewJob(name: string, data: unknown, opts: JobsOptions): NewJob {
-  const { jobId, ...stored } = opts;
-  const storedJson = JSON.stringify(stored);
-  const dedup = opts.deduplication ?? opts.debounce;
-  return {
-    name,
-    data: serialize(data === undefined ? {} : data, 'Job data', opts.sizeLimit),
-    opts: storedJson === '{}' ? '' : storedJson,
-    customId: jobId ?? '',
-    priority: opts.priority ?? 0,
-    delay: opts.delay ?? 0,
-    lifo: opts.lifo ?? false,
-    timestamp: opts.timestamp ?? 0,
-    dedup: dedup ? { id: dedup.id, ttl: dedup.ttl ?? 0, extend: dedup.extend ?? false, replace: dedup.replace ?? false } : undefined,
-  };
 }

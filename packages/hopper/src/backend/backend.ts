@@ -338,6 +338,16 @@ export interface QueueBackend {
   runScheduled(id: string, trigger: boolean, instants: number[], now?: number): Promise<string[] | undefined>;
   updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode>;
   updateData(id: string, data: string, fence: Fence | undefined): Promise<WriteCode>;
+  /** Stores a durable step's record (fenced); returns the code and the record now stored (a stored success wins). */
+  recordStep(id: string, key: string, record: string, ok: boolean, fence: Fence | undefined): Promise<{ code: WriteCode; record: string }>;
+  /** Adds the next turn of a loop and records it as the current job's step (fenced); returns the code and the step record. */
+  continueJob(
+    id: string,
+    fence: Fence | undefined,
+    stepKey: string,
+    next: NewJob,
+    now?: number,
+  ): Promise<{ code: WriteCode; record: string }>;
   addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number>;
 
   // blocking waits (on a connection of their own)
@@ -364,6 +374,9 @@ export interface QueueBackend {
   /** Many jobs at once (missing ones are undefined). */
   getJobs(ids: string[]): Promise<(JobRecord | undefined)[]>;
   getDeduplicationJobId(id: string): Promise<string | undefined>;
+  /** A job's durable steps: step key -> JSON record. */
+  getSteps(id: string): Promise<Record<string, string>>;
+  getStep(id: string, key: string): Promise<string | undefined>;
   /** Live workers of the queue (heartbeat within its ttl). */
   getWorkers(): Promise<{ id: string; info: string }[]>;
   /** The queue's meta hash. */

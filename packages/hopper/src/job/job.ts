@@ -5,8 +5,17 @@
  */
 import type { ClaimedJob, Fence, JobRecord } from '../backend/backend.js';
 import { WriteCode } from '../backend/backend.js';
-import { InvalidDataError, InvalidStateError, JobActiveError, JobNotFoundError, LockLostError, ReplayRefusedError } from './errors.js';
+import {
+  InvalidDataError,
+  InvalidStateError,
+  JobActiveError,
+  JobNotFoundError,
+  LockLostError,
+  ReplayRefusedError,
+  UnrecoverableError,
+} from './errors.js';
 import { failureOf, toError } from './failure.js';
+import { toNewJob } from './new-job.js';
 import {
   parseJson,
   parseOpts,
@@ -292,6 +301,85 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     if (code === -5)
       throw new ReplayRefusedError(`Cannot replay dead letter ${id} while it is being handled (active, delayed or prioritized).`);
     if (code === 0) throw new JobNotFoundError(`Dead letter ${id} no longer exists (already replayed or removed).`);
+  }
+
+  /**
+   * Runs `fn` once for this job and `key` (a durable step, effect-once): its result is stored with
+   * the job before `step` returns, and `step` returns the stored (JSON round-tripped) value, the
+   * first time too. On a retry, a rescue after a crash, or a replay from the dead-letter queue,
+   * it returns the stored result without calling `fn`. Only a success is stored: a `fn` that
+   * throws runs again on the next attempt. From a stale attempt it throws LockLostError.
+   *
+   * A side effect that cannot be made atomic with its record (an API call that succeeds, then the
+   * worker dies before the result is stored) may still run twice: give the service an idempotency
+   * key derived from the job and the step, e.g. `${job.id}:${key}`.
+   *
+   * @example
+   * const charge = await job.step('charge', () => stripe.charges.create({ ... }, { idempotencyKey: `${job.id}:charge` }));
+   */
+  async step<T>(key: string, fn: () => T | Promise<T>): Promise<T> {
+    const id = this.requireId();
+    if (typeof key !== 'string' || key.length === 0 || key.length > 200) {
+      throw new InvalidDataError(`A step key must be a non-empty string of at most 200 characters, got ${JSON.stringify(key)}.`);
+    }
+    await this.ctx.ready();
+    const stored = await this.ctx.backend.getStep(id, key);
+    if (stored !== undefined && stored.startsWith('{"v":')) return (JSON.parse(stored) as { v: T }).v;
+    const started = Date.now();
+    let value: T;
+    try {
+      value = await fn();
+    } catch (err) {
+      const failure = JSON.stringify({ e: toError(err).message, ms: Date.now() - started, at: Date.now() });
+      // Recorded for the dashboard only; the step runs again next attempt. Never hide fn's error.
+      await this.ctx.backend.recordStep(id, key, failure, false, this.fence).catch(() => undefined);
+      throw err;
+    }
+    const json = value === undefined ? 'null' : serialize(value, `The result of step "${key}"`);
+    const record = `{"v":${json},"ms":${Date.now() - started},"at":${Date.now()}}`;
+    const result = await this.ctx.backend.recordStep(id, key, record, true, this.fence);
+    this.checkWrite(result.code, `record step "${key}" of`);
+    return (JSON.parse(result.record) as { v: T }).v;
+  }
+
+  /** The job's durable steps (for dashboards): key, stored result or last error, duration. */
+  async getSteps(): Promise<{ key: string; result?: unknown; error?: string; durationMs: number; at: number }[]> {
+    const id = this.requireId();
+    await this.ctx.ready();
+    const steps = await this.ctx.backend.getSteps(id);
+    return Object.entries(steps).map(([key, raw]) => {
+      const r = JSON.parse(raw) as { v?: unknown; e?: string; ms: number; at: number };
+      return 'v' in r ? { key, result: r.v, durationMs: r.ms, at: r.at } : { key, error: r.e, durationMs: r.ms, at: r.at };
+    });
+  }
+
+  /**
+   * Adds the next turn of a loop of unknown length (an agent loop: each turn a job) with the
+   * deterministic id `${loopId}:${turn + 1}` (this job's id is `${loopId}:${turn}`, or the loop's
+   * id for turn 0), recorded as a step of this job in the same atomic call: a replayed turn adds
+   * nothing new. Past `maxTurns`, throws UnrecoverableError (the loop fails, no retry). Returns the
+   * next turn's id. The next turn inherits this job's options unless overridden.
+   *
+   * @example
+   * if (reply.stop_reason === 'tool_use') await job.continueWith({ runId }, { maxTurns: 25 });
+   */
+  async continueWith(data: DataType, opts: JobsOptions & { name?: NameType; maxTurns?: number } = {}): Promise<string> {
+    const id = this.requireId();
+    const match = /^(.*):(\d+)$/.exec(id);
+    const loopId = match ? match[1] : id;
+    const turn = match ? Number(match[2]) : 0;
+    const nextId = `${loopId}:${turn + 1}`;
+    const { name, maxTurns, ...rest } = opts;
+    if (maxTurns !== undefined && turn + 1 > maxTurns) {
+      throw new UnrecoverableError(`Loop "${loopId}" reached maxTurns (${maxTurns}): turn ${turn + 1} was not added.`);
+    }
+    validateJobOptions(rest);
+    const { jobId: _jobId, delay: _delay, ...inherited } = this.opts;
+    const next = toNewJob(name ?? this.name, data, { ...inherited, ...rest, jobId: nextId });
+    await this.ctx.ready();
+    const result = await this.ctx.backend.continueJob(id, this.fence, '__continue', next, this.ctx.clock.backendNow());
+    this.checkWrite(result.code, 'continue');
+    return (JSON.parse(result.record) as { v: string }).v;
   }
 
   /** Makes a delayed job ready now. */

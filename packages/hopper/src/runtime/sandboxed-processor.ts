@@ -29,8 +29,7 @@ function hooksFor(job: Job): SandboxHooks {
     updateProgress: (progress) => job.updateProgress(progress as number | object),
     log: (line) => job.log(line),
     updateData: (data) => job.updateData(data),
-    step: () =>
-      Promise.reject(new Error('job.step() is not available in this version of Hopper: durable steps come with flows (see the README).')),
+    step: (key, run) => job.step(key, run),
   };
 }
 

@@ -36,6 +36,26 @@ describe('sandboxed processors in a Worker', () => {
     });
   }
 
+  it("gives the child's job progress, logs, data updates and durable steps, fenced in the parent", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const job = await queue.add('hooks', { stage: 1 }, { removeOnComplete: false });
+    const worker = env.worker(name, fixture('hooks.mjs'));
+    const [, result] = await once<[Job, Record<string, unknown>]>(worker, 'completed');
+    expect(result).toMatchObject({
+      progressAfter: { percent: 50 },
+      logCount: 1,
+      dataAfter: { stage: 2 },
+      step1: { charged: 42 },
+      step2: { charged: 42 },
+      ran: 1,
+    });
+    const stored = await queue.getJob(job.id as string);
+    expect(stored?.progress).toEqual({ percent: 50 });
+    expect(stored?.data).toEqual({ stage: 2 });
+    expect((await stored!.getSteps()).find((s) => s.key === 'charge')?.result).toEqual({ charged: 42 });
+  });
+
   it('a CPU-bound job in a child does not stall its lock', async () => {
     const name = env.queueName();
     const queue = env.queue(name);

@@ -55,6 +55,8 @@ export interface QueueKeys {
   data(id: string): string;
   /** List of one job's log lines. */
   logs(id: string): string;
+  /** Hash of one job's durable steps. */
+  steps(id: string): string;
 }
 
 const TAG = /\{[^}]+\}/;
@@ -88,6 +90,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     job: (id) => `${base}j:${id}`,
     data: (id) => `${base}d:${id}`,
     logs: (id) => `${base}l:${id}`,
+    steps: (id) => `${base}st:${id}`,
   };
 }
 

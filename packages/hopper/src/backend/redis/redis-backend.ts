@@ -522,6 +522,51 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
     )) as WriteCode;
   }
 
+  async recordStep(
+    id: string,
+    key: string,
+    record: string,
+    ok: boolean,
+    fence: Fence | undefined,
+  ): Promise<{ code: WriteCode; record: string }> {
+    const [code, stored] = (await runScript(
+      this.client,
+      SCRIPTS.recordStep,
+      {},
+      { base: this.keys.base, id, token: fence?.token ?? '', attempt: fence?.attempt ?? '', key, record, ok: ok ? 1 : 0 },
+    )) as [number, string];
+    return { code: code as WriteCode, record: stored };
+  }
+
+  async continueJob(
+    id: string,
+    fence: Fence | undefined,
+    stepKey: string,
+    next: NewJob,
+    now?: number,
+  ): Promise<{ code: WriteCode; record: string }> {
+    const k = this.keys;
+    const [code, record] = (await runScript(
+      this.client,
+      SCRIPTS.continueJob,
+      { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, events: k.events, marker: k.marker },
+      {
+        now: timeArg(now),
+        base: k.base,
+        id,
+        token: fence?.token ?? '',
+        attempt: fence?.attempt ?? '',
+        stepKey,
+        nextId: next.customId,
+        name: next.name,
+        data: next.data,
+        opts: next.opts,
+        priority: next.priority,
+      },
+    )) as [number, string];
+    return { code: code as WriteCode, record };
+  }
+
   async addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number> {
     return (await runScript(
       this.client,

@@ -125,6 +125,14 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
     return ids.map((id, i) => toRecord(id, replies[2 * i][1] as Record<string, string> | null, replies[2 * i + 1][1] as string | null));
   }
 
+  async getSteps(id: string): Promise<Record<string, string>> {
+    return this.client.hgetall(this.keys.steps(id));
+  }
+
+  async getStep(id: string, key: string): Promise<string | undefined> {
+    return (await this.client.hget(this.keys.steps(id), key)) ?? undefined;
+  }
+
   async getDeduplicationJobId(id: string): Promise<string | undefined> {
     return (await this.client.get(this.keys.dedup(id))) ?? undefined;
   }

@@ -41,6 +41,9 @@ for i = REST, #ARGV do
       if f[7] then fields[#fields + 1] = 'o'; fields[#fields + 1] = f[7] end
       dataFields(obase, f[3], readData(base, id, jk, f[5], f[6]), fields)
       redis.call('HSET', ojk, unpack(fields))
+      -- Recorded steps come back with the job: their effects are not repeated.
+      local steps = redis.call('HGETALL', stepsKey(base, id))
+      if #steps > 0 then redis.call('HSET', stepsKey(obase, f[3]), unpack(steps)) end
       redis.call('RPUSH', obase .. 'wait', f[3])
       signalWork(obase .. 'marker')
       redis.call('XADD', obase .. 'events', 'MAXLEN', '~', eventsCap(obase .. 'meta'), '*', 'event', 'added',

@@ -23,6 +23,11 @@ local function logsKey(base, id)
   return base .. 'l:' .. id
 end
 
+-- Hash of a job's durable steps: step key -> JSON record (see recordStep).
+local function stepsKey(base, id)
+  return base .. 'st:' .. id
+end
+
 -- Events go to a capped stream in the same script that changes state. The cap lives in the
 -- queue's meta hash (set by the Queue), read once per script call.
 local function eventsCap(metaKey)
@@ -109,7 +114,7 @@ local function readData(base, id, jk, inline, chunks)
 end
 
 local function deleteJob(base, id)
-  redis.call('DEL', jobKey(base, id), dataKey(base, id), logsKey(base, id))
+  redis.call('DEL', jobKey(base, id), dataKey(base, id), logsKey(base, id), stepsKey(base, id))
 end
 
 -- Wakes one idle worker blocked on the marker list. At most one marker is kept: a woken

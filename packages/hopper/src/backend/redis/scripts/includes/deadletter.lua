@@ -42,6 +42,9 @@ local function deadLetter(base, queueName, id, jk, now, made, reason)
   if f[8] then fields[#fields + 1] = 'st'; fields[#fields + 1] = f[8] end
   dataFields(dbase, dlId, readData(base, id, jk, f[2], f[3]), fields)
   redis.call('HSET', djk, unpack(fields))
+  -- The recorded steps travel with the dead letter, so a replay does not repeat their effects.
+  local steps = redis.call('HGETALL', stepsKey(base, id))
+  if #steps > 0 then redis.call('HSET', stepsKey(dbase, dlId), unpack(steps)) end
   redis.call('RPUSH', dbase .. 'wait', dlId)
   signalWork(dbase .. 'marker')
   local cap = eventsCap(dbase .. 'meta')

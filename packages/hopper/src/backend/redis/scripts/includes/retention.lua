@@ -41,6 +41,7 @@ local function dropFinished(fin, ids)
     keys[#keys + 1] = jobKey(fin.base, ids[i])
     keys[#keys + 1] = dataKey(fin.base, ids[i])
     keys[#keys + 1] = logsKey(fin.base, ids[i])
+    keys[#keys + 1] = stepsKey(fin.base, ids[i])
   end
   redis.call('DEL', unpack(keys))
 end
@@ -55,6 +56,7 @@ local function finish(fin, jk, id, spec, fields)
     dels[#dels + 1] = jk
     dels[#dels + 1] = dataKey(fin.base, id)
     dels[#dels + 1] = logsKey(fin.base, id)
+    dels[#dels + 1] = stepsKey(fin.base, id)
     return false
   end
   fields[#fields + 1] = 'tk'
