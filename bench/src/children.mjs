@@ -13,7 +13,7 @@ const RUNNER = fileURLToPath(new URL('./runner.mjs', import.meta.url));
 /**
  * A message from a runner (the protocol is described in runner.mjs).
  * @typedef {{ type: 'ready' }
- *   | { type: 'result', metrics: Record<string, number>, notes: string[] }
+ *   | { type: 'result', metrics: Record<string, number>, notes: string[], data?: unknown }
  *   | { type: 'error', message: string, stack?: string }
  *   | { type: 'probe', name: string, version: string }} RunnerMessage
  */
@@ -63,7 +63,7 @@ export async function probeLibrary(lib) {
  * @param {{ timeoutMs: number, execArgvFor: (role: string) => string[] }} options
  * `setupMs` is the time from fork to ready: slow setups (a missed wake-up during warm-up, say)
  * are worth seeing even though they are not part of any figure.
- * @returns {Promise<{ role: string, metrics: Record<string, number>, notes: string[], setupMs: number }[]>}
+ * @returns {Promise<{ role: string, metrics: Record<string, number>, notes: string[], data?: unknown, setupMs: number }[]>}
  */
 export function runStep(specs, { timeoutMs, execArgvFor }) {
   return new Promise((resolve, reject) => {
@@ -106,8 +106,8 @@ export function runStep(specs, { timeoutMs, execArgvFor }) {
           if (!state.ready) {
             void abort(new Error(`role ${state.role} returned without calling ctx.ready()`));
           } else {
-            const { metrics, notes } = message;
-            state.result = { role: state.role, metrics, notes, setupMs: state.setupMs };
+            const { metrics, notes, data } = message;
+            state.result = { role: state.role, metrics, notes, data, setupMs: state.setupMs };
           }
         } else if (message?.type === 'error') {
           void abort(new Error(`${state.role} process failed: ${message.stack ?? message.message}`));

@@ -8,7 +8,8 @@ const USAGE = `Usage: npm run bench -- [options]
 
   --quick              every scenario at a small size, 1 run each (CI smoke test; checks the
                        run completes, its figures are not comparable)
-  --only=<a,b,...>     run only these scenarios (ids: %SCENARIOS%)
+  --only=<a,b,...>     run only these scenarios (ids: %SCENARIOS%); a partial run writes
+                       results/partial.* and leaves the baseline (latest.*) alone
   --lib=hopper|bullmq  run only this library (default: both, side by side)
   --runs=N             runs per figure (default 3, or 1 with --quick)
   --cpu-prof           write a V8 CPU profile of every child process under bench/profiles/

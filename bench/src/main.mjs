@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killAllChildren, probeLibrary, runStep } from './children.mjs';
-import { parseCli } from './cli.mjs';
+import { LIBRARIES, parseCli } from './cli.mjs';
 import { clockTicksPerSecond } from './redis/proc-cpu.mjs';
 import { startRedis } from './redis/server.mjs';
 import { describeMachine, summarizeResults, writeReport } from './report.mjs';
@@ -44,12 +44,15 @@ const slug = (text) => text.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '');
 const formatMs = (ms) => (ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).toFixed(1)} s`);
 
 /**
- * Runs every step of one case for one library; returns the merged metrics and notes, and the
- * longest setup (fork to ready) of its processes.
+ * Runs every step of one case for one library; returns the merged metrics and notes (with those
+ * the scenario's `combine` derives from its roles' data), and the longest setup (fork to ready)
+ * of its processes.
  */
 async function runCase({ scenario, label, params }, lib, { timeoutMs, clockTicks, profileDir, run }) {
   const metrics = {};
   const notes = [];
+  /** Each role's `data`, for `combine`. */
+  const data = {};
   let setupMs = 0;
   for (const roles of scenario.steps) {
     const specs = roles.map((role) => ({
@@ -69,9 +72,15 @@ async function runCase({ scenario, label, params }, lib, { timeoutMs, clockTicks
         : [];
     for (const result of await runStep(specs, { timeoutMs, execArgvFor })) {
       Object.assign(metrics, result.metrics);
+      data[result.role] = result.data;
       setupMs = Math.max(setupMs, result.setupMs);
       notes.push(...result.notes.map((note) => `${result.role}: ${note}`));
     }
+  }
+  if (scenario.combine) {
+    const combined = scenario.combine(data, params) ?? {};
+    Object.assign(metrics, combined.metrics);
+    notes.push(...(combined.notes ?? []).filter((note) => typeof note === 'string'));
   }
   const missing = scenario.metrics.filter((m) => !Number.isFinite(metrics[m.key])).map((m) => m.key);
   if (missing.length > 0) {
@@ -90,6 +99,13 @@ async function main() {
     return 0;
   }
   const selected = scenarios.filter((s) => !options.only || options.only.includes(s.id));
+  // A misspelt library name would silently run the scenario for a library it does not apply to.
+  for (const scenario of scenarios) {
+    const unknown = Object.keys(scenario.notApplicable ?? {}).filter((lib) => !LIBRARIES.includes(lib));
+    if (unknown.length > 0) throw new Error(`scenario ${scenario.id}: unknown library in notApplicable: ${unknown.join(', ')}`);
+  }
+  /** The selected libraries a scenario applies to (the others are reported as n/a). */
+  const libsFor = (scenario) => options.libs.filter((lib) => !Object.hasOwn(scenario.notApplicable ?? {}, lib));
   const timeoutMs = options.quick ? RUN_TIMEOUT_MS.quick : RUN_TIMEOUT_MS.full;
   const clockTicks = clockTicksPerSecond();
   const date = new Date().toISOString();
@@ -132,14 +148,20 @@ async function main() {
   const runs = new Map();
   const errors = [];
   const failed = new Set();
-  const totalRuns = cases.length * options.runs * options.libs.length;
+  const totalRuns = cases.reduce((sum, c) => sum + options.runs * libsFor(c.scenario).length, 0);
   let done = 0;
   for (const [index, c] of cases.entries()) {
-    if (c.scenario !== cases[index - 1]?.scenario) console.log(`\n${c.scenario.title}`);
+    if (c.scenario !== cases[index - 1]?.scenario) {
+      console.log(`\n${c.scenario.title}`);
+      for (const [lib, reason] of Object.entries(c.scenario.notApplicable ?? {})) {
+        if (options.libs.includes(lib)) console.log(`${lib}: n/a (${reason}), not run`);
+      }
+    }
+    const libs = libsFor(c.scenario);
     for (let run = 1; run <= options.runs; run++) {
       // Alternate which library goes first, so slow drift (thermal, neighbours) and any
       // after-effect of the previous run weigh on both equally.
-      const order = run % 2 === 1 ? options.libs : [...options.libs].reverse();
+      const order = run % 2 === 1 ? libs : [...libs].reverse();
       for (const lib of order) {
         done++;
         const key = `${c.label}\0${lib}`;
@@ -190,8 +212,11 @@ async function main() {
   };
   await redis.stop();
 
-  // A quick run is a smoke test: it never replaces the committed baseline (latest.*).
-  const { markdownPath } = writeReport(path.join(BENCH_DIR, 'results'), options.quick ? 'quick' : 'latest', report);
+  // Only a full-size run of every scenario and library replaces the committed baseline
+  // (latest.*); a quick run is a smoke test (quick.*) and a partial one goes to partial.*.
+  const partial = Boolean(options.only) || options.libs.length < LIBRARIES.length;
+  const reportName = options.quick ? 'quick' : partial ? 'partial' : 'latest';
+  const { markdownPath } = writeReport(path.join(BENCH_DIR, 'results'), reportName, report);
   console.log(`\nwrote ${path.relative(process.cwd(), markdownPath)} (and .json)`);
   if (errors.length > 0) {
     console.error(`${errors.length} case(s) failed; see the Errors section of the report`);

@@ -24,7 +24,9 @@ export function describeMachine({ redisVersion, libraries, loadAtStart }) {
 }
 
 /**
- * Median/min/max per (case, metric, library) and the Hopper/BullMQ ratio of medians.
+ * Median/min/max per (case, metric, library) and the Hopper/BullMQ ratio of medians. A library
+ * the scenario does not apply to has no figure (null) and its reason in the row's
+ * `notApplicable` ({ [lib]: reason }, present only on such rows).
  * @param {{ scenario: object, label: string }[]} cases in report order
  * @param {(label: string, lib: string) => Record<string, number>[]} runsOf metrics of each
  *        successful run of a case for a library
@@ -32,6 +34,7 @@ export function describeMachine({ redisVersion, libraries, loadAtStart }) {
 export function summarizeResults(cases, libs, runsOf) {
   const rows = [];
   for (const { scenario, label } of cases) {
+    const notApplicable = scenario.notApplicable ?? {};
     for (const m of scenario.metrics) {
       /** @type {Record<string, { median: number, min: number, max: number, runs: number[] } | null>} */
       const byLib = {};
@@ -54,6 +57,7 @@ export function summarizeResults(cases, libs, runsOf) {
         hopper: byLib.hopper ?? null,
         bullmq: byLib.bullmq ?? null,
         ratio,
+        ...(Object.keys(notApplicable).length > 0 && { notApplicable }),
       });
     }
   }
@@ -61,6 +65,12 @@ export function summarizeResults(cases, libs, runsOf) {
 }
 
 const formatNumber = (value, digits) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+/** A library's cell: its figure, `n/a (why)` where the scenario does not apply, `—` when not measured. */
+function formatCell(row, lib) {
+  const reason = row.notApplicable?.[lib];
+  return reason === undefined ? formatSummary(row[lib], row.digits) : `n/a (${reason})`;
+}
 
 function formatSummary(summary, digits) {
   if (summary === null) return '—';
@@ -103,8 +113,8 @@ export function renderMarkdown(report) {
       report.results.map((row) => [
         row.case,
         `${row.label} (${row.unit})`,
-        formatSummary(row.hopper, row.digits),
-        formatSummary(row.bullmq, row.digits),
+        formatCell(row, 'hopper'),
+        formatCell(row, 'bullmq'),
         formatRatio(row),
       ]),
     ),

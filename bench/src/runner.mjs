@@ -2,11 +2,12 @@
 // one library, or (probe mode) only loads a library and reports its version.
 //
 // Protocol (IPC messages):
-//   child -> parent  { type: 'ready' }                  setup done, waiting for the go
-//   parent -> child  { type: 'start' }                  every process of the step is ready
-//   child -> parent  { type: 'result', metrics, notes } the role finished
-//   child -> parent  { type: 'error', message, stack }  the role (or the library) failed
-//   child -> parent  { type: 'probe', name, version }   probe mode only
+//   child -> parent  { type: 'ready' }                        setup done, waiting for the go
+//   parent -> child  { type: 'start' }                        every process of the step is ready
+//   child -> parent  { type: 'result', metrics, notes, data } the role finished (data: optional,
+//                                                             JSON for the scenario's `combine`)
+//   child -> parent  { type: 'error', message, stack }        the role (or the library) failed
+//   child -> parent  { type: 'probe', name, version }         probe mode only
 
 import { performance } from 'node:perf_hooks';
 import { connectRedis, readInfoNumbers } from './redis/client.mjs';
@@ -114,6 +115,7 @@ async function runRole(spec, lib) {
   return {
     metrics: result.metrics ?? {},
     notes: [...noted].map(([text, times]) => (times > 1 ? `${text} (${times} times)` : text)),
+    data: result.data,
   };
 }
 

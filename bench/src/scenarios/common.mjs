@@ -17,7 +17,7 @@ export const EVENTS_MAX_LEN = 10_000;
 export const BULK_BATCH = 1_000;
 
 /** A run fails if no measured job completes for this long (a hang, not a slow library). */
-const STALL_MS = 30_000;
+export const STALL_MS = 30_000;
 
 /**
  * Declares a reported figure.
@@ -45,9 +45,10 @@ export function openQueue(ctx) {
  * Opens a Worker on the run's queue; the runner closes it after the role returns.
  * Every process that runs a worker also opens a Queue (see openQueue) so that queue-level
  * options such as the events-stream cap are in force whichever library reads them where.
+ * @param {{ concurrency: number } & Record<string, unknown>} options Worker options
  */
-export function openWorker(ctx, processor, { concurrency }) {
-  return ctx.open(new ctx.lib.Worker(ctx.queueName, processor, { connection: ctx.connection, concurrency }));
+export function openWorker(ctx, processor, options) {
+  return ctx.open(new ctx.lib.Worker(ctx.queueName, processor, { connection: ctx.connection, ...options }));
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
