@@ -14,6 +14,17 @@ export { QueueGetters, type JobType, type WorkerInfo, type QueueMeta } from './a
 export type { JobSchedulerInfo, JobSchedulerTemplate } from './api/job-schedulers.js';
 export { Worker, type WorkerOptions, type Processor, type AdvancedSettings } from './api/worker.js';
 export { QueueEvents, type QueueEventsOptions } from './api/queue-events.js';
+export {
+  FlowProducer,
+  type FlowProducerOptions,
+  type FlowJob,
+  type FlowChildJob,
+  type FlowOpts,
+  type JobNode,
+  type NodeOpts,
+} from './api/flow-producer.js';
+export type { DependenciesOpts, DependenciesResult, DependenciesCount, DependencyPage } from './job/job-flow.js';
+export type { StepInfo } from './job/job-steps.js';
 export { DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
 export { Job, type JobJson, type JobJsonRaw, type JobJsonSandbox, type JobProgress } from './job/job.js';
 export type { JobsOptions, BackoffOptions, KeepJobs, DeduplicationOptions } from './job/options.js';
@@ -46,6 +57,7 @@ export {
   CancelledError,
   TimeoutError,
   ReplayRefusedError,
+  FlowConflictError,
   hopperErrorCode,
 } from './job/errors.js';
 export type { ConnectionOptions } from './backend/create.js';

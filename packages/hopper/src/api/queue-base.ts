@@ -97,8 +97,8 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
   }
 
   /** Records queue settings (maxEvents -1: leave them) and learns the queue's epoch. */
-  protected async initQueue(maxEvents: number): Promise<void> {
-    const { epoch } = await this.backend.initQueue({ maxEvents, epoch: randomBytes(8).toString('hex') });
+  protected async initQueue(maxEvents: number, childFailure?: 'fail' | 'wait'): Promise<void> {
+    const { epoch } = await this.backend.initQueue({ maxEvents, epoch: randomBytes(8).toString('hex'), childFailure });
     this.epoch = epoch;
   }
 

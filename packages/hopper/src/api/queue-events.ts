@@ -146,6 +146,7 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
       ids.forEach((jobId, i) => {
         this.emit('added', { jobId, name: names[i] }, id);
         if (states?.[i] === 'delayed') this.emit('delayed', { jobId, delay: Number(delays?.[i]) }, id);
+        else if (states?.[i] === 'waiting-children') this.emit('waiting-children', { jobId }, id);
         else this.emit('waiting', { jobId, prev: undefined }, id);
       });
     } else if (event === 'completed') {

@@ -6,13 +6,17 @@
  * await queue.add('welcome', { userId: 'u1' }, { jobId: 'welcome:u1', attempts: 3 });
  */
 import { randomBytes } from 'node:crypto';
-import type { CleanableState, NewJob } from '../backend/backend.js';
+import type { CleanableState, NewJob, QueueBackend } from '../backend/backend.js';
+import { cancelChildren, checkFlowSlots, explainRefusal, toFlowNode } from './flows.js';
 import { CrossSlotError, InvalidOptionsError, JobActiveError } from '../job/errors.js';
 import { Job } from '../job/job.js';
 import { validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
 import { toNewJob } from '../job/new-job.js';
 import type { QueueBaseOptions } from './queue-base.js';
 import { QueueGetters, type JobType } from './queue-getters.js';
+import { replayDeadLetters, type ReplayDeadLettersOptions, type ReplayResult } from './dead-letters.js';
+
+export type { ReplayDeadLettersOptions, ReplayResult } from './dead-letters.js';
 import { JobSchedulers, type JobSchedulerInfo, type JobSchedulerTemplate } from './job-schedulers.js';
 import type { RepeatOptions } from '../schedule/repeat-options.js';
 
@@ -32,30 +36,14 @@ export interface QueueOptions extends QueueBaseOptions {
    * `deadLetter`). In Redis Cluster, both queues must share a hash tag (a `{tag}` in the prefix).
    */
   deadLetter?: { queue: string };
-}
-
-/** What `replayDeadLetters` selects (all given criteria must match) and how it reports. */
-export interface ReplayDeadLettersOptions {
-  /** Only these dead letters (ids in this dead-letter queue). */
-  ids?: string[];
-  /** Only dead letters of jobs with this name. */
-  name?: string;
-  /** Only those whose failed reason contains this text. */
-  failedReasonContains?: string;
-  /** Only those that failed at or after this time. */
-  since?: Date | number;
-  /** At most this many. */
-  limit?: number;
-  /** Called after each batch of 1,000 with the totals so far. */
-  onProgress?: (progress: ReplayResult) => void;
-}
-
-/** What `replayDeadLetters` did. */
-export interface ReplayResult {
-  /** Dead letters whose job went back to its origin queue. */
-  replayed: number;
-  /** Dead letters kept because their origin job exists and is not failed, or they are being handled. */
-  refused: string[];
+  /**
+   * When a child of a job in this queue fails for good and sets no failure option of its own
+   * (failParentOnFailure, continueParentOnFailure, ...), fail the parent too. Default: the parent
+   * keeps waiting (as in BullMQ), with the failure recorded (`getFailedChildrenValues()`) and a
+   * `child-failed` event; retrying the child unblocks it. Stored on the queue, so it applies to
+   * every producer; leave it unset in clients that should not change it.
+   */
+  failParentOnChildFailure?: boolean;
 }
 
 /** A job to add in `addBulk`. */
@@ -117,7 +105,9 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   }
 
   protected override async init(): Promise<void> {
-    await this.initQueue(this.opts.streams?.events?.maxLen ?? DEFAULT_MAX_EVENTS);
+    const childFailure =
+      this.opts.failParentOnChildFailure === undefined ? undefined : this.opts.failParentOnChildFailure ? 'fail' : 'wait';
+    await this.initQueue(this.opts.streams?.events?.maxLen ?? DEFAULT_MAX_EVENTS, childFailure);
   }
 
   /**
@@ -177,6 +167,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   /** Writes prepared jobs in one atomic call and builds their Job objects. */
   private async send(entries: PendingAdd<DataType, ResultType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
     await this.ready();
+    if (entries.some((entry) => entry.merged.parent)) return this.sendChildren(entries);
     this.inFlight++;
     let result;
     try {
@@ -210,6 +201,35 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     return out;
   }
 
+  /** Writes prepared jobs some of which join an existing parent (one atomic flow call). */
+  private async sendChildren(entries: PendingAdd<DataType, ResultType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
+    const nodes = entries.map((entry) => toFlowNode(this.prefix, this.name, entry.name, entry.data, entry.merged, 0, true));
+    checkFlowSlots(
+      this.backend,
+      nodes.flatMap((node) => (node.parent ? [node.parent.queue] : [])),
+    );
+    const result = await this.backend.addFlow(nodes, { producerId: this.producerId, seq: ++this.seq, keep: 64 }, this.clock.backendNow());
+    explainRefusal(result, nodes);
+    if (!result.ok) return [];
+    return Promise.all(
+      entries.map(async ({ name, data, merged }, i) => {
+        const id = result.ids[i];
+        if (result.outcomes[i] === 'duplicated') {
+          const existing = await this.getJob(id);
+          if (existing) {
+            this.emit('duplicated', existing);
+            return existing;
+          }
+        }
+        const job = new Job<DataType, ResultType, NameType>(this, name, data, merged, id);
+        job.timestamp = merged.timestamp ?? result.now;
+        if (nodes[i].parent) job.setParent(nodes[i].parent);
+        this.emit('waiting', job);
+        return job;
+      }),
+    );
+  }
+
   private checkDeadLetterQueue(queue: string): void {
     if (queue === this.name) {
       throw new InvalidOptionsError(`Queue "${this.name}" cannot be its own dead-letter queue: name another queue in deadLetter.queue.`);
@@ -227,11 +247,23 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    * reason (no retry, never dead-lettered): 'cancelled'. An active one's processor sees its signal
    * abort promptly, and the attempt ends as cancelled whatever it returns: 'signalled'. Returns
    * 'missing' for no such job, 'finished' if it already completed or failed.
+   *
+   * Cancelling a parent (a flow, or a job with dynamic children) also cancels its pending
+   * children, and theirs, from this call, in batches; children that already finished are left.
    */
   async cancelJob(jobId: string, reason = 'cancelled'): Promise<'cancelled' | 'signalled' | 'missing' | 'finished'> {
     await this.ready();
     const failedReason = `CancelledError: ${reason}`;
     const code = await this.backend.cancelJob(String(jobId), failedReason, { kind: 'keep' }, this.clock.backendNow());
+    if (code === 1 || code === 2) {
+      const siblings = new Map<string, QueueBackend>([[this.name, this.backend]]);
+      const backendFor = (queue: string): QueueBackend => {
+        let backend = siblings.get(queue);
+        if (!backend) siblings.set(queue, (backend = this.backend.sibling(queue)));
+        return backend;
+      };
+      await cancelChildren(this.prefix, backendFor, this.name, String(jobId), failedReason, () => this.clock.backendNow());
+    }
     return code === 1 ? 'cancelled' : code === 2 ? 'signalled' : code === 0 ? 'missing' : 'finished';
   }
 
@@ -245,45 +277,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    */
   async replayDeadLetters(opts: ReplayDeadLettersOptions = {}): Promise<ReplayResult> {
     await this.ready();
-    const result: ReplayResult = { replayed: 0, refused: [] };
-    const limit = opts.limit ?? Number.POSITIVE_INFINITY;
-    const since = opts.since === undefined ? undefined : typeof opts.since === 'number' ? opts.since : opts.since.getTime();
-    const matches = (job: Job): boolean =>
-      job.deadLetterOrigin !== undefined &&
-      (opts.name === undefined || job.name === opts.name) &&
-      (opts.failedReasonContains === undefined || (job.failedReason ?? '').includes(opts.failedReasonContains)) &&
-      (since === undefined || (job.deadLetterOrigin.failedOn ?? job.timestamp) >= since);
-    const replay = async (ids: string[]): Promise<void> => {
-      const codes = await this.backend.replayDeadLetters(ids, this.clock.backendNow());
-      codes.forEach((code, i) => {
-        if (code === 1) result.replayed++;
-        else if (code === -4 || code === -5) result.refused.push(ids[i]);
-      });
-      opts.onProgress?.({ ...result, refused: [...result.refused] });
-    };
-    if (opts.ids) {
-      for (let i = 0; i < opts.ids.length && result.replayed < limit; i += BATCH) {
-        await replay(opts.ids.slice(i, Math.min(i + BATCH, i + limit - result.replayed)));
-      }
-      return result;
-    }
-    for (const state of ['waiting', 'completed', 'failed'] as const) {
-      let start = 0;
-      while (result.replayed < limit) {
-        const jobs = await this.getJobs([state], start, start + BATCH - 1, true);
-        if (jobs.length === 0) break;
-        const chosen = jobs
-          .filter(matches)
-          .slice(0, limit - result.replayed)
-          .map((job) => job.id as string);
-        const before = result.replayed;
-        if (chosen.length > 0) await replay(chosen);
-        // Replayed dead letters leave the list: the next page starts after the ones kept.
-        start += jobs.length - (result.replayed - before);
-        if (jobs.length < BATCH) break;
-      }
-    }
-    return result;
+    return replayDeadLetters(this, opts);
   }
 
   /** Stops all workers of this queue from taking new jobs (active ones finish). Adds still work. */
@@ -370,7 +364,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   /** Removes a job (any state but active). Returns 1 if removed, 0 if it did not exist. */
   async remove(jobId: string): Promise<number> {
     await this.ready();
-    const code = await this.backend.removeJob(String(jobId));
+    const code = await this.backend.removeJob(String(jobId), this.clock.backendNow());
     if (code === -4) {
       throw new JobActiveError(`Cannot remove job ${jobId} in queue "${this.name}": it is active. Let it finish or fail first.`);
     }

@@ -29,6 +29,46 @@ export interface NewJob {
   timestamp: number;
 }
 
+/**
+ * What a child does to its parent when it fails for good: 'f' fail the parent, 'c' start the
+ * parent now, 'i' ignore (record, drop the dependency), 'r' remove the dependency, '' none (the
+ * parent's queue decides: fail, or wait with the failure recorded).
+ */
+export type ChildFailurePolicy = '' | 'f' | 'c' | 'i' | 'r';
+
+/** One node of a flow to add (see addFlow.lua): a job, its queue and its place in the tree. */
+export interface FlowNodeWrite extends NewJob {
+  queue: string;
+  /** Index (from 1) of its parent among the call's nodes; 0 for a top-level node. */
+  parentIndex: number;
+  /** For a top-level node: an existing parent it joins. */
+  parent?: { queue: string; id: string };
+  policy: ChildFailurePolicy;
+  /** false: a parent whose other children come in later calls (sealParent ends that). */
+  sealed: boolean;
+}
+
+/** What happened to each node of an addFlow. */
+export type FlowOutcome = 'added' | 'duplicated' | 'skipped';
+
+/** The result of addFlow: the nodes' ids and outcomes, or why nothing was written. */
+export type AddFlowResult =
+  | { now: number; ok: true; ids: string[]; outcomes: FlowOutcome[] }
+  /** Node `index` (from 0) is not top-level and its custom id exists. */
+  | { now: number; ok: false; reason: 'exists'; index: number }
+  /** Node `index`'s existing parent is missing or finished (`state`). */
+  | { now: number; ok: false; reason: 'parent'; index: number; state: string };
+
+/** A parent's children, by what became of them (public keys). */
+export interface Dependencies {
+  /** Completed children: key -> return value (JSON). */
+  processed: Record<string, string>;
+  /** Children still pending. */
+  unprocessed: string[];
+  /** Children that failed for good: key -> failed reason. */
+  failed: Record<string, string>;
+}
+
 /** Identifies one add call so that a re-sent call is applied once. */
 export interface AddRequest {
   producerId: string;
@@ -61,6 +101,8 @@ export interface ClaimedJob {
   priority: number;
   delay: number;
   progress: string;
+  /** For a child: its parent's queue and id. */
+  parent: { queue: string; id: string } | undefined;
   /** The lock token of this attempt. */
   token: string;
 }
@@ -178,6 +220,10 @@ export interface JobRecord {
   deduplicationId: string | undefined;
   /** For a dead letter: the queue and id of the job it records. */
   origin: { queue: string; jobId: string } | undefined;
+  /** For a child: its parent's queue and id. */
+  parent: { queue: string; id: string } | undefined;
+  /** For a parent added in chunks: not all of its children exist yet (it is not sealed). */
+  awaitingSeal: boolean;
 }
 
 /** One entry of the events stream. */
@@ -259,8 +305,14 @@ export interface QueueBackend {
 
   /** Checks the server and returns facts about it (version, eviction policy). */
   connect(): Promise<ServerInfo>;
-  /** Records queue-level settings (the events cap) and returns the queue's epoch (set once, by the first caller). */
-  initQueue(settings: { maxEvents: number; epoch: string }): Promise<{ epoch: string; created: boolean }>;
+  /**
+   * Records queue-level settings (the events cap; with `childFailure`, what a child's failure
+   * does to this queue's parents when the child sets no policy) and returns the queue's epoch
+   * (set once, by the first caller).
+   */
+  initQueue(settings: { maxEvents: number; epoch: string; childFailure?: 'fail' | 'wait' }): Promise<{ epoch: string; created: boolean }>;
+  /** A backend for queue `name` under the same prefix, on this backend's connection (closing it leaves the connection open). */
+  sibling(name: string): QueueBackend;
   /** Reads the queue's epoch ('' when its meta is gone). */
   getEpoch(): Promise<string>;
   /** Closes connections the backend owns; borrowed ones are left open. */
@@ -286,7 +338,15 @@ export interface QueueBackend {
   pause(): Promise<boolean>;
   resume(): Promise<boolean>;
   /** Removes a job that is not active: 1 removed, 0 missing, -4 active. */
-  removeJob(id: string): Promise<number>;
+  removeJob(id: string, now?: number): Promise<number>;
+  /** Adds trees of jobs across queues atomically (this backend's queue routes the call). */
+  addFlow(nodes: FlowNodeWrite[], request: AddRequest | undefined, now?: number): Promise<AddFlowResult>;
+  /** Lets an unsealed parent move on once its children are done: 1 sealed, 2 sealed and moved on, 0 already sealed, -1 missing. */
+  sealParent(id: string, now?: number): Promise<number>;
+  /** The holder moves an active parent to waiting-children while children are pending (see moveToWaitingChildren.lua). */
+  moveToWaitingChildren(id: string, fence: Fence, now?: number): Promise<{ code: number; reason: string }>;
+  /** Takes up to `count` children of a cancelled parent still to cancel (public keys). */
+  takeChildrenToCancel(id: string, count: number): Promise<string[]>;
   /** Removes up to `limit` not-started jobs (delayed too if asked); returns how many. */
   drain(includeDelayed: boolean, limit: number): Promise<number>;
   /** One bounded step of clean: removes old jobs in `state`; returns removed ids and the next cursor (-1 when done). */
@@ -374,6 +434,17 @@ export interface QueueBackend {
   /** Many jobs at once (missing ones are undefined). */
   getJobs(ids: string[]): Promise<(JobRecord | undefined)[]>;
   getDeduplicationJobId(id: string): Promise<string | undefined>;
+  /** A parent's children by outcome (all of them; for big parents use getDependencyPage). */
+  getDependencies(id: string): Promise<Dependencies>;
+  /** One page of a parent's children of one kind: the next cursor ('0' when done) and items (key, value). */
+  getDependencyPage(
+    id: string,
+    kind: keyof Dependencies,
+    cursor: string,
+    count: number,
+  ): Promise<{ cursor: string; items: [string, string][] }>;
+  /** How many children a parent has of each kind. */
+  getDependencyCounts(id: string): Promise<{ processed: number; unprocessed: number; failed: number }>;
   /** A job's durable steps: step key -> JSON record. */
   getSteps(id: string): Promise<Record<string, string>>;
   getStep(id: string, key: string): Promise<string | undefined>;

@@ -33,6 +33,7 @@ export const ErrorCode = {
   Cancelled: 'ERR_HOPPER_CANCELLED',
   Timeout: 'ERR_HOPPER_TIMEOUT',
   ReplayRefused: 'ERR_HOPPER_REPLAY_REFUSED',
+  FlowConflict: 'ERR_HOPPER_FLOW_CONFLICT',
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */
@@ -117,6 +118,12 @@ export class CrossSlotError extends branded(ErrorCode.CrossSlot) {}
 
 /** The job does not exist (never added, or removed by retention or a call). */
 export class JobNotFoundError extends branded(ErrorCode.JobNotFound) {}
+
+/**
+ * A flow cannot be added as asked: a child's custom id is taken by an existing job while its
+ * parent is new, or the existing parent a job should join is missing or finished. Nothing was written.
+ */
+export class FlowConflictError extends branded(ErrorCode.FlowConflict) {}
 
 /** A backoff type the worker has no strategy for. */
 export class UnknownBackoffError extends branded(ErrorCode.UnknownBackoff) {}

@@ -5,17 +5,8 @@
  */
 import type { ClaimedJob, Fence, JobRecord } from '../backend/backend.js';
 import { WriteCode } from '../backend/backend.js';
-import {
-  InvalidDataError,
-  InvalidStateError,
-  JobActiveError,
-  JobNotFoundError,
-  LockLostError,
-  ReplayRefusedError,
-  UnrecoverableError,
-} from './errors.js';
+import { InvalidDataError, InvalidStateError, JobActiveError, JobNotFoundError, LockLostError, ReplayRefusedError } from './errors.js';
 import { failureOf, toError } from './failure.js';
-import { toNewJob } from './new-job.js';
 import {
   parseJson,
   parseOpts,
@@ -27,6 +18,18 @@ import {
   type JobProgress,
 } from './job-json.js';
 import { serialize, validateJobOptions, type JobsOptions } from './options.js';
+import { continueLoop, listSteps, runStep, type StepInfo } from './job-steps.js';
+import {
+  childrenValues,
+  dependencies,
+  dependenciesCount,
+  failedChildrenValues,
+  waitForChildren,
+  type DependenciesCount,
+  type DependenciesOpts,
+  type DependenciesResult,
+} from './job-flow.js';
+import { publicJobKey } from './job-key.js';
 import type { JobState, JobStateOrUnknown } from './states.js';
 
 export type { JobContext, JobFinishWaiter, JobJson, JobJsonRaw, JobJsonSandbox, JobProgress } from './job-json.js';
@@ -68,8 +71,10 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   readonly queueName: string;
   /** The lock token of the attempt running this job (processor jobs only). */
   token?: string;
-  /** Accepted for BullMQ compatibility: flows are not part of this release, so always undefined. */
+  /** For a child: its parent's key, `<prefix>:<queue>:<id>` (as in BullMQ). */
   parentKey?: string;
+  /** For a child: its parent's id and qualified queue name (`<prefix>:<queue>`), as in BullMQ. */
+  parent?: { id: string; queueKey: string };
   /** Accepted for BullMQ compatibility (job schedulers set it in BullMQ); undefined here. */
   repeatJobKey?: string;
   /** For a dead letter (a job in a dead-letter queue): the job it records, and when it failed. */
@@ -129,6 +134,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.processedOn = processedOn;
     job.token = claimed.token;
     job.fence = { token: claimed.token, attempt: claimed.attemptsStarted };
+    if (claimed.parent) job.setParent(claimed.parent);
     return job;
   }
 
@@ -148,6 +154,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.failedReason = record.failedReason as string;
     job.stacktrace = (parseJson(record.stacktrace) as string[] | undefined) ?? [];
     if (record.origin) job.deadLetterOrigin = { ...record.origin, failedOn: record.timestamp };
+    if (record.parent) job.setParent(record.parent);
     return job;
   }
 
@@ -170,12 +177,20 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return record ? Job.fromRecord<D, R, N>(queue, record) : undefined;
   }
 
-  private requireId(): string {
+  /** @internal records the parent of a child job. */
+  setParent(parent: { queue: string; id: string }): void {
+    this.parent = { id: parent.id, queueKey: `${this.ctx.prefix}:${parent.queue}` };
+    this.parentKey = publicJobKey(this.ctx.prefix, parent.queue, parent.id);
+  }
+
+  /** @internal the job's id; throws if it was never added. */
+  requireId(): string {
     if (this.id === undefined) throw new JobNotFoundError('This job has no id: it was never added to a queue.');
     return this.id;
   }
 
-  private checkWrite(code: number, what: string): void {
+  /** @internal turns a fenced write's code into the matching error. */
+  checkWrite(code: number, what: string): void {
     if (code === WriteCode.Missing) {
       throw new JobNotFoundError(`Cannot ${what} job ${this.id} in queue "${this.queueName}": it no longer exists.`);
     }
@@ -231,7 +246,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /** Fence for a move by the caller holding `token` (manual processing), or this job's own fence. */
-  private fenceFor(token: string | undefined, what: string): Fence {
+  /** @internal the fence to write under: this attempt's, or the caller's token in manual processing. */
+  fenceFor(token: string | undefined, what: string): Fence {
     if (token !== undefined) return { token, attempt: this.fence?.token === token ? this.fence.attempt : this.attemptsStarted };
     if (this.fence) return this.fence;
     throw new LockLostError(`Cannot ${what} job ${this.id}: pass the lock token of the attempt that holds it.`);
@@ -269,11 +285,12 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /**
    * Removes the job (any state but active, which would silently lose a running attempt's work).
+   * A removed child no longer blocks its parent; a removed parent's children are left as they are.
    */
   async remove(): Promise<void> {
     const id = this.requireId();
     await this.ctx.ready();
-    const code = await this.ctx.backend.removeJob(id);
+    const code = await this.ctx.backend.removeJob(id, this.ctx.clock.backendNow());
     if (code === -4) {
       throw new JobActiveError(
         `Cannot remove job ${id} in queue "${this.queueName}": it is active. Let it finish or fail, or close its worker first.`,
@@ -318,39 +335,12 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * const charge = await job.step('charge', () => stripe.charges.create({ ... }, { idempotencyKey: `${job.id}:charge` }));
    */
   async step<T>(key: string, fn: () => T | Promise<T>): Promise<T> {
-    const id = this.requireId();
-    if (typeof key !== 'string' || key.length === 0 || key.length > 200) {
-      throw new InvalidDataError(`A step key must be a non-empty string of at most 200 characters, got ${JSON.stringify(key)}.`);
-    }
-    await this.ctx.ready();
-    const stored = await this.ctx.backend.getStep(id, key);
-    if (stored !== undefined && stored.startsWith('{"v":')) return (JSON.parse(stored) as { v: T }).v;
-    const started = Date.now();
-    let value: T;
-    try {
-      value = await fn();
-    } catch (err) {
-      const failure = JSON.stringify({ e: toError(err).message, ms: Date.now() - started, at: Date.now() });
-      // Recorded for the dashboard only; the step runs again next attempt. Never hide fn's error.
-      await this.ctx.backend.recordStep(id, key, failure, false, this.fence).catch(() => undefined);
-      throw err;
-    }
-    const json = value === undefined ? 'null' : serialize(value, `The result of step "${key}"`);
-    const record = `{"v":${json},"ms":${Date.now() - started},"at":${Date.now()}}`;
-    const result = await this.ctx.backend.recordStep(id, key, record, true, this.fence);
-    this.checkWrite(result.code, `record step "${key}" of`);
-    return (JSON.parse(result.record) as { v: T }).v;
+    return runStep(this, key, fn);
   }
 
   /** The job's durable steps (for dashboards): key, stored result or last error, duration. */
-  async getSteps(): Promise<{ key: string; result?: unknown; error?: string; durationMs: number; at: number }[]> {
-    const id = this.requireId();
-    await this.ctx.ready();
-    const steps = await this.ctx.backend.getSteps(id);
-    return Object.entries(steps).map(([key, raw]) => {
-      const r = JSON.parse(raw) as { v?: unknown; e?: string; ms: number; at: number };
-      return 'v' in r ? { key, result: r.v, durationMs: r.ms, at: r.at } : { key, error: r.e, durationMs: r.ms, at: r.at };
-    });
+  async getSteps(): Promise<StepInfo[]> {
+    return listSteps(this);
   }
 
   /**
@@ -364,22 +354,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * if (reply.stop_reason === 'tool_use') await job.continueWith({ runId }, { maxTurns: 25 });
    */
   async continueWith(data: DataType, opts: JobsOptions & { name?: NameType; maxTurns?: number } = {}): Promise<string> {
-    const id = this.requireId();
-    const match = /^(.*):(\d+)$/.exec(id);
-    const loopId = match ? match[1] : id;
-    const turn = match ? Number(match[2]) : 0;
-    const nextId = `${loopId}:${turn + 1}`;
-    const { name, maxTurns, ...rest } = opts;
-    if (maxTurns !== undefined && turn + 1 > maxTurns) {
-      throw new UnrecoverableError(`Loop "${loopId}" reached maxTurns (${maxTurns}): turn ${turn + 1} was not added.`);
-    }
-    validateJobOptions(rest);
-    const { jobId: _jobId, delay: _delay, ...inherited } = this.opts;
-    const next = toNewJob(name ?? this.name, data, { ...inherited, ...rest, jobId: nextId });
-    await this.ctx.ready();
-    const result = await this.ctx.backend.continueJob(id, this.fence, '__continue', next, this.ctx.clock.backendNow());
-    this.checkWrite(result.code, 'continue');
-    return (JSON.parse(result.record) as { v: string }).v;
+    return continueLoop(this, data, opts);
   }
 
   /** Makes a delayed job ready now. */
@@ -475,16 +450,46 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /**
-   * Moves the job to waiting-children if it has unfinished children, and says whether it did.
-   * Hopper has no flows yet, so a job never has children and this resolves to false, as BullMQ
-   * does for a job without pending children.
+   * Dynamic children: after adding children (`queue.add(..., { parent: { id: job.id, queue:
+   * job.queueQualifiedName } })`), moves this active job to waiting-children if any of them is
+   * pending, and says whether it did; then throw `WaitingChildrenError` so the worker records
+   * nothing more. The job runs again (a new attempt start, no attempt spent) once its children
+   * are done. Throws UnrecoverableError if a child with `failParentOnFailure` already failed.
+   *
+   * @example
+   * if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
    */
-  async moveToWaitingChildren(token?: string): Promise<boolean> {
-    this.fenceFor(token, 'move to waiting-children');
-    return false;
+  async moveToWaitingChildren(token?: string, _opts?: { child?: { id: string; queue: string } }): Promise<boolean> {
+    return waitForChildren(this, token);
   }
 
-  private checkMove(code: number, what: string): void {
+  /** The return values of this parent's completed children, by child key (`<prefix>:<queue>:<id>`). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- BullMQ's signature
+  async getChildrenValues<CT = any>(): Promise<Record<string, CT>> {
+    return (await childrenValues(this)) as Record<string, CT>;
+  }
+
+  /** The failed reasons of this parent's children that failed for good, by child key. */
+  async getFailedChildrenValues(): Promise<Record<string, string>> {
+    return failedChildrenValues(this);
+  }
+
+  /**
+   * This parent's children by outcome: processed (with return values), unprocessed (pending) and
+   * failed. Pass `{ processed: { cursor, count } }` (and/or unprocessed, failed) to page through
+   * a large parent; the reply carries `next...Cursor` (0 when done).
+   */
+  async getDependencies(opts?: DependenciesOpts): Promise<DependenciesResult> {
+    return dependencies(this, opts);
+  }
+
+  /** How many children this parent has by outcome (all kinds, or those asked for). */
+  async getDependenciesCount(opts?: { processed?: boolean; unprocessed?: boolean; failed?: boolean }): Promise<DependenciesCount> {
+    return dependenciesCount(this, opts);
+  }
+
+  /** @internal turns a holder's move code into the matching error. */
+  checkMove(code: number, what: string): void {
     if (code > 0) return;
     if (code === WriteCode.StaleAttempt || code === WriteCode.NotActive) {
       throw new LockLostError(

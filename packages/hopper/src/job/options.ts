@@ -77,7 +77,29 @@ export interface JobsOptions {
    * attempt fails (and is retried per attempts and backoff).
    */
   timeout?: number;
+  /**
+   * Makes this job a child of an existing job (BullMQ's `parent`): `id` and `queue`, the parent's
+   * qualified queue name (`<prefix>:<queue>`, i.e. `job.queueQualifiedName`; a bare queue name
+   * works too). The parent counts this job among its pending children until it finishes.
+   */
+  parent?: { id: string; queue: string };
+  /** If this child fails for good, its parent fails too (and so on up the tree). */
+  failParentOnFailure?: boolean;
+  /** If this child fails for good, its parent starts at once, without waiting for its other children. */
+  continueParentOnFailure?: boolean;
+  /** If this child fails for good, its parent does not wait for it; the failure is listed in `getFailedChildrenValues()`. */
+  ignoreDependencyOnFailure?: boolean;
+  /** If this child fails for good, it is dropped from its parent's dependencies, as if it never existed. */
+  removeDependencyOnFailure?: boolean;
 }
+
+/** The child failure options, at most one of which a job may set. */
+export const CHILD_FAILURE_OPTIONS = [
+  'failParentOnFailure',
+  'continueParentOnFailure',
+  'ignoreDependencyOnFailure',
+  'removeDependencyOnFailure',
+] as const;
 
 /** Largest priority (BullMQ's range). */
 export const MAX_PRIORITY = 2 ** 21;
@@ -221,12 +243,38 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
     throw new InvalidOptionsError(`timeout must be a positive integer of ms, got ${String(o.timeout)}.`);
   }
   validateDeduplication(o.debounce, 'debounce');
+  validateFlowOptions(o);
   validateKeep(o.removeOnComplete, 'removeOnComplete');
   validateKeep(o.removeOnFail, 'removeOnFail');
   if (o.timestamp !== undefined) checkNonNegativeNumber(o.timestamp, 'timestamp');
   if (o.keepLogs !== undefined) checkNonNegativeInteger(o.keepLogs, 'keepLogs');
   if (o.stackTraceLimit !== undefined) checkNonNegativeInteger(o.stackTraceLimit, 'stackTraceLimit');
   if (o.sizeLimit !== undefined) checkNonNegativeInteger(o.sizeLimit, 'sizeLimit');
+}
+
+function validateFlowOptions(o: JobsOptions): void {
+  const set = CHILD_FAILURE_OPTIONS.filter((name) => {
+    const value = o[name];
+    if (value !== undefined && typeof value !== 'boolean')
+      throw new InvalidOptionsError(`${name} must be a boolean, got ${String(value)}.`);
+    return value === true;
+  });
+  if (set.length > 1) {
+    throw new InvalidOptionsError(`A child can follow one failure policy, but ${set.join(' and ')} are both set: keep one.`);
+  }
+  if (o.parent !== undefined) {
+    const p = o.parent as unknown;
+    if (!isPlainObject(p) || typeof p.id !== 'string' || p.id === '' || typeof p.queue !== 'string' || p.queue === '') {
+      throw new InvalidOptionsError(
+        `parent must be { id: '<parent job id>', queue: '<prefix>:<parent queue>' } (the parent's job.queueQualifiedName), got ${JSON.stringify(p)}.`,
+      );
+    }
+    if (o.deduplication || o.debounce) {
+      throw new InvalidOptionsError(
+        'A child job (with parent) cannot use deduplication: give it a jobId instead, which makes re-adds idempotent.',
+      );
+    }
+  }
 }
 
 function rejectUnserialisable(_key: string, value: unknown): unknown {

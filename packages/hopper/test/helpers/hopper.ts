@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, inject } from 'vitest';
 import {
   FakeClock,
+  FlowProducer,
   Queue,
   QueueEvents,
   Worker,
@@ -29,6 +30,8 @@ export interface HopperEnv {
   queue<D = unknown, R = unknown>(name: string, opts?: QueueOptions): Queue<D, R>;
   worker<D = unknown, R = unknown>(name: string, processor: Processor<D, R> | string | URL | null, opts?: WorkerOptions): Worker<D, R>;
   events(name: string, opts?: QueueEventsOptions): QueueEvents;
+  /** A FlowProducer on this test's prefix. */
+  flows(): FlowProducer;
   /** Registers something to close after the test. */
   track<T extends { close(): Promise<void> }>(closable: T): T;
   /** Skips the invariant audit for this test (for tests that corrupt state on purpose). */
@@ -104,6 +107,7 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
         return track(worker);
       },
       events: (name, opts) => track(new QueueEvents(name, { connection: url, prefix, clock, ...opts })),
+      flows: () => track(new FlowProducer({ connection: url, prefix, clock })),
       track,
       skipInvariants: () => {
         current().audit = false;

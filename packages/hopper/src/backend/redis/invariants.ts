@@ -4,9 +4,9 @@
  * Reads whole structures: meant for tests and audits, not for hot paths on huge queues.
  */
 import type { RedisClient } from './connection.js';
-import type { QueueKeys } from './keys.js';
+import { publicKeyOf, type QueueKeys } from './keys.js';
 
-const STRUCTURES = ['wait', 'prio', 'delayed', 'active', 'completed', 'failed'] as const;
+const STRUCTURES = ['wait', 'prio', 'delayed', 'active', 'completed', 'failed', 'waitingChildren'] as const;
 type Structure = (typeof STRUCTURES)[number];
 
 const STATE_OF: Record<Structure, string> = {
@@ -16,6 +16,7 @@ const STATE_OF: Record<Structure, string> = {
   active: 'active',
   completed: 'completed',
   failed: 'failed',
+  waitingChildren: 'waiting-children',
 };
 
 function globEscape(text: string): string {
@@ -57,11 +58,15 @@ export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys)
   const jobKeys = await scanAll(client, `${globEscape(jobPrefix)}*`);
   const ids = new Set(jobKeys.map((key) => key.slice(jobPrefix.length)));
   const pipeline = client.pipeline();
-  for (const id of ids) pipeline.hmget(keys.job(id), 's', 'tk', 'n');
+  for (const id of ids) pipeline.hmget(keys.job(id), 's', 'tk', 'n', 'pb', 'pi', 'us', 'cf');
   const rows = ((await pipeline.exec()) ?? []) as [unknown, (string | null)[]][];
+  const children: { id: string; state: string; parentBase: string; parentId: string }[] = [];
+  const parents: string[] = [];
   let i = 0;
   for (const id of ids) {
-    const [state, token, name] = rows[i++][1];
+    const [state, token, name, parentBase, parentId, unsealed, continued] = rows[i++][1];
+    if (parentBase !== null && parentId !== null && state !== null) children.push({ id, state, parentBase, parentId });
+    if (state === 'waiting-children' && unsealed === null && continued === null) parents.push(id);
     const list = where.get(id) ?? [];
     if (name === null) problems.push(`job ${id} has no name`);
     if (state === null) {
@@ -82,6 +87,46 @@ export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys)
   }
   for (const [id, list] of where) {
     if (!ids.has(id)) problems.push(`job ${id} is in ${list.join(', ')} but its hash is missing`);
+  }
+  problems.push(...(await checkFlows(client, keys, children, parents)));
+  return problems;
+}
+
+/**
+ * Flow invariants: a sealed parent in waiting-children has a pending child (else it would wait
+ * forever), and an unfinished child is among its unfinished parent's pending children (else its
+ * completion would not count).
+ */
+async function checkFlows(
+  client: RedisClient,
+  keys: QueueKeys,
+  children: { id: string; state: string; parentBase: string; parentId: string }[],
+  parents: string[],
+): Promise<string[]> {
+  const problems: string[] = [];
+  if (parents.length > 0) {
+    const pipeline = client.pipeline();
+    for (const id of parents) pipeline.scard(keys.deps(id));
+    const counts = ((await pipeline.exec()) ?? []) as [unknown, number][];
+    parents.forEach((id, n) => {
+      if (Number(counts[n][1]) === 0) problems.push(`parent ${id} waits for children but none is pending`);
+    });
+  }
+  const unfinished = children.filter((c) => c.state !== 'completed' && c.state !== 'failed');
+  if (unfinished.length > 0) {
+    const pipeline = client.pipeline();
+    for (const c of unfinished) {
+      pipeline.hget(`${c.parentBase}j:${c.parentId}`, 's');
+      pipeline.sismember(`${c.parentBase}dp:${c.parentId}`, publicKeyOf(keys.base, c.id));
+    }
+    const replies = ((await pipeline.exec()) ?? []) as [unknown, unknown][];
+    unfinished.forEach((c, n) => {
+      const parentState = replies[2 * n][1] as string | null;
+      const pending = Number(replies[2 * n + 1][1]) === 1;
+      if (parentState !== null && parentState !== 'completed' && parentState !== 'failed' && !pending) {
+        problems.push(`child ${c.id} (${c.state}) is not among the pending children of its parent ${c.parentId} (${parentState})`);
+      }
+    });
   }
   return problems;
 }

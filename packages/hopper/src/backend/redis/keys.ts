@@ -57,6 +57,16 @@ export interface QueueKeys {
   logs(id: string): string;
   /** Hash of one job's durable steps. */
   steps(id: string): string;
+  /** Sorted set of parents waiting for their children, by the time they started waiting. */
+  readonly waitingChildren: string;
+  /** Set of a parent's pending children (their public keys: `<prefix>:<queue>:<id>`, see job/job-key.ts). */
+  deps(id: string): string;
+  /** Hash of a parent's completed children: child key -> return value (JSON). */
+  processed(id: string): string;
+  /** Hash of a parent's children that failed for good: child key -> failed reason. */
+  failedChildren(id: string): string;
+  /** Set of a cancelled parent's children still to cancel (kept a day). */
+  cancelChildren(id: string): string;
 }
 
 const TAG = /\{[^}]+\}/;
@@ -91,6 +101,11 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     data: (id) => `${base}d:${id}`,
     logs: (id) => `${base}l:${id}`,
     steps: (id) => `${base}st:${id}`,
+    waitingChildren: `${base}waiting-children`,
+    deps: (id) => `${base}dp:${id}`,
+    processed: (id) => `${base}pr:${id}`,
+    failedChildren: (id) => `${base}fc:${id}`,
+    cancelChildren: (id) => `${base}cc:${id}`,
   };
 }
 
@@ -115,4 +130,19 @@ export function metaKeyPattern(prefix: string): { pattern: string; nameOf(key: s
  */
 export function sameSlot(base: string, name: string, other: string): boolean {
   return other === name || !base.endsWith(`{${name}}:`);
+}
+
+/** The queue name in a queue's base (`prefix:{name}:` or, under a tagged prefix, `prefix:name:`). */
+export function queueNameOfBase(base: string): string {
+  const tagged = /\{([^{}]*)\}:$/.exec(base);
+  if (tagged) return tagged[1];
+  const plain = /([^:]*):$/.exec(base);
+  return plain ? plain[1] : base;
+}
+
+/** A job's public key (`<prefix>:<queue>:<id>`, job/job-key.ts) from its queue's base, as includes/flow.lua computes it. */
+export function publicKeyOf(base: string, id: string): string {
+  const tagged = /\{([^{}]*)\}:$/.exec(base);
+  if (tagged) return `${base.slice(0, tagged.index)}${tagged[1]}:${id}`;
+  return `${base}${id}`;
 }

@@ -24,7 +24,7 @@ import type {
 } from '../backend.js';
 import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
-import { RedisQueueReads } from './redis-reads.js';
+import { RedisQueueFlows } from './redis-flows.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import { parseClaim, retentionSpec, timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
@@ -35,17 +35,28 @@ export const LAYOUT_VERSION = '1';
 
 export type { RedisBackendOptions } from './redis-connection.js';
 
-export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
+export class RedisQueueBackend extends RedisQueueFlows implements QueueBackend {
+  private readonly options: RedisBackendOptions;
+
   constructor(options: RedisBackendOptions) {
     super(options);
+    this.options = options;
   }
 
-  async initQueue(settings: { maxEvents: number; epoch: string }): Promise<{ epoch: string; created: boolean }> {
+  sibling(name: string): QueueBackend {
+    return new RedisQueueBackend({ ...this.options, connection: this.client, queueName: name, role: 'command' });
+  }
+
+  async initQueue(settings: {
+    maxEvents: number;
+    epoch: string;
+    childFailure?: 'fail' | 'wait';
+  }): Promise<{ epoch: string; created: boolean }> {
     const [epoch, created] = (await runScript(
       this.client,
       SCRIPTS.initQueue,
       { meta: this.keys.meta },
-      { maxEvents: settings.maxEvents, layoutVersion: LAYOUT_VERSION, epoch: settings.epoch },
+      { maxEvents: settings.maxEvents, layoutVersion: LAYOUT_VERSION, epoch: settings.epoch, childFailure: settings.childFailure ?? '' },
     )) as [string, number];
     return { epoch, created: created === 1 };
   }
@@ -256,7 +267,7 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
     return (await runScript(this.client, SCRIPTS.resume, { meta: k.meta, events: k.events, marker: k.marker }, {})) === 1;
   }
 
-  async removeJob(id: string): Promise<number> {
+  async removeJob(id: string, now?: number): Promise<number> {
     const k = this.keys;
     return (await runScript(
       this.client,
@@ -270,8 +281,9 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
         completed: k.completed,
         failed: k.failed,
         events: k.events,
+        waitingChildren: k.waitingChildren,
       },
-      { base: k.base, id },
+      { now: timeArg(now), base: k.base, id },
     )) as number;
   }
 
@@ -281,7 +293,7 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
       this.client,
       SCRIPTS.drain,
       { meta: k.meta, wait: k.wait, prio: k.prio, delayed: k.delayed, events: k.events },
-      { base: k.base, delayed: includeDelayed ? 1 : 0, limit },
+      { now: '', base: k.base, delayed: includeDelayed ? 1 : 0, limit },
     )) as number;
   }
 
@@ -405,7 +417,15 @@ export class RedisQueueBackend extends RedisQueueReads implements QueueBackend {
     return (await runScript(
       this.client,
       SCRIPTS.cancelJob,
-      { meta: k.meta, wait: k.wait, prio: k.prio, delayed: k.delayed, failed: k.failed, events: k.events },
+      {
+        meta: k.meta,
+        wait: k.wait,
+        prio: k.prio,
+        delayed: k.delayed,
+        failed: k.failed,
+        events: k.events,
+        waitingChildren: k.waitingChildren,
+      },
       { now: timeArg(now), base: k.base, id, reason, channel: k.cancelChannel, failKeep: retentionSpec(failKeep) },
     )) as number;
   }

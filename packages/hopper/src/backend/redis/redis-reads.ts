@@ -75,9 +75,10 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
       .zcard(k.active)
       .zcard(k.completed)
       .zcard(k.failed)
+      .zcard(k.waitingChildren)
       .exec()) as [unknown, number][];
-    const [waiting, prioritized, delayed, active, completed, failed] = replies.map(([, n]) => Number(n));
-    return { waiting, prioritized, delayed, active, completed, failed, 'waiting-children': 0 };
+    const [waiting, prioritized, delayed, active, completed, failed, waitingChildren] = replies.map(([, n]) => Number(n));
+    return { waiting, prioritized, delayed, active, completed, failed, 'waiting-children': waitingChildren };
   }
 
   async isPaused(): Promise<boolean> {
@@ -108,12 +109,18 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
 
   async getRange(state: JobState, start: number, end: number, asc: boolean): Promise<string[]> {
     const k = this.keys;
-    if (state === 'waiting-children') return [];
     if (state === 'waiting') {
       if (asc) return this.client.lrange(k.wait, start, end);
       return this.tailRange(k.wait, await this.client.llen(k.wait), start, end);
     }
-    const key = { prioritized: k.prio, delayed: k.delayed, active: k.active, completed: k.completed, failed: k.failed }[state];
+    const key = {
+      prioritized: k.prio,
+      delayed: k.delayed,
+      active: k.active,
+      completed: k.completed,
+      failed: k.failed,
+      'waiting-children': k.waitingChildren,
+    }[state];
     return asc ? this.client.zrange(key, start, end) : this.client.zrange(key, start, end, 'REV');
   }
 

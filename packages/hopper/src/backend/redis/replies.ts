@@ -4,6 +4,7 @@
  */
 import type { ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from '../backend.js';
 import { isJobState } from '../../job/states.js';
+import { queueNameOfBase } from './keys.js';
 
 /** A script's flat reply. */
 export type Reply = (string | number | null)[];
@@ -40,6 +41,7 @@ export function parseClaim(reply: Reply, at: number, now: number, request: Claim
       priority: Number(row[6] ?? 0),
       delay: Number(row[7] ?? 0),
       progress: row[8] ?? '',
+      parent: row[10] ? { queue: queueNameOfBase(row[10]), id: row[11] as string } : undefined,
       token: exact ? tokenPrefix : tokenPrefix + (i + 1),
     };
   }
@@ -82,6 +84,8 @@ export function toRecord(id: string, hash: Record<string, string> | null, bigDat
     token: hash.tk,
     deduplicationId: hash.de,
     origin: hash.oq === undefined ? undefined : { queue: hash.oq, jobId: hash.oid },
+    parent: hash.pb === undefined ? undefined : { queue: queueNameOfBase(hash.pb), id: hash.pi },
+    awaitingSeal: hash.us !== undefined,
   };
 }
 

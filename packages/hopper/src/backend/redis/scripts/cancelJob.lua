@@ -3,7 +3,8 @@
   active job is marked (`cx`) and its worker is told on the queue's cancel channel (pub/sub; its
   lock renewal reports it too, as a fallback): its signal aborts, and whatever the processor
   then returns, the attempt ends as cancelled (complete and fail check `cx`).
-  KEYS: meta, wait, prio, delayed, failed, events
+  A parent's pending children are copied to cc:<id> for the caller to cancel in batches.
+  KEYS: meta, wait, prio, delayed, failed, events, waitingChildren
   ARGV: now, base, id, reason, channel, failKeep
   Returns: 1 cancelled now; 2 active: its worker was told; 0 no such job; -3 already finished. ]]
 --@include base
@@ -14,11 +15,21 @@ local now = nowMs(argv.now)
 local base = argv.base
 local id = argv.id
 local jk = jobKey(base, id)
-local f = redis.call('HMGET', jk, 's', 'o')
+local f = redis.call('HMGET', jk, 's', 'o', 'pb', 'pi', 'fp')
 local state = f[1]
 if not state then return 0 end
 if state == 'completed' or state == 'failed' then return -3 end
 local cap = eventsCap(k.meta)
+-- A parent's pending children are cancelled too, by the caller, from a set of their own that
+-- outlives the parent's retention (cc:<id>, kept a day).
+local function stashChildren()
+  local dk = base .. 'dp:' .. id
+  if redis.call('EXISTS', dk) == 1 then
+    redis.call('SUNIONSTORE', base .. 'cc:' .. id, dk)
+    redis.call('PEXPIRE', base .. 'cc:' .. id, 86400000)
+  end
+end
+stashChildren()
 if state == 'active' then
   redis.call('HSET', jk, 'cx', argv.reason)
   redis.call('PUBLISH', argv.channel, id)
@@ -33,4 +44,5 @@ local fin = newFinisher(base, k.failed, now)
 finish(fin, jk, id, failKeepOf(f[2], argv.failKeep), { 's', 'failed', 'fo', now, 'fr', argv.reason })
 flushFinisher(fin)
 emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', argv.reason, 'prev', state, 'cancelled', '1')
+notifyParent(base, id, f[3], f[4], f[5], 'failed', argv.reason, now)
 return 1

@@ -21,8 +21,7 @@ if state == 'completed' or state == 'failed' then
   local ids = redis.call('ZRANGEBYSCORE', key, '-inf', cutoff, 'LIMIT', 0, limit)
   for i = 1, #ids do
     redis.call('ZREM', key, ids[i])
-    releaseDedup(base, jobKey(base, ids[i]), ids[i])
-    deleteJob(base, ids[i])
+    discardJob(base, ids[i], now)
     out[#out + 1] = ids[i]
   end
   if #ids == limit then out[1] = 0 end
@@ -44,8 +43,7 @@ else
       else
         redis.call('ZREM', key, id)
       end
-      releaseDedup(base, jobKey(base, id), id)
-      deleteJob(base, id)
+      discardJob(base, id, now)
       out[#out + 1] = id
     else
       kept = kept + 1

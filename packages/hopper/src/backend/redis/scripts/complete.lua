@@ -4,6 +4,8 @@
     jobs: 5 values per job: id, token, attempt (attemptsStarted of the holder), returnvalue (JSON), keep
     keep: retention spec (see includes/retention).
   Returns: { now, code per job..., then the claim part (see claim) }
+  A child's completion is recorded on its parent, which moves on once its last child is done
+  (includes/flow).
   Codes: 1 done, 3 cancelled (the job was cancelled while running: it ends failed with the cancel
     reason, whatever the processor returned), -1 job missing, -2 stale token or attempt (lock
     lost), -3 not active ]]
@@ -22,7 +24,7 @@ local doneIds, returnvalues = {}, {}
 for i = REST, #ARGV, 5 do
   local id, token, attempt, rv, keep = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pb', 'pi', 'fp')
   local code = 1
   if not f[1] then
     code = -1
@@ -39,12 +41,14 @@ for i = REST, #ARGV, 5 do
     finish(cancelled, jk, id, 'k', { 's', 'failed', 'fo', now, 'fr', f[6], 'am', (tonumber(f[4]) or 0) + 1 })
     flushFinisher(cancelled)
     emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', f[6], 'prev', 'active', 'cancelled', '1')
+    notifyParent(base, id, f[7], f[8], f[9], 'failed', f[6], now)
   else
     if f[5] then releaseDedup(base, jk, id) end
     local made = (tonumber(f[4]) or 0) + 1
     finish(fin, jk, id, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made })
     doneIds[#doneIds + 1] = id
     returnvalues[#returnvalues + 1] = rv
+    if f[7] then childCompleted(base, id, f[7], f[8], rv, now) end
   end
   out[#out + 1] = code
 end

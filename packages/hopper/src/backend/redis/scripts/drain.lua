@@ -1,19 +1,19 @@
 --[[ drain: removes up to `limit` jobs that have not started: waiting and prioritized ones, and
   delayed ones too when asked. Call again until it returns 0 (bounded work per call).
   KEYS: meta, wait, prio, delayed, events
-  ARGV: base, delayed, limit
+  ARGV: now, base, delayed, limit
     delayed: 1 to remove delayed jobs as well.
   Returns: the number of jobs removed by this call. ]]
 --@include base
 --@include remove
 
 local base = argv.base
+local now = nowMs(argv.now)
 local limit = tonumber(argv.limit)
 local removed = 0
 local ids = redis.call('LPOP', k.wait, limit) or {}
 for i = 1, #ids do
-  releaseDedup(base, jobKey(base, ids[i]), ids[i])
-  deleteJob(base, ids[i])
+  discardJob(base, ids[i], now)
 end
 removed = #ids
 local sets = { k.prio }
@@ -22,8 +22,7 @@ for s = 1, #sets do
   if removed < limit then
     local popped = redis.call('ZPOPMIN', sets[s], limit - removed)
     for i = 1, #popped, 2 do
-      releaseDedup(base, jobKey(base, popped[i]), popped[i])
-      deleteJob(base, popped[i])
+      discardJob(base, popped[i], now)
       removed = removed + 1
     end
   end

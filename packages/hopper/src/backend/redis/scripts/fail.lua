@@ -13,6 +13,7 @@
 --@include retention
 --@include remove
 --@include deadletter
+--@include flow
 --@include scheduler
 --@include claim
 
@@ -40,7 +41,7 @@ for i = REST, #ARGV, 7 do
   local id, token, attempt, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local stack, retryDelay, keep = ARGV[i + 4], tonumber(ARGV[i + 5]), ARGV[i + 6]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pb', 'pi', 'fp')
   local code
   if not f[1] then
     code = -1
@@ -81,6 +82,8 @@ for i = REST, #ARGV, 7 do
       if retryDelay == -2 then
         emit(k.events, cap, 'retries-exhausted', 'jobId', id, 'attemptsMade', made)
       end
+      -- A child failed for good: its parent's side follows the child's failure policy.
+      notifyParent(base, id, f[8], f[9], f[10], 'failed', reason, now)
     end
   end
   out[#out + 1] = code

@@ -10,6 +10,7 @@
 --@include retention
 --@include remove
 --@include deadletter
+--@include flow
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -32,12 +33,14 @@ for i = 1, #expired do
     redis.call('HDEL', jk, 'tk')
     if stalls > maxStalled then
       local reason = 'job stalled more than allowable limit'
-      local made = (tonumber(redis.call('HGET', jk, 'am')) or 0) + 1
-      local keep = failKeepOf(redis.call('HGET', jk, 'o'), argv.failKeep)
+      local f = redis.call('HMGET', jk, 'am', 'o', 'pb', 'pi', 'fp')
+      local made = (tonumber(f[1]) or 0) + 1
+      local keep = failKeepOf(f[2], argv.failKeep)
       releaseDedup(base, jk, id)
       deadLetter(base, argv.queueName, id, jk, now, made, reason)
       finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
+      notifyParent(base, id, f[3], f[4], f[5], 'failed', reason, now)
       failed[#failed + 1] = id
     else
       local state = pushReady(k, jk, id, tonumber(redis.call('HGET', jk, 'p')) or 0, true)

@@ -113,8 +113,30 @@ local function readData(base, id, jk, inline, chunks)
   return redis.call('GET', dataKey(base, id)) or 'null'
 end
 
+-- Every key of a job: its hash, large data, logs, steps, and (as a parent) its dependency
+-- records: pending children, their results and their failures (see includes/flow).
+local function jobKeys(base, id, into)
+  into[#into + 1] = base .. 'j:' .. id
+  into[#into + 1] = base .. 'd:' .. id
+  into[#into + 1] = base .. 'l:' .. id
+  into[#into + 1] = base .. 'st:' .. id
+  into[#into + 1] = base .. 'dp:' .. id
+  into[#into + 1] = base .. 'pr:' .. id
+  into[#into + 1] = base .. 'fc:' .. id
+  return into
+end
+
 local function deleteJob(base, id)
-  redis.call('DEL', jobKey(base, id), dataKey(base, id), logsKey(base, id), stepsKey(base, id))
+  redis.call('DEL', unpack(jobKeys(base, id, {})))
+end
+
+-- In simple deduplication mode the key lives until the job finishes or is removed.
+local function releaseDedup(base, jk, id)
+  local dedupId = redis.call('HGET', jk, 'de')
+  if dedupId then
+    local dk = base .. 'de:' .. dedupId
+    if redis.call('GET', dk) == id then redis.call('DEL', dk) end
+  end
 end
 
 -- Wakes one idle worker blocked on the marker list. At most one marker is kept: a woken

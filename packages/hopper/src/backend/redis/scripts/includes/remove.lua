@@ -1,5 +1,7 @@
 --[[ remove: takes a job out of whichever structure its state names, releases its
-  deduplication key, and deletes its keys. The caller has checked the state. ]]
+  deduplication key, detaches it from its parent (a removed child no longer blocks it), and
+  deletes its keys. The caller has checked the state. ]]
+--@include flow
 
 -- The structure that holds jobs in `state`, and whether it is a list or a sorted set.
 local function structureOf(k, state)
@@ -9,25 +11,29 @@ local function structureOf(k, state)
   if state == 'active' then return k.active, 'zset' end
   if state == 'completed' then return k.completed, 'zset' end
   if state == 'failed' then return k.failed, 'zset' end
+  if state == 'waiting-children' then return k.waitingChildren, 'zset' end
   return nil, nil
 end
 
--- In simple deduplication mode the key lives until the job finishes or is removed.
-local function releaseDedup(base, jk, id)
-  local dedupId = redis.call('HGET', jk, 'de')
-  if dedupId then
-    local dk = base .. 'de:' .. dedupId
+-- Deletes a job already taken out of its state structure: releases its deduplication key and
+-- detaches it from its parent first.
+local function discardJob(base, id, now)
+  local jk = jobKey(base, id)
+  local f = redis.call('HMGET', jk, 'de', 'pb', 'pi')
+  if f[1] then
+    local dk = base .. 'de:' .. f[1]
     if redis.call('GET', dk) == id then redis.call('DEL', dk) end
   end
+  if f[2] then childRemoved(base, id, f[2], f[3], now) end
+  deleteJob(base, id)
 end
 
-local function removeJobFrom(k, base, id, state)
+local function removeJobFrom(k, base, id, state, now)
   local key, kind = structureOf(k, state)
   if kind == 'list' then
     redis.call('LREM', key, 1, id)
   elseif kind == 'zset' then
     redis.call('ZREM', key, id)
   end
-  releaseDedup(base, jobKey(base, id), id)
-  deleteJob(base, id)
+  discardJob(base, id, now)
 end

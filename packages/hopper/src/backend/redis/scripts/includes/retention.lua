@@ -37,12 +37,7 @@ local function dropFinished(fin, ids)
   if #ids == 0 then return end
   redis.call('ZREM', fin.setKey, unpack(ids))
   local keys = {}
-  for i = 1, #ids do
-    keys[#keys + 1] = jobKey(fin.base, ids[i])
-    keys[#keys + 1] = dataKey(fin.base, ids[i])
-    keys[#keys + 1] = logsKey(fin.base, ids[i])
-    keys[#keys + 1] = stepsKey(fin.base, ids[i])
-  end
+  for i = 1, #ids do jobKeys(fin.base, ids[i], keys) end
   redis.call('DEL', unpack(keys))
 end
 
@@ -52,11 +47,7 @@ local function finish(fin, jk, id, spec, fields)
   fin.n = fin.n + 1
   local count = parseKeep(spec)
   if count == 0 then
-    local dels = fin.dels
-    dels[#dels + 1] = jk
-    dels[#dels + 1] = dataKey(fin.base, id)
-    dels[#dels + 1] = logsKey(fin.base, id)
-    dels[#dels + 1] = stepsKey(fin.base, id)
+    jobKeys(fin.base, id, fin.dels)
     return false
   end
   fields[#fields + 1] = 'tk'

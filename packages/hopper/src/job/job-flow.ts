@@ -1,0 +1,115 @@
+/**
+ * A job's side of flows: its children's results and failures, and dynamic children (a running
+ * job that added children waits for them). The logic behind those Job methods. See docs/flows.md.
+ */
+import { UnrecoverableError } from './errors.js';
+import type { Job } from './job.js';
+import { parseJson } from './job-json.js';
+
+/** Paging of one kind of dependency in `getDependencies` (BullMQ's `DependenciesOpts`). */
+export interface DependencyPage {
+  /** Where to continue (the `next...Cursor` of the previous call); 0 starts. */
+  cursor?: number;
+  /** About how many to return. Default 20. */
+  count?: number;
+}
+
+/** Which dependencies `getDependencies` returns, page by page. Without options, all of them. */
+export interface DependenciesOpts {
+  processed?: DependencyPage;
+  unprocessed?: DependencyPage;
+  failed?: DependencyPage;
+}
+
+/** A parent's children by outcome, keyed by their public keys (`<prefix>:<queue>:<id>`). */
+export interface DependenciesResult {
+  /** Completed children and their return values. */
+  processed?: Record<string, unknown>;
+  /** Children not finished yet (or failed with no policy: the parent waits for their retry). */
+  unprocessed?: string[];
+  /** Children that failed for good (their reasons: `getFailedChildrenValues()`). */
+  failed?: string[];
+  nextProcessedCursor?: number;
+  nextUnprocessedCursor?: number;
+  nextFailedCursor?: number;
+}
+
+/** Counts of a parent's children by outcome. */
+export interface DependenciesCount {
+  processed?: number;
+  unprocessed?: number;
+  failed?: number;
+}
+
+function parseValues(raw: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) out[key] = parseJson(value);
+  return out;
+}
+
+/** `job.getChildrenValues()`: the return values of completed children, by child key. */
+export async function childrenValues(job: Job): Promise<Record<string, unknown>> {
+  const id = job.requireId();
+  await job.ctx.ready();
+  return parseValues((await job.ctx.backend.getDependencies(id)).processed);
+}
+
+/** `job.getFailedChildrenValues()`: the failed reasons of children that failed for good, by child key. */
+export async function failedChildrenValues(job: Job): Promise<Record<string, string>> {
+  const id = job.requireId();
+  await job.ctx.ready();
+  return (await job.ctx.backend.getDependencies(id)).failed;
+}
+
+/** `job.getDependencies(opts)`: all dependencies, or pages of the kinds named in `opts`. */
+export async function dependencies(job: Job, opts: DependenciesOpts = {}): Promise<DependenciesResult> {
+  const id = job.requireId();
+  await job.ctx.ready();
+  const kinds = (['processed', 'unprocessed', 'failed'] as const).filter((kind) => opts[kind] !== undefined);
+  if (kinds.length === 0) {
+    const all = await job.ctx.backend.getDependencies(id);
+    return { processed: parseValues(all.processed), unprocessed: all.unprocessed, failed: Object.keys(all.failed) };
+  }
+  const result: DependenciesResult = {};
+  for (const kind of kinds) {
+    const page = opts[kind] as DependencyPage;
+    const { cursor, items } = await job.ctx.backend.getDependencyPage(id, kind, String(page.cursor ?? 0), page.count ?? 20);
+    const next = Number(cursor);
+    if (kind === 'processed') {
+      result.processed = parseValues(Object.fromEntries(items));
+      result.nextProcessedCursor = next;
+    } else if (kind === 'unprocessed') {
+      result.unprocessed = items.map(([key]) => key);
+      result.nextUnprocessedCursor = next;
+    } else {
+      result.failed = items.map(([key]) => key);
+      result.nextFailedCursor = next;
+    }
+  }
+  return result;
+}
+
+/** `job.getDependenciesCount(opts)`: counts of the kinds asked for (all without options). */
+export async function dependenciesCount(
+  job: Job,
+  opts: { processed?: boolean; unprocessed?: boolean; failed?: boolean } = {},
+): Promise<DependenciesCount> {
+  const id = job.requireId();
+  await job.ctx.ready();
+  const counts = await job.ctx.backend.getDependencyCounts(id);
+  const any = opts.processed || opts.unprocessed || opts.failed;
+  const result: DependenciesCount = {};
+  for (const kind of ['processed', 'unprocessed', 'failed'] as const) if (!any || opts[kind]) result[kind] = counts[kind];
+  return result;
+}
+
+/** `job.moveToWaitingChildren(token)`: true if the job now waits for pending children. */
+export async function waitForChildren(job: Job, token: string | undefined): Promise<boolean> {
+  const id = job.requireId();
+  const fence = job.fenceFor(token, 'move to waiting-children');
+  await job.ctx.ready();
+  const { code, reason } = await job.ctx.backend.moveToWaitingChildren(id, fence, job.ctx.clock.backendNow());
+  if (code === -4) throw new UnrecoverableError(reason);
+  job.checkMove(code, 'move to waiting-children');
+  return code === 1;
+}

@@ -1,0 +1,75 @@
+/**
+ * Durable steps and loop continuations of a job (`job.step`, `job.getSteps`, `job.continueWith`):
+ * the logic behind those Job methods, kept apart so job.ts stays readable. See docs/steps.md.
+ */
+import { InvalidDataError, UnrecoverableError } from './errors.js';
+import { toError } from './failure.js';
+import type { Job } from './job.js';
+import { toNewJob } from './new-job.js';
+import { serialize, validateJobOptions, type JobsOptions } from './options.js';
+
+/** A step as listed by `job.getSteps()`. */
+export interface StepInfo {
+  key: string;
+  result?: unknown;
+  error?: string;
+  durationMs: number;
+  at: number;
+}
+
+/** `job.step(key, fn)`: see the Job method. */
+export async function runStep<T>(job: Job, key: string, fn: () => T | Promise<T>): Promise<T> {
+  const id = job.requireId();
+  if (typeof key !== 'string' || key.length === 0 || key.length > 200) {
+    throw new InvalidDataError(`A step key must be a non-empty string of at most 200 characters, got ${JSON.stringify(key)}.`);
+  }
+  await job.ctx.ready();
+  const stored = await job.ctx.backend.getStep(id, key);
+  if (stored !== undefined && stored.startsWith('{"v":')) return (JSON.parse(stored) as { v: T }).v;
+  const started = Date.now();
+  let value: T;
+  try {
+    value = await fn();
+  } catch (err) {
+    const failure = JSON.stringify({ e: toError(err).message, ms: Date.now() - started, at: Date.now() });
+    // Recorded for the dashboard only; the step runs again next attempt. Never hide fn's error.
+    await job.ctx.backend.recordStep(id, key, failure, false, job.fence).catch(() => undefined);
+    throw err;
+  }
+  const json = value === undefined ? 'null' : serialize(value, `The result of step "${key}"`);
+  const record = `{"v":${json},"ms":${Date.now() - started},"at":${Date.now()}}`;
+  const result = await job.ctx.backend.recordStep(id, key, record, true, job.fence);
+  job.checkWrite(result.code, `record step "${key}" of`);
+  return (JSON.parse(result.record) as { v: T }).v;
+}
+
+/** `job.getSteps()`: see the Job method. */
+export async function listSteps(job: Job): Promise<StepInfo[]> {
+  const id = job.requireId();
+  await job.ctx.ready();
+  const steps = await job.ctx.backend.getSteps(id);
+  return Object.entries(steps).map(([key, raw]) => {
+    const r = JSON.parse(raw) as { v?: unknown; e?: string; ms: number; at: number };
+    return 'v' in r ? { key, result: r.v, durationMs: r.ms, at: r.at } : { key, error: r.e, durationMs: r.ms, at: r.at };
+  });
+}
+
+/** `job.continueWith(data, opts)`: see the Job method. */
+export async function continueLoop(job: Job, data: unknown, opts: JobsOptions & { name?: string; maxTurns?: number }): Promise<string> {
+  const id = job.requireId();
+  const match = /^(.*):(\d+)$/.exec(id);
+  const loopId = match ? match[1] : id;
+  const turn = match ? Number(match[2]) : 0;
+  const nextId = `${loopId}:${turn + 1}`;
+  const { name, maxTurns, ...rest } = opts;
+  if (maxTurns !== undefined && turn + 1 > maxTurns) {
+    throw new UnrecoverableError(`Loop "${loopId}" reached maxTurns (${maxTurns}): turn ${turn + 1} was not added.`);
+  }
+  validateJobOptions(rest);
+  const { jobId: _jobId, delay: _delay, ...inherited } = job.opts;
+  const next = toNewJob(name ?? job.name, data, { ...inherited, ...rest, jobId: nextId });
+  await job.ctx.ready();
+  const result = await job.ctx.backend.continueJob(id, job.fence, '__continue', next, job.ctx.clock.backendNow());
+  job.checkWrite(result.code, 'continue');
+  return (JSON.parse(result.record) as { v: string }).v;
+}
