@@ -73,7 +73,7 @@ export abstract class RedisQueueFlows extends RedisQueueReads {
   }
 
   async takeChildrenToCancel(id: string, count: number): Promise<string[]> {
-    return ((await this.client.spop(this.keys.cancelChildren(id), count))) ?? [];
+    return (await this.client.spop(this.keys.cancelChildren(id), count)) ?? [];
   }
 
   async getDependencies(id: string): Promise<Dependencies> {
