@@ -3,7 +3,7 @@
  */
 import type { StateCounts } from '../backend/backend.js';
 import { Job } from '../job/job.js';
-import { JOB_STATES, type JobCountType, type JobState } from '../job/states.js';
+import { JOB_STATES, type JobCountType, type JobState, type JobStateOrUnknown } from '../job/states.js';
 import { InvalidOptionsError } from '../job/errors.js';
 import { QueueBase } from './queue-base.js';
 
@@ -63,6 +63,12 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
     await this.ready();
     const record = await this.backend.getJob(String(jobId));
     return record ? Job.fromRecord<DataType, ResultType, NameType>(this, record) : undefined;
+  }
+
+  /** The state of job `jobId`, or 'unknown' if it does not exist (BullMQ's `getJobState`). */
+  async getJobState(jobId: string): Promise<JobStateOrUnknown> {
+    await this.ready();
+    return this.backend.getState(String(jobId));
   }
 
   /**

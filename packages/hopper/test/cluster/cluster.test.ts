@@ -5,7 +5,7 @@
  */
 import { Cluster } from 'ioredis';
 import { afterEach, describe, expect, it, inject } from 'vitest';
-import { CrossSlotError, Queue, Worker, type Job } from '../../src/index.js';
+import { CrossSlotError, FlowProducer, Queue, Worker, type Job } from '../../src/index.js';
 import { collect, once } from '../helpers/wait.js';
 
 const closables: { close(): Promise<void> }[] = [];
@@ -90,6 +90,32 @@ describe('Redis Cluster', () => {
     );
     await once(worker, 'failed');
     expect((await dlq.getWaiting()).map((j) => j.id)).toEqual([`${name}:doomed-1:1`]);
+  });
+
+  it('adds cross-queue flows only under one hash tag, and says so otherwise', async () => {
+    const connection = cluster();
+    const parentQ = uniqueName();
+    const childQ = uniqueName();
+    const untagged = track(new FlowProducer({ connection }));
+    const flow = { name: 'p', queueName: parentQ, children: [{ name: 'c', queueName: childQ, data: { n: 4 } }] };
+    await expect(untagged.add(flow)).rejects.toBeInstanceOf(CrossSlotError);
+    await expect(untagged.add(flow)).rejects.toThrow(/hash tag/);
+    const parent = await track(new Queue(parentQ, { connection })).add('p', {});
+    const childQueue = track(new Queue(childQ, { connection }));
+    await expect(childQueue.add('c', {}, { parent: { id: parent.id as string, queue: `hopper:${parentQ}` } })).rejects.toBeInstanceOf(
+      CrossSlotError,
+    );
+
+    const flows = track(new FlowProducer({ connection, prefix: '{flows}' }));
+    const node = await flows.add(flow);
+    const childWorker = track(new Worker<{ n: number }>(childQ, async (job) => job.data.n * 2, { connection, prefix: '{flows}' }));
+    const parentWorker = track(
+      new Worker(parentQ, async (job) => Object.values(await job.getChildrenValues<number>()), { connection, prefix: '{flows}' }),
+    );
+    const [done] = await once<[Job]>(parentWorker, 'completed');
+    expect(done.id).toBe(node.job.id);
+    expect(done.returnvalue).toEqual([8]);
+    await childWorker.close();
   });
 
   it('rescues a stalled job', async () => {

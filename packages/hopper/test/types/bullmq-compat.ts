@@ -191,3 +191,32 @@ export async function bullmqStyleCalls(queue: H.Queue<{ to: string }, number>, w
     errors,
   ];
 }
+
+// Issue 6's surface: flows as BullMQ code writes them.
+declare const bullFlowJob: B.FlowJob;
+declare const bullFlowOpts: B.FlowOpts;
+declare const bullNodeOpts: B.NodeOpts;
+declare const bullFlowProducerOptions: B.QueueBaseOptions<H.ConnectionOptions>;
+export const flowJob: H.FlowJob = bullFlowJob;
+export const flowOpts: H.FlowOpts = bullFlowOpts;
+export const nodeOpts: H.NodeOpts = bullNodeOpts;
+export const flowProducerOptions: H.FlowProducerOptions = bullFlowProducerOptions;
+
+/** Never called: flow calls and their results, BullMQ-style. */
+export async function bullmqStyleFlows(flows: H.FlowProducer, queue: H.Queue): Promise<void> {
+  const tree: { job: JobSurface; children?: unknown[] } = await flows.add(bullFlowJob, bullFlowOpts);
+  const trees: { job: JobSurface }[] = await flows.addBulk([bullFlowJob]);
+  const read = await flows.getFlow(bullNodeOpts);
+  await queue.add('child', {}, { parent: { id: '1', queue: 'bull:parent' }, failParentOnFailure: true });
+  const job = (await queue.getJob('1'))!;
+  const values: Record<string, number> = await job.getChildrenValues<number>();
+  const failed: Record<string, string> = await job.getFailedChildrenValues();
+  const deps = await job.getDependencies({ processed: { cursor: 0, count: 10 }, unprocessed: { cursor: 0, count: 10 } });
+  const processed: Record<string, unknown> | undefined = deps.processed;
+  const next: number | undefined = deps.nextProcessedCursor;
+  const counts = await job.getDependenciesCount({ processed: true, unprocessed: true });
+  const parentKey: string | undefined = job.parentKey;
+  const parent: { id: string; queueKey: string } | undefined = job.parent;
+  await flows.close();
+  void [tree, trees, read, values, failed, processed, next, counts, parentKey, parent];
+}
