@@ -1,48 +1,8 @@
 // Hopper's main job in one file: a producer adds jobs, a worker runs them (with a retry and a
 // delayed job along the way), and both print what they do. Run with `npm run demo`.
 // Uses REDIS_URL, or a Redis on 127.0.0.1:6379; without one it starts a throwaway redis-server.
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { Queue, QueueEvents, Worker } from 'hopper';
-import { Redis } from 'ioredis';
-
-async function reachable(url) {
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    await probe.ping();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function redisUrl() {
-  const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  if (await reachable(url)) return { url, stop: () => {} };
-  const port = await freePort();
-  console.log(`No Redis at ${url}: starting a throwaway redis-server on port ${port}.`);
-  const child = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  child.on('error', () => {
-    console.error('Could not start redis-server: install Redis 7+ or set REDIS_URL.');
-    process.exit(1);
-  });
-  const started = `redis://127.0.0.1:${port}`;
-  for (let i = 0; i < 50 && !(await reachable(started)); i++) await new Promise((r) => setTimeout(r, 100));
-  return { url: started, stop: () => child.kill() };
-}
+import { redisUrl } from './lib/redis.mjs';
 
 const { url, stop } = await redisUrl();
 const connection = url;

@@ -101,8 +101,6 @@ export interface ClaimedJob {
   priority: number;
   delay: number;
   progress: string;
-  /** For a child: its parent's queue and id. */
-  parent: { queue: string; id: string } | undefined;
   /** The lock token of this attempt. */
   token: string;
 }

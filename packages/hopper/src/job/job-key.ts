@@ -26,3 +26,9 @@ export function queueOfQualifiedName(prefix: string, qualified: string): string 
   if (qualified.startsWith(`${prefix}:`)) return qualified.slice(prefix.length + 1);
   return qualified.includes(':') ? undefined : qualified;
 }
+
+/** The queue and id of a job's `opts.parent` ({ id, queue: qualified name }); undefined if it names another prefix. */
+export function parentFromOpts(prefix: string, parent: { id: string; queue: string }): { queue: string; id: string } | undefined {
+  const queue = queueOfQualifiedName(prefix, parent.queue);
+  return queue === undefined ? undefined : { queue, id: parent.id };
+}

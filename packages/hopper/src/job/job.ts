@@ -29,7 +29,7 @@ import {
   type DependenciesOpts,
   type DependenciesResult,
 } from './job-flow.js';
-import { publicJobKey } from './job-key.js';
+import { parentFromOpts, publicJobKey } from './job-key.js';
 import type { JobState, JobStateOrUnknown } from './states.js';
 
 export type { JobContext, JobFinishWaiter, JobJson, JobJsonRaw, JobJsonSandbox, JobProgress } from './job-json.js';
@@ -134,7 +134,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.processedOn = processedOn;
     job.token = claimed.token;
     job.fence = { token: claimed.token, attempt: claimed.attemptsStarted };
-    if (claimed.parent) job.setParent(claimed.parent);
+    const parent = job.opts.parent && parentFromOpts(ctx.prefix, job.opts.parent);
+    if (parent) job.setParent(parent);
     return job;
   }
 

@@ -5,6 +5,7 @@
  */
 import type { RedisClient } from './connection.js';
 import { publicKeyOf, type QueueKeys } from './keys.js';
+import { parseParentLink } from './replies.js';
 
 const STRUCTURES = ['wait', 'prio', 'delayed', 'active', 'completed', 'failed', 'waitingChildren'] as const;
 type Structure = (typeof STRUCTURES)[number];
@@ -58,14 +59,17 @@ export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys)
   const jobKeys = await scanAll(client, `${globEscape(jobPrefix)}*`);
   const ids = new Set(jobKeys.map((key) => key.slice(jobPrefix.length)));
   const pipeline = client.pipeline();
-  for (const id of ids) pipeline.hmget(keys.job(id), 's', 'tk', 'n', 'pb', 'pi', 'us', 'cf');
+  for (const id of ids) pipeline.hmget(keys.job(id), 's', 'tk', 'n', 'pl', 'us', 'cf');
   const rows = ((await pipeline.exec()) ?? []) as [unknown, (string | null)[]][];
   const children: { id: string; state: string; parentBase: string; parentId: string }[] = [];
   const parents: string[] = [];
   let i = 0;
   for (const id of ids) {
-    const [state, token, name, parentBase, parentId, unsealed, continued] = rows[i++][1];
-    if (parentBase !== null && parentId !== null && state !== null) children.push({ id, state, parentBase, parentId });
+    const [state, token, name, link, unsealed, continued] = rows[i++][1];
+    if (link !== null && state !== null) {
+      const parent = parseParentLink(link);
+      children.push({ id, state, parentBase: parent.base, parentId: parent.id });
+    }
     if (state === 'waiting-children' && unsealed === null && continued === null) parents.push(id);
     const list = where.get(id) ?? [];
     if (name === null) problems.push(`job ${id} has no name`);

@@ -41,7 +41,6 @@ export function parseClaim(reply: Reply, at: number, now: number, request: Claim
       priority: Number(row[6] ?? 0),
       delay: Number(row[7] ?? 0),
       progress: row[8] ?? '',
-      parent: row[10] ? { queue: queueNameOfBase(row[10]), id: row[11] as string } : undefined,
       token: exact ? tokenPrefix : tokenPrefix + (i + 1),
     };
   }
@@ -84,9 +83,17 @@ export function toRecord(id: string, hash: Record<string, string> | null, bigDat
     token: hash.tk,
     deduplicationId: hash.de,
     origin: hash.oq === undefined ? undefined : { queue: hash.oq, jobId: hash.oid },
-    parent: hash.pb === undefined ? undefined : { queue: queueNameOfBase(hash.pb), id: hash.pi },
+    parent: hash.pl === undefined ? undefined : parseParentLink(hash.pl),
     awaitingSeal: hash.us !== undefined,
   };
+}
+
+/** The parent a child's link (`pl`: policy, parent base, parent id, newline-separated) names. */
+export function parseParentLink(link: string): { queue: string; id: string; base: string } {
+  const first = link.indexOf('\n');
+  const second = link.indexOf('\n', first + 1);
+  const base = link.slice(first + 1, second);
+  return { queue: queueNameOfBase(base), id: link.slice(second + 1), base };
 }
 
 /** Compares two stream ids ('ms-seq'). */

@@ -83,7 +83,6 @@ for i = 1, count do
     local timestamp = tonumber(at(i, 8))
     if timestamp == 0 then timestamp = now end
     local fields = { 'n', name, 't', timestamp }
-    if opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = opts end
     if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
     if delay > 0 then fields[#fields + 1] = 'dl'; fields[#fields + 1] = delay end
     -- The parent link: a node of this call, or an existing job.
@@ -96,11 +95,16 @@ for i = 1, count do
       pb, pid = extQueue == rootName and rootBase or siblingBase(rootBase, rootName, extQueue), at(i, 11)
     end
     if pb then
-      fields[#fields + 1] = 'pb'; fields[#fields + 1] = pb
-      fields[#fields + 1] = 'pi'; fields[#fields + 1] = pid
-      if at(i, 12) ~= '' then fields[#fields + 1] = 'fp'; fields[#fields + 1] = at(i, 12) end
+      fields[#fields + 1] = 'pl'; fields[#fields + 1] = parentLink(pb, pid, at(i, 12))
       redis.call('SADD', depsKey(pb, pid), publicKey(b, id))
+      -- As in BullMQ, the options name the parent (a processor reads job.parent from them).
+      if parentIndex > 0 then
+        local qualified = publicKey(pb, '')
+        local parentJson = cjson.encode({ id = pid, queue = string.sub(qualified, 1, #qualified - 1) })
+        if opts == '' then opts = '{"parent":' .. parentJson .. '}' else opts = string.sub(opts, 1, #opts - 1) .. ',"parent":' .. parentJson .. '}' end
+      end
     end
+    if opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = opts end
     dataFields(b, id, at(i, 2), fields)
     local qk = queueKeysOf(b)
     local state

@@ -15,7 +15,7 @@ local now = nowMs(argv.now)
 local base = argv.base
 local id = argv.id
 local jk = jobKey(base, id)
-local f = redis.call('HMGET', jk, 's', 'o', 'pb', 'pi', 'fp')
+local f = redis.call('HMGET', jk, 's', 'o', 'pl')
 local state = f[1]
 if not state then return 0 end
 if state == 'completed' or state == 'failed' then return -3 end
@@ -44,5 +44,5 @@ local fin = newFinisher(base, k.failed, now)
 finish(fin, jk, id, failKeepOf(f[2], argv.failKeep), { 's', 'failed', 'fo', now, 'fr', argv.reason })
 flushFinisher(fin)
 emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', argv.reason, 'prev', state, 'cancelled', '1')
-notifyParent(base, id, f[3], f[4], f[5], 'failed', argv.reason, now)
+notifyParent(base, id, f[3], 'failed', argv.reason, now)
 return 1

@@ -24,7 +24,7 @@ local doneIds, returnvalues = {}, {}
 for i = REST, #ARGV, 5 do
   local id, token, attempt, rv, keep = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pb', 'pi', 'fp')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl')
   local code = 1
   if not f[1] then
     code = -1
@@ -41,14 +41,14 @@ for i = REST, #ARGV, 5 do
     finish(cancelled, jk, id, 'k', { 's', 'failed', 'fo', now, 'fr', f[6], 'am', (tonumber(f[4]) or 0) + 1 })
     flushFinisher(cancelled)
     emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', f[6], 'prev', 'active', 'cancelled', '1')
-    notifyParent(base, id, f[7], f[8], f[9], 'failed', f[6], now)
+    notifyParent(base, id, f[7], 'failed', f[6], now)
   else
     if f[5] then releaseDedup(base, jk, id) end
     local made = (tonumber(f[4]) or 0) + 1
     finish(fin, jk, id, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made })
     doneIds[#doneIds + 1] = id
     returnvalues[#returnvalues + 1] = rv
-    if f[7] then childCompleted(base, id, f[7], f[8], rv, now) end
+    if f[7] then notifyParent(base, id, f[7], 'completed', rv, now) end
   end
   out[#out + 1] = code
 end

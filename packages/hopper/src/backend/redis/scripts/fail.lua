@@ -41,7 +41,7 @@ for i = REST, #ARGV, 7 do
   local id, token, attempt, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local stack, retryDelay, keep = ARGV[i + 4], tonumber(ARGV[i + 5]), ARGV[i + 6]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pb', 'pi', 'fp')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl')
   local code
   if not f[1] then
     code = -1
@@ -83,7 +83,7 @@ for i = REST, #ARGV, 7 do
         emit(k.events, cap, 'retries-exhausted', 'jobId', id, 'attemptsMade', made)
       end
       -- A child failed for good: its parent's side follows the child's failure policy.
-      notifyParent(base, id, f[8], f[9], f[10], 'failed', reason, now)
+      notifyParent(base, id, f[8], 'failed', reason, now)
     end
   end
   out[#out + 1] = code

@@ -18,7 +18,7 @@ local out = {}
 for i = REST, #ARGV do
   local id = ARGV[i]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'oq', 'oid', 'n', 'd', 'dc', 'oo', 'ot', 'opb', 'opi', 'ofp')
+  local f = redis.call('HMGET', jk, 's', 'oq', 'oid', 'n', 'd', 'dc', 'oo', 'ot', 'opl')
   local code = 1
   if not f[1] then
     code = 0
@@ -39,11 +39,7 @@ for i = REST, #ARGV do
       end
       local fields = { 'n', f[4], 't', f[8] or now, 's', 'waiting' }
       if f[7] then fields[#fields + 1] = 'o'; fields[#fields + 1] = f[7] end
-      if f[9] then
-        fields[#fields + 1] = 'pb'; fields[#fields + 1] = f[9]
-        fields[#fields + 1] = 'pi'; fields[#fields + 1] = f[10]
-        if f[11] then fields[#fields + 1] = 'fp'; fields[#fields + 1] = f[11] end
-      end
+      if f[9] then fields[#fields + 1] = 'pl'; fields[#fields + 1] = f[9] end
       dataFields(obase, f[3], readData(base, id, jk, f[5], f[6]), fields)
       redis.call('HSET', ojk, unpack(fields))
       -- Recorded steps come back with the job: their effects are not repeated.

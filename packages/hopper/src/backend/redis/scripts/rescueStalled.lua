@@ -33,14 +33,14 @@ for i = 1, #expired do
     redis.call('HDEL', jk, 'tk')
     if stalls > maxStalled then
       local reason = 'job stalled more than allowable limit'
-      local f = redis.call('HMGET', jk, 'am', 'o', 'pb', 'pi', 'fp')
+      local f = redis.call('HMGET', jk, 'am', 'o', 'pl')
       local made = (tonumber(f[1]) or 0) + 1
       local keep = failKeepOf(f[2], argv.failKeep)
       releaseDedup(base, jk, id)
       deadLetter(base, argv.queueName, id, jk, now, made, reason)
       finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
-      notifyParent(base, id, f[3], f[4], f[5], 'failed', reason, now)
+      notifyParent(base, id, f[3], 'failed', reason, now)
       failed[#failed + 1] = id
     else
       local state = pushReady(k, jk, id, tonumber(redis.call('HGET', jk, 'p')) or 0, true)

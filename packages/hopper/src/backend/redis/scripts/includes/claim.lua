@@ -2,7 +2,7 @@
   prioritized) for one worker, locking each until now + lockMs under token tokenPrefix .. i.
   Appends to `out`: paused flag, next delayed due time (or -1), ms left of a rate limit (0 if
   none), whether a scheduler needs advancing (0/1), the number of jobs, then one row per job: { name, data, opts, timestamp, attemptsMade,
-  attemptsStarted, priority, delay, progress, id, parent base, parent id } (absent values are nil). With `exact`, the single claimed
+  attemptsStarted, priority, delay, progress, id } (absent values are nil). With `exact`, the single claimed
   job's token is tokenPrefix itself (manual processing with the caller's token). Used by claim, complete and fail so a worker acknowledges
   finished jobs and takes the next ones in one round trip. ]]
 
@@ -83,7 +83,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   for i = 1, #ids do
     local id = ids[i]
     local jk = jobKey(base, id)
-    local f = redis.call('HMGET', jk, 'n', 'd', 'o', 't', 'am', 'as', 'p', 'dl', 'pg', 'dc', 'pb', 'pi')
+    local f = redis.call('HMGET', jk, 'n', 'd', 'o', 't', 'am', 'as', 'p', 'dl', 'pg', 'dc')
     if f[1] then
       claimed = claimed + 1
       local started = (tonumber(f[6]) or 0) + 1
@@ -94,8 +94,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       if exact then token = tokenPrefix end
       redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now)
       -- The job goes back as the HMGET row itself (fewer table writes than copying it out):
-      -- name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id,
-      -- parent base, parent id.
+      -- name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id.
       if not f[2] then f[2] = readData(base, id, jk, false, f[10]) end
       f[6] = started
       f[10] = id

@@ -2,7 +2,7 @@
   stalls) and its options name a dead-letter queue, the same script adds a dead letter there: a
   waiting job with id <origin queue>:<origin id>:<attempts started>, carrying the origin's name,
   data, options (`oo`), attempts made, failed reason and stack traces, its parent link if it is a
-  child (`opb`, `opi`, `ofp`), and its origin (`oq`, `oid`) and timestamps (`ot` added, `opo` last started, `ofo` failed). Cancelled jobs are never
+  child (`opl`), and its origin (`oq`, `oid`) and timestamps (`ot` added, `opo` last started, `ofo` failed). Cancelled jobs are never
   dead-lettered. The dead-letter queue's keys are derived from this queue's base: in Redis Cluster
   both queues must share a hash tag (the Queue refuses other set-ups at add). ]]
 
@@ -27,7 +27,7 @@ end
 
 -- Adds the dead letter of job `id` (failed for good at `now`) if its options name a queue.
 local function deadLetter(base, queueName, id, jk, now, made, reason)
-  local f = redis.call('HMGET', jk, 'n', 'd', 'dc', 'o', 't', 'as', 'po', 'st', 'cx', 'pb', 'pi', 'fp')
+  local f = redis.call('HMGET', jk, 'n', 'd', 'dc', 'o', 't', 'as', 'po', 'st', 'cx', 'pl')
   if f[9] then return end
   local dlq = deadLetterQueueOf(f[4])
   if not dlq then return end
@@ -40,12 +40,8 @@ local function deadLetter(base, queueName, id, jk, now, made, reason)
   if f[4] then fields[#fields + 1] = 'oo'; fields[#fields + 1] = f[4] end
   if f[7] then fields[#fields + 1] = 'opo'; fields[#fields + 1] = f[7] end
   if f[8] then fields[#fields + 1] = 'st'; fields[#fields + 1] = f[8] end
-  -- A child keeps its parent link (`opb`, `opi`, `ofp`): replayed, its completion still counts.
-  if f[10] then
-    fields[#fields + 1] = 'opb'; fields[#fields + 1] = f[10]
-    fields[#fields + 1] = 'opi'; fields[#fields + 1] = f[11]
-    if f[12] then fields[#fields + 1] = 'ofp'; fields[#fields + 1] = f[12] end
-  end
+  -- A child keeps its parent link (`opl`): replayed, its completion still counts.
+  if f[10] then fields[#fields + 1] = 'opl'; fields[#fields + 1] = f[10] end
   dataFields(dbase, dlId, readData(base, id, jk, f[2], f[3]), fields)
   redis.call('HSET', djk, unpack(fields))
   -- The recorded steps travel with the dead letter, so a replay does not repeat their effects.

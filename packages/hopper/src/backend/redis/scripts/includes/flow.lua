@@ -4,7 +4,9 @@
     dp:<id>  set of pending children (their public keys `<prefix>:<queue>:<id>`, as in BullMQ);
     pr:<id>  hash child key -> return value (JSON) of the children that completed;
     fc:<id>  hash child key -> failed reason of the children that failed for good.
-  A child stores its parent's queue base `pb` and id `pi`, and its failure policy `fp`:
+  A child stores its parent link in one field `pl` = policy .. '\n' .. parent base .. '\n' ..
+  parent id (one field, so the hot scripts read one more field, not three; bases and policies
+  hold no newline), and its options carry `parent` ({ id, queue }) as in BullMQ. The policy is
   'f' fail the parent, 'c' continue the parent (start it now), 'i' ignore the failure (record it,
   drop the dependency), 'r' remove the dependency, '' none: the parent's queue decides ('fail' when
   its meta has cfp = 'fail', else wait: the parent records the failure and keeps waiting; retrying
@@ -36,6 +38,17 @@ local function publicKey(b, id)
     return string.sub(b, 1, open - 1) .. queueNameOf(b) .. ':' .. id
   end
   return b .. id
+end
+
+-- A child's parent link: its parent's base and id, and its failure policy ('' for none).
+local function parentLink(pb, pid, policy)
+  return policy .. '\n' .. pb .. '\n' .. pid
+end
+
+local function parseLink(link)
+  local first = string.find(link, '\n', 1, true)
+  local second = string.find(link, '\n', first + 1, true)
+  return string.sub(link, first + 1, second - 1), string.sub(link, second + 1), string.sub(link, 1, first - 1)
 end
 
 local function depsKey(b, id) return b .. 'dp:' .. id end
@@ -94,7 +107,7 @@ local childFailed
 -- Fails parent `pid` because a child failed with failParentOnFailure. A parent that has not
 -- reached waiting-children yet (dynamic children) is marked (`ff`): its moveToWaitingChildren fails it.
 local function failParent(pb, pid, pjk, reason, now, depth)
-  local f = redis.call('HMGET', pjk, 's', 'o', 'am', 'pb', 'pi', 'fp', 'de')
+  local f = redis.call('HMGET', pjk, 's', 'o', 'am', 'pl', 'de')
   if f[1] == 'completed' or f[1] == 'failed' or not f[1] then return end
   if f[1] ~= 'waiting-children' then
     redis.call('HSET', pjk, 'ff', reason)
@@ -103,7 +116,7 @@ local function failParent(pb, pid, pjk, reason, now, depth)
   local pk = queueKeysOf(pb)
   redis.call('ZREM', pk.waitingChildren, pid)
   redis.call('HDEL', pjk, 'us', 'cf')
-  if f[7] then releaseDedup(pb, pjk, pid) end
+  if f[5] then releaseDedup(pb, pjk, pid) end
   local made = tonumber(f[3]) or 0
   local pname = queueNameOf(pb)
   deadLetter(pb, pname, pid, pjk, now, made, reason)
@@ -114,7 +127,10 @@ local function failParent(pb, pid, pjk, reason, now, depth)
   flushFinisher(fin)
   emit(pk.events, eventsCap(pk.meta), 'failed', 'jobId', pid, 'failedReason', reason, 'prev', 'waiting-children',
     'attemptsMade', made)
-  if grand and depth < 64 then childFailed(pb, pid, grand, f[5], f[6] or '', reason, now, depth + 1) end
+  if grand and depth < 64 then
+    local gb, gid, gpolicy = parseLink(grand)
+    childFailed(pb, pid, gb, gid, gpolicy, reason, now, depth + 1)
+  end
 end
 
 -- Child `id` of queue base `b` failed for good with `reason`; `policy` is its failure option.
@@ -141,14 +157,15 @@ childFailed = function(b, id, pb, pid, policy, reason, now, depth)
   releaseParent(pb, pid, now)
 end
 
--- For the scripts that end a job for good: applies its parent's side, given the job's `pb`,
--- `pi`, `fp` fields (nil when it has no parent). `outcome` is 'completed' (value = return value)
--- or 'failed' (value = reason).
-local function notifyParent(b, id, pb, pid, policy, outcome, value, now)
-  if not pb then return end
+-- For the scripts that end a job for good: applies its parent's side, given the job's parent
+-- link (its `pl` field; false or nil when it has no parent). `outcome` is 'completed' (value =
+-- return value) or 'failed' (value = reason).
+local function notifyParent(b, id, link, outcome, value, now)
+  if not link then return end
+  local pb, pid, policy = parseLink(link)
   if outcome == 'completed' then
     childCompleted(b, id, pb, pid, value, now)
   else
-    childFailed(b, id, pb, pid, policy or '', value, now, 0)
+    childFailed(b, id, pb, pid, policy, value, now, 0)
   end
 end

@@ -19,12 +19,15 @@ end
 -- detaches it from its parent first.
 local function discardJob(base, id, now)
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 'de', 'pb', 'pi')
+  local f = redis.call('HMGET', jk, 'de', 'pl')
   if f[1] then
     local dk = base .. 'de:' .. f[1]
     if redis.call('GET', dk) == id then redis.call('DEL', dk) end
   end
-  if f[2] then childRemoved(base, id, f[2], f[3], now) end
+  if f[2] then
+    local pb, pid = parseLink(f[2])
+    childRemoved(base, id, pb, pid, now)
+  end
   deleteJob(base, id)
 end
 
