@@ -65,6 +65,9 @@ console.log('fan-out result:', JSON.stringify(await fanOut.waitUntilFinished(rep
 const flow = await flows.getFlow({ queueName: 'reports', id: tree.job.id });
 console.log(`getFlow: ${flow.job.name} <- ${flow.children.map((c) => `${c.job.name}(${c.job.data.table})`).join(', ')}`);
 
-await Promise.all([etl.close(), reportWorker.close(), reportEvents.close(), reports.close(), flows.close()]);
+await Promise.all([etl.close(), reportWorker.close(), reportEvents.close()]);
+const etlQueue = new Queue('etl', { connection, prefix });
+await Promise.all([reports.obliterate({ force: true }), etlQueue.obliterate({ force: true })]);
+await Promise.all([reports.close(), etlQueue.close(), flows.close()]);
 stop();
 console.log('done.');

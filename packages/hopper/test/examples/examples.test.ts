@@ -1,0 +1,36 @@
+/**
+ * The runnable examples the docs point to (examples/*.mjs) run to completion against the test
+ * Redis and print what the docs say they print. They use the built package (npm test builds it).
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+
+const run = promisify(execFile);
+const examples = fileURLToPath(new URL('../../../../examples/', import.meta.url));
+
+async function example(file: string, env: Record<string, string> = {}): Promise<string> {
+  const { stdout } = await run(process.execPath, [`${examples}${file}`], {
+    env: { ...process.env, REDIS_URL: inject('redisUrl'), ...env },
+    timeout: 60_000,
+  });
+  return stdout;
+}
+
+describe('examples', () => {
+  it('flows.mjs: a report from its children, an ignored failure, dynamic children', async () => {
+    const out = await example('flows.mjs');
+    expect(out).toContain('state: waiting-children');
+    expect(out).toContain('policy ignoreDependencyOnFailure');
+    expect(out).toContain('report result: {"rows":1200,"tables":2,"failed":["legacy table is gone"]}');
+    expect(out).toContain('fan-out result: {"rows":800,"tables":3,"failed":[]}');
+    expect(out).toMatch(/getFlow: monthly <- .*extract\(legacy\)/);
+  });
+
+  it('newsletter.mjs: one split job fans out batches and sums them', async () => {
+    const out = await example('newsletter.mjs', { USERS: '100000' });
+    expect(out).toMatch(/sent to 100,000 users in 100 batches/);
+    expect(out).toMatch(/Redis memory at the peak .* bytes per batch job/);
+  });
+});
