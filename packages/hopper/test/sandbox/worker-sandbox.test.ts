@@ -61,7 +61,11 @@ describe('sandboxed processors in a Worker', () => {
     const queue = env.queue(name);
     const job = await queue.add('spin', { ms: 1500 }, { removeOnComplete: false });
     // Locks expire after 600 ms unless renewed; a second worker looks for stalled jobs every 100 ms.
-    const worker = env.worker(name, fixture('cpu.mjs'), { lockDuration: 600, lockRenewTime: 100 });
+    const worker = env.worker(name, fixture('cpu.mjs'), { lockDuration: 600, lockRenewTime: 100, autorun: false });
+    const active = once(worker, 'active');
+    void worker.run();
+    await active;
+    // Started once the job is taken, so it cannot take the job itself: it only checks for stalls.
     const watcher = env.worker(name, async () => 'should not run', { stalledInterval: 100 });
     const stalled: string[] = [];
     watcher.on('stalled', (id: string) => stalled.push(id));
