@@ -78,10 +78,12 @@ describe('flows: a child that fails for good', () => {
           // The parent starts at once, while its other child is still running.
           await parentDone;
           expect(parentSaw).toEqual({ values: {}, failed: { [badKey]: broken } });
+          const goodDone = once(childWorker, 'completed');
           gate.resolve();
-          await once(childWorker, 'completed');
+          await goodDone;
           return;
         }
+        const goodDone = once(childWorker, 'completed');
         gate.resolve();
         if (policy === 'ignoreDependencyOnFailure' || policy === 'removeDependencyOnFailure') {
           await parentDone;
@@ -89,7 +91,7 @@ describe('flows: a child that fails for good', () => {
           expect(parentSaw!.failed).toEqual(policy === 'ignoreDependencyOnFailure' ? { [badKey]: broken } : {});
           return;
         }
-        await once(childWorker, 'completed');
+        await goodDone;
         const parent = (await parents.getJob(parentId))!;
         if (policy === 'none') {
           // As in BullMQ the parent waits, but the failure is recorded and visible.

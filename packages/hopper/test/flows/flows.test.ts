@@ -72,8 +72,9 @@ describe('flows: FlowProducer', () => {
     });
     const moved = collect(events, 'delayed', 1);
     const childWorker = env.worker(childQ, async () => 'ok');
+    const childrenDone = collect(childWorker, 'completed', 2);
     await moved;
-    await collect(childWorker, 'completed', 2);
+    await childrenDone;
     await expect.poll(() => parents.getJobState(prioritizedParent.job.id as string)).toBe('prioritized');
     expect(await parents.getJobState(delayedParent.job.id as string)).toBe('delayed');
   });
