@@ -96,3 +96,48 @@ export function parseOpts(raw: string | undefined): JobsOptions {
 export function parseJson(raw: string | undefined): unknown {
   return raw === undefined || raw === '' ? undefined : (JSON.parse(raw) as unknown);
 }
+
+/** `job.asJSON()`: the job in its stored form, values as JSON strings. */
+export function rawJsonOf(job: Job): JobJsonRaw {
+  return {
+    id: job.id as string,
+    name: job.name,
+    data: JSON.stringify(job.data ?? {}),
+    opts: job.opts,
+    progress: job.progress,
+    attemptsMade: job.attemptsMade,
+    attemptsStarted: job.attemptsStarted,
+    finishedOn: job.finishedOn,
+    processedOn: job.processedOn,
+    timestamp: job.timestamp,
+    delay: job.delay,
+    priority: job.priority,
+    failedReason: job.failedReason,
+    stacktrace: JSON.stringify(job.stacktrace),
+    returnvalue: JSON.stringify(job.returnvalue ?? null),
+    stalledCounter: job.stalledCounter,
+  };
+}
+
+/** `job.toJSON()`: the job as a plain object. */
+export function plainJsonOf(job: Job): JobJson {
+  return {
+    id: job.id,
+    name: job.name,
+    data: job.data,
+    opts: job.opts,
+    progress: job.progress,
+    returnvalue: job.returnvalue,
+    failedReason: job.failedReason,
+    stacktrace: job.stacktrace,
+    attemptsMade: job.attemptsMade,
+    attemptsStarted: job.attemptsStarted,
+    stalledCounter: job.stalledCounter,
+    timestamp: job.timestamp,
+    processedOn: job.processedOn,
+    finishedOn: job.finishedOn,
+    delay: job.delay,
+    priority: job.priority,
+    queueName: job.queueName,
+  };
+}

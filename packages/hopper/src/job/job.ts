@@ -5,11 +5,12 @@
  */
 import type { ClaimedJob, Fence, JobRecord } from '../backend/backend.js';
 import { WriteCode } from '../backend/backend.js';
-import { InvalidDataError, InvalidStateError, JobActiveError, JobNotFoundError, LockLostError, ReplayRefusedError } from './errors.js';
-import { failureOf, toError } from './failure.js';
+import { InvalidDataError, InvalidStateError, JobNotFoundError, LockLostError } from './errors.js';
 import {
   parseJson,
   parseOpts,
+  plainJsonOf,
+  rawJsonOf,
   type JobContext,
   type JobFinishWaiter,
   type JobJson,
@@ -17,7 +18,7 @@ import {
   type JobJsonSandbox,
   type JobProgress,
 } from './job-json.js';
-import { serialize, validateJobOptions, type JobsOptions } from './options.js';
+import { serialize, type JobsOptions } from './options.js';
 import { continueLoop, listSteps, runStep, type StepInfo } from './job-steps.js';
 import {
   childrenValues,
@@ -30,6 +31,8 @@ import {
   type DependenciesResult,
 } from './job-flow.js';
 import { parentFromOpts, publicJobKey } from './job-key.js';
+import { completeHeld, delayHeld, extendHeld, failHeld } from './job-manual.js';
+import { changeJobDelay, changeJobPriority, promoteDelayed, removeJob, replayDeadLetter, retryFinished } from './job-changes.js';
 import type { JobState, JobStateOrUnknown } from './states.js';
 
 export type { JobContext, JobFinishWaiter, JobJson, JobJsonRaw, JobJsonSandbox, JobProgress } from './job-json.js';
@@ -269,19 +272,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     state: 'failed' | 'completed' = 'failed',
     opts: { resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean } = {},
   ): Promise<void> {
-    const id = this.requireId();
-    await this.ctx.ready();
-    const [moved] = await this.ctx.backend.retryJobs(state, { count: 1, timestamp: 0, ids: [id], ...opts });
-    if (moved !== 1) {
-      throw new InvalidStateError(
-        `Cannot retry job ${id} in queue "${this.queueName}": it is not ${state}. Only a failed or completed job can be retried.`,
-      );
-    }
-    if (opts.resetAttemptsMade) this.attemptsMade = 0;
-    this.failedReason = undefined as unknown as string;
-    this.finishedOn = undefined;
-    this.processedOn = undefined;
-    this.returnvalue = undefined as ReturnType;
+    return retryFinished(this, state, opts);
   }
 
   /**
@@ -289,15 +280,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * A removed child no longer blocks its parent; a removed parent's children are left as they are.
    */
   async remove(): Promise<void> {
-    const id = this.requireId();
-    await this.ctx.ready();
-    const code = await this.ctx.backend.removeJob(id, this.ctx.clock.backendNow());
-    if (code === -4) {
-      throw new JobActiveError(
-        `Cannot remove job ${id} in queue "${this.queueName}": it is active. Let it finish or fail, or close its worker first.`,
-      );
-    }
-    if (code === 0) throw new JobNotFoundError(`Cannot remove job ${id} in queue "${this.queueName}": it no longer exists.`);
+    return removeJob(this);
   }
 
   /**
@@ -306,19 +289,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * origin job exists and is not failed; replaying twice creates one job.
    */
   async replay(): Promise<void> {
-    const id = this.requireId();
-    if (!this.deadLetterOrigin)
-      throw new InvalidStateError(`Job ${id} in queue "${this.queueName}" is not a dead letter: only dead letters can be replayed.`);
-    await this.ctx.ready();
-    const [code] = await this.ctx.backend.replayDeadLetters([id], this.ctx.clock.backendNow());
-    if (code === -4) {
-      throw new ReplayRefusedError(
-        `Cannot replay dead letter ${id}: job ${this.deadLetterOrigin.jobId} exists in queue "${this.deadLetterOrigin.queue}" and is not failed. Remove it or wait for it to finish.`,
-      );
-    }
-    if (code === -5)
-      throw new ReplayRefusedError(`Cannot replay dead letter ${id} while it is being handled (active, delayed or prioritized).`);
-    if (code === 0) throw new JobNotFoundError(`Dead letter ${id} no longer exists (already replayed or removed).`);
+    return replayDeadLetter(this);
   }
 
   /**
@@ -360,30 +331,17 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** Makes a delayed job ready now. */
   async promote(): Promise<void> {
-    const id = this.requireId();
-    await this.ctx.ready();
-    const [moved] = await this.ctx.backend.promoteJobs({ count: 1, ids: [id] });
-    if (moved !== 1) throw new InvalidStateError(`Cannot promote job ${id} in queue "${this.queueName}": it is not delayed.`);
-    this.delay = 0;
+    return promoteDelayed(this);
   }
 
   /** Reschedules a delayed job to run `delay` ms from now. */
   async changeDelay(delay: number): Promise<void> {
-    const id = this.requireId();
-    validateJobOptions({ delay });
-    await this.ctx.ready();
-    this.checkWrite(await this.ctx.backend.changeDelay(id, delay, this.ctx.clock.backendNow()), 'change the delay of');
-    this.delay = delay;
+    return changeJobDelay(this, delay);
   }
 
   /** Changes the priority of a waiting, prioritized or delayed job (and `lifo` for priority 0). */
   async changePriority(opts: { priority?: number; lifo?: boolean }): Promise<void> {
-    const id = this.requireId();
-    const priority = opts.priority ?? 0;
-    validateJobOptions({ priority, lifo: opts.lifo });
-    await this.ctx.ready();
-    this.checkWrite(await this.ctx.backend.changePriority(id, priority, opts.lifo ?? false), 'change the priority of');
-    this.priority = priority;
+    return changeJobPriority(this, opts);
   }
 
   /**
@@ -391,21 +349,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * takes the next job under the same token in the same round trip and returns it.
    */
   async moveToCompleted(returnValue: ReturnType, token: string, fetchNext = false): Promise<Job | undefined> {
-    const id = this.requireId();
-    const fence = this.fenceFor(token, 'complete');
-    const json = returnValue === undefined || returnValue === null ? 'null' : serialize(returnValue, 'The return value');
-    await this.ctx.ready();
-    const result = await this.ctx.backend.complete(
-      [{ id, ...fence, returnvalue: json, keep: { kind: 'limit', count: 1000, ageMs: -1 } }],
-      { count: fetchNext ? 1 : 0, lockMs: this.lockMs(), tokenPrefix: token, exact: true },
-      this.ctx.clock.backendNow(),
-    );
-    this.checkMove(result.codes[0], 'complete');
-    this.returnvalue = returnValue;
-    this.finishedOn = result.now;
-    this.attemptsMade += 1;
-    const next = result.next.jobs[0];
-    return next ? Job.fromClaimed(this.ctx, next, result.now) : undefined;
+    const next = await completeHeld(this, returnValue, token, fetchNext);
+    return next.job ? Job.fromClaimed(this.ctx, next.job, next.now) : undefined;
   }
 
   /**
@@ -413,29 +358,13 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * `backoff` like a worker's failure, or failed for good.
    */
   async moveToFailed(err: Error, token: string, fetchNext = false): Promise<Job | undefined> {
-    const fence = this.fenceFor(token, 'fail');
-    const failure = await failureOf(this, fence, toError(err), this.ctx.backoffStrategy, this.ctx.failKeep ?? { kind: 'keep' });
-    await this.ctx.ready();
-    const result = await this.ctx.backend.fail(
-      [failure],
-      { count: fetchNext ? 1 : 0, lockMs: this.lockMs(), tokenPrefix: token, exact: true },
-      this.ctx.clock.backendNow(),
-    );
-    this.checkMove(result.codes[0], 'fail');
-    this.attemptsMade += 1;
-    this.failedReason = failure.reason;
-    if (failure.retryDelay < 0) this.finishedOn = result.now;
-    const next = result.next.jobs[0];
-    return next ? Job.fromClaimed(this.ctx, next, result.now) : undefined;
+    const next = await failHeld(this, err, token, fetchNext);
+    return next.job ? Job.fromClaimed(this.ctx, next.job, next.now) : undefined;
   }
 
   /** Manual processing: extends the lock held under `token` to `duration` ms from now. */
   async extendLock(token: string, duration: number): Promise<number> {
-    const id = this.requireId();
-    await this.ctx.ready();
-    const { lost } = await this.ctx.backend.extendLocks([{ id, token }], duration, undefined, this.ctx.clock.backendNow());
-    if (lost.length > 0) throw new LockLostError(`Cannot extend the lock of job ${id}: token ${token} does not hold it.`);
-    return 1;
+    return extendHeld(this, token, duration);
   }
 
   /**
@@ -443,11 +372,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * an attempt. From a processor, throw `DelayedError` next so the worker records nothing more.
    */
   async moveToDelayed(timestamp: number, token?: string): Promise<void> {
-    const id = this.requireId();
-    const fence = this.fenceFor(token, 'move to delayed');
-    if (!Number.isFinite(timestamp)) throw new InvalidDataError(`moveToDelayed takes a timestamp in ms, got ${timestamp}.`);
-    await this.ctx.ready();
-    this.checkMove(await this.ctx.backend.moveToDelayed(id, fence, timestamp, this.ctx.clock.backendNow()), 'move to delayed');
+    return delayHeld(this, timestamp, token);
   }
 
   /**
@@ -500,10 +425,6 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.checkWrite(code, what);
   }
 
-  private lockMs(): number {
-    return this.ctx.lockDuration ?? 30_000;
-  }
-
   /** Whether the job is completed. */
   async isCompleted(): Promise<boolean> {
     return (await this.getState()) === 'completed';
@@ -554,24 +475,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** The job in its stored form: data, return value and stack traces as JSON strings (BullMQ's `asJSON`). */
   asJSON(): JobJsonRaw {
-    return {
-      id: this.id as string,
-      name: this.name,
-      data: JSON.stringify(this.data ?? {}),
-      opts: this.opts,
-      progress: this.progress,
-      attemptsMade: this.attemptsMade,
-      attemptsStarted: this.attemptsStarted,
-      finishedOn: this.finishedOn,
-      processedOn: this.processedOn,
-      timestamp: this.timestamp,
-      delay: this.delay,
-      priority: this.priority,
-      failedReason: this.failedReason,
-      stacktrace: JSON.stringify(this.stacktrace),
-      returnvalue: JSON.stringify(this.returnvalue ?? null),
-      stalledCounter: this.stalledCounter,
-    };
+    return rawJsonOf(this);
   }
 
   /** `asJSON()` plus the queue's names (BullMQ's `asJSONSandbox`). */
@@ -581,24 +485,6 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** The job as a plain object (what `JSON.stringify(job)` writes). */
   toJSON(): JobJson {
-    return {
-      id: this.id,
-      name: this.name,
-      data: this.data,
-      opts: this.opts,
-      progress: this.progress,
-      returnvalue: this.returnvalue,
-      failedReason: this.failedReason,
-      stacktrace: this.stacktrace,
-      attemptsMade: this.attemptsMade,
-      attemptsStarted: this.attemptsStarted,
-      stalledCounter: this.stalledCounter,
-      timestamp: this.timestamp,
-      processedOn: this.processedOn,
-      finishedOn: this.finishedOn,
-      delay: this.delay,
-      priority: this.priority,
-      queueName: this.queueName,
-    };
+    return plainJsonOf(this);
   }
 }
