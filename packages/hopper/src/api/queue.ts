@@ -145,12 +145,18 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   }
 
   private flushAdds(): void {
-    const batch = this.pendingAdds.splice(0, MAX_ADDS_PER_CALL);
+    const taken = this.pendingAdds.splice(0, MAX_ADDS_PER_CALL);
     if (this.pendingAdds.length > 0) queueMicrotask(() => this.flushAdds());
-    this.send(batch).then(
-      (jobs) => batch.forEach((entry, i) => entry.resolve?.(jobs[i])),
-      (err: unknown) => batch.forEach((entry) => entry.reject?.(err)),
-    );
+    // Children (adds with a parent) go in a call of their own: they are written by the flow script.
+    const children = taken.filter((entry) => entry.merged.parent);
+    const others = children.length === 0 ? taken : taken.filter((entry) => !entry.merged.parent);
+    for (const batch of [others, children]) {
+      if (batch.length === 0) continue;
+      this.send(batch).then(
+        (jobs) => batch.forEach((entry, i) => entry.resolve?.(jobs[i])),
+        (err: unknown) => batch.forEach((entry) => entry.reject?.(err)),
+      );
+    }
   }
 
   /**
@@ -203,6 +209,11 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
 
   /** Writes prepared jobs some of which join an existing parent (one atomic flow call). */
   private async sendChildren(entries: PendingAdd<DataType, ResultType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
+    if (entries.some((entry) => entry.merged.deduplication || entry.merged.debounce)) {
+      throw new InvalidOptionsError(
+        'One addBulk cannot mix jobs with a parent and jobs with deduplication (they are written by different scripts): add them in separate calls.',
+      );
+    }
     const nodes = entries.map((entry) => toFlowNode(this.prefix, this.name, entry.name, entry.data, entry.merged, 0, true));
     checkFlowSlots(
       this.backend,

@@ -278,3 +278,26 @@ describe('flows: dynamic children', () => {
     expect(await (await queue.getJob(node.job.id as string))!.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 0, failed: 0 });
   });
 });
+
+describe('flows: adds with a parent beside other adds', () => {
+  it('concurrent single adds of children and of deduplicated jobs do not interfere', async () => {
+    const q = env.queueName();
+    const queue = env.queue(q);
+    const parent = await queue.add('parent', {});
+    const [child, deduped, plain] = await Promise.all([
+      queue.add('child', {}, { parent: { id: parent.id as string, queue: `${env.prefix}:${q}` } }),
+      queue.add('dedup', {}, { deduplication: { id: 'd1' } }),
+      queue.add('plain', {}),
+    ]);
+    expect(child.parentKey).toBe(`${env.prefix}:${q}:${parent.id}`);
+    expect(await queue.getDeduplicationJobId('d1')).toBe(deduped.id);
+    expect(await queue.getJobState(plain.id as string)).toBe('waiting');
+    expect(await (await queue.getJob(parent.id as string))!.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 1, failed: 0 });
+    await expect(
+      queue.addBulk([
+        { name: 'child', data: {}, opts: { parent: { id: parent.id as string, queue: `${env.prefix}:${q}` } } },
+        { name: 'dedup', data: {}, opts: { deduplication: { id: 'd2' } } },
+      ]),
+    ).rejects.toThrow(/cannot mix jobs with a parent and jobs with deduplication/);
+  });
+});
