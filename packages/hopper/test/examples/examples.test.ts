@@ -33,4 +33,21 @@ describe('examples', () => {
     expect(out).toMatch(/sent to 100,000 users in 100 batches/);
     expect(out).toMatch(/Redis memory at the peak .* bytes per batch job/);
   });
+
+  it('steps.mjs: an agent loop whose crashed turn does not send its email twice', async () => {
+    const out = await example('steps.mjs');
+    expect(out).toContain('failed: worker crashed after the email (simulated) (will retry)');
+    expect(out).toContain('last turn: {"done":true,"text":"Done: the customer was told."}');
+    expect(out).toContain('emails sent: 1 (["your order shipped"])');
+  });
+
+  it('failures.mjs: dead letter and replay, cancellation of an active job, a timeout retried', async () => {
+    const out = await example('failures.mjs');
+    expect(out).toContain('dead letter orders:1:2 (from orders#1): ECONNREFUSED ledger:5432');
+    expect(out).toContain('replay: {"replayed":1,"refused":[]}');
+    expect(out).toContain('charge after replay: charge done');
+    expect(out).toContain('cancelJob: signalled');
+    expect(out).toContain('export ended: CancelledError: user closed the tab');
+    expect(out).toContain('slow after its retry: slow done');
+  });
 });
