@@ -27,7 +27,9 @@ export type { DependenciesOpts, DependenciesResult, DependenciesCount, Dependenc
 export type { StepInfo } from './job/job-steps.js';
 export { DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
 export { Job, type JobJson, type JobJsonRaw, type JobJsonSandbox, type JobProgress } from './job/job.js';
-export type { JobsOptions, BackoffOptions, KeepJobs, DeduplicationOptions } from './job/options.js';
+export type { JobsOptions, BackoffOptions, KeepJobs, DeduplicationOptions, GroupOptions } from './job/options.js';
+export type { GroupInfo, GroupSettings, RateLimiterOptions } from './api/queue-groups.js';
+export type { GroupStatus } from './backend/backend.js';
 export { MAX_PRIORITY, DEFAULT_REMOVE_ON_COMPLETE } from './job/options.js';
 export type { BackoffStrategy, BackoffJob } from './job/backoff.js';
 export { JOB_STATES, type JobState, type JobStateOrUnknown, type JobCountType } from './job/states.js';
@@ -58,6 +60,7 @@ export {
   TimeoutError,
   ReplayRefusedError,
   FlowConflictError,
+  GroupMaxSizeExceededError,
   hopperErrorCode,
 } from './job/errors.js';
 export type { ConnectionOptions } from './backend/create.js';

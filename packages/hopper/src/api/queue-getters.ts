@@ -90,6 +90,11 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
         }
       }
     }
+    return this.jobsByIds(ids);
+  }
+
+  /** The jobs with these ids, in order (missing ones left out). */
+  protected async jobsByIds(ids: string[]): Promise<Job<DataType, ResultType, NameType>[]> {
     const records = await this.backend.getJobs(ids);
     const jobs: Job<DataType, ResultType, NameType>[] = [];
     for (const record of records) if (record) jobs.push(Job.fromRecord<DataType, ResultType, NameType>(this, record));

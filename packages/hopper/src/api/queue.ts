@@ -13,7 +13,8 @@ import { Job } from '../job/job.js';
 import { validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
 import { toNewJob } from '../job/new-job.js';
 import type { QueueBaseOptions } from './queue-base.js';
-import { QueueGetters, type JobType } from './queue-getters.js';
+import type { JobType } from './queue-getters.js';
+import { QueueGroups } from './queue-groups.js';
 import { replayDeadLetters, type ReplayDeadLettersOptions, type ReplayResult } from './dead-letters.js';
 
 export type { ReplayDeadLettersOptions, ReplayResult } from './dead-letters.js';
@@ -73,11 +74,7 @@ interface PendingAdd<DataType, ResultType, NameType extends string> {
 
 // `any` defaults keep BullMQ's generic signature (`Queue` alone accepts any data).
 /* eslint-disable @typescript-eslint/no-explicit-any */
-export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueGetters<
-  DataType,
-  ResultType,
-  NameType
-> {
+export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueGroups<DataType, ResultType, NameType> {
   /* eslint-enable @typescript-eslint/no-explicit-any */
   /** The options this queue was created with. */
   readonly opts: QueueOptions;

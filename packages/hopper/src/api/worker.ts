@@ -37,6 +37,7 @@ import { Executor, type Outcome, type RunningJob } from '../runtime/executor.js'
 import { LockRenewer } from '../runtime/lock-renewer.js';
 import { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
 import type { SandboxOptions } from '../runtime/sandbox/index.js';
+import { validateLimiter, type RateLimiterOptions } from './queue-groups.js';
 import { QueueBase, type QueueBaseOptions } from './queue-base.js';
 
 /**
@@ -100,6 +101,12 @@ export interface WorkerOptions extends QueueBaseOptions {
   useWorkerThreads?: boolean;
   /** With a processor file: the pool's settings (idle children kept, idle timeout, kill grace, memory limit). */
   sandbox?: Pick<SandboxOptions, 'minChildren' | 'idleTimeoutMs' | 'killGraceMs' | 'loadRetryMs' | 'maxMemoryMb'>;
+  /**
+   * Rate limit shared by all workers of the queue (BullMQ's option): at most `max` jobs start in
+   * any `duration` ms, judged on recorded start times (a sliding window, exact across workers).
+   * Without it, the queue's limit applies (`queue.setGlobalRateLimit`), if any.
+   */
+  limiter?: RateLimiterOptions;
   /** A name for this worker, shown by `queue.getWorkers()`. */
   name?: string;
   /** Events older than this are trimmed by the stalled check, ms (0 = only the count cap). Default 0. */
@@ -167,6 +174,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     if (!Number.isInteger(maxStalledCount) || maxStalledCount < 0) {
       throw new InvalidOptionsError(`maxStalledCount must be an integer >= 0, got ${String(opts.maxStalledCount)}.`);
     }
+    if (opts.limiter !== undefined) validateLimiter(opts.limiter, 'limiter');
     const drainDelaySeconds = opts.drainDelay ?? 5;
     if (!(drainDelaySeconds > 0))
       throw new InvalidOptionsError(`drainDelay must be a positive number of seconds, got ${String(opts.drainDelay)}.`);
@@ -185,6 +193,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       completer: this.completer,
       concurrency: () => this.concurrencyValue,
       lockDuration: this.lockDuration,
+      limiter: opts.limiter && { max: opts.limiter.max, duration: opts.limiter.duration },
       drainDelay: drainDelaySeconds * 1000,
       makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(this, claimed, now),
       onClaimed: (job) => this.startJob(job),
@@ -294,7 +303,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     await this.ready();
     for (let round = 0; round < 2; round++) {
       const result = await this.backend.claim(
-        { count: 1, lockMs: this.lockDuration, tokenPrefix: token, exact: true },
+        { count: 1, lockMs: this.lockDuration, tokenPrefix: token, exact: true, limiter: this.opts.limiter },
         this.clock.backendNow(),
       );
       const claimed = result.jobs[0];

@@ -113,6 +113,8 @@ export interface ClaimRequest {
   tokenPrefix: string;
   /** ...or, with `exact` (manual processing, count 1), `tokenPrefix` itself. */
   exact?: boolean;
+  /** The worker's rate limit (at most `max` starts in any `duration` ms), else the queue's. */
+  limiter?: { max: number; duration: number };
 }
 
 export interface ClaimResult {
@@ -281,6 +283,24 @@ export interface SchedulerRecord {
   createdAt: number;
 }
 
+/** Where a group stands: taking turns, parked at its concurrency or rate limit, paused, or with no backlog. */
+export type GroupStatus = 'ready' | 'maxed' | 'limited' | 'paused' | 'idle';
+
+/** A group as stored: its status, counts and its own settings (queue defaults not applied). */
+export interface GroupRecord {
+  id: string;
+  status: GroupStatus;
+  /** Ready jobs without a priority. */
+  waiting: number;
+  /** Ready jobs with a priority. */
+  prioritized: number;
+  active: number;
+  concurrency: number | undefined;
+  limiter: { max: number; duration: number } | undefined;
+  maxSize: number | undefined;
+  weight: number | undefined;
+}
+
 /** States `clean` works on. */
 export type CleanableState = 'completed' | 'failed' | 'waiting' | 'prioritized' | 'delayed';
 
@@ -366,6 +386,13 @@ export interface QueueBackend {
   moveToWait(id: string, fence: Fence): Promise<WriteCode>;
   /** Stops claims on the whole queue for `ms`. */
   rateLimit(ms: number): Promise<void>;
+  /**
+   * Changes one group (see configureGroup.lua): 'set' writes its settings (field -> value, '' removes:
+   * c concurrency, lm/ld limiter, ms maxSize, w weight); 'pause'/'resume' return 0 when already so.
+   */
+  configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields?: Record<string, string>): Promise<number>;
+  /** Sets queue-wide limits and group defaults in the meta (field -> value, '' removes; see configureQueue.lua). */
+  configureQueue(fields: Record<string, string>): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
   removeDeduplicationKey(id: string): Promise<number>;
   /** Cancels a job: 1 cancelled now, 2 active (its worker is told), 0 missing, -3 already finished. */
@@ -450,6 +477,12 @@ export interface QueueBackend {
   getWorkers(): Promise<{ id: string; info: string }[]>;
   /** The queue's meta hash. */
   getMeta(): Promise<Record<string, string>>;
+  /** Groups by id (lexicographic rank range), with their counts and settings. */
+  getGroups(start: number, end: number): Promise<GroupRecord[]>;
+  getGroup(id: string): Promise<GroupRecord | undefined>;
+  getGroupsCount(): Promise<number>;
+  /** Ready job ids of a group in the order they will run (rank range). */
+  getGroupJobIds(id: string, start: number, end: number): Promise<string[]>;
   getScheduler(id: string): Promise<SchedulerRecord | undefined>;
   /** Scheduler ids by next due time (rank range; paused and finished ones last). */
   getSchedulerIds(start: number, end: number, asc: boolean): Promise<string[]>;

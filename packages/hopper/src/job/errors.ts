@@ -34,6 +34,7 @@ export const ErrorCode = {
   Timeout: 'ERR_HOPPER_TIMEOUT',
   ReplayRefused: 'ERR_HOPPER_REPLAY_REFUSED',
   FlowConflict: 'ERR_HOPPER_FLOW_CONFLICT',
+  GroupMaxSizeExceeded: 'ERR_HOPPER_GROUP_MAX_SIZE_EXCEEDED',
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */
@@ -214,3 +215,30 @@ export class TimeoutError extends signalError('TimeoutError', ErrorCode.Timeout,
 
 /** A dead letter cannot be replayed: its origin job exists and is not failed, or it is being handled. */
 export class ReplayRefusedError extends branded(ErrorCode.ReplayRefused) {}
+
+/**
+ * An add would take a group past its backlog cap (`maxSize`: the add's `group.maxSize`, else the
+ * group's, else the queue's default): nothing of the call was written. `groupId`, `maxSize` and
+ * `size` (its ready backlog now) say which group and by how much (BullMQ Pro's name).
+ */
+export class GroupMaxSizeExceededError extends branded(ErrorCode.GroupMaxSizeExceeded) {
+  /** The group that is full. */
+  groupId = '';
+  /** Its backlog cap. */
+  maxSize = 0;
+  /** Its ready backlog when the add was refused. */
+  size = 0;
+
+  /** Builds the error for group `groupId` holding `size` ready jobs under a cap of `maxSize`. */
+  static of(queue: string, groupId: string, maxSize: number, size: number): GroupMaxSizeExceededError {
+    const err = new GroupMaxSizeExceededError(
+      `Group "${groupId}" of queue "${queue}" is full: it holds ${size} ready jobs and its maxSize is ${maxSize}, ` +
+        'so the add was refused and nothing was written. Wait for its backlog to drain, raise the cap ' +
+        '(queue.setGroupOptions(groupId, { maxSize })), or drop the job.',
+    );
+    err.groupId = groupId;
+    err.maxSize = maxSize;
+    err.size = size;
+    return err;
+  }
+}

@@ -91,6 +91,36 @@ export interface JobsOptions {
   ignoreDependencyOnFailure?: boolean;
   /** If this child fails for good, it is dropped from its parent's dependencies, as if it never existed. */
   removeDependencyOnFailure?: boolean;
+  /**
+   * Puts the job in a group (a tenant, a customer): groups take turns, and each may have its own
+   * concurrency, rate limit, backlog cap and weight (docs/groups.md). Jobs of one group run in
+   * order (FIFO, priority within the group).
+   */
+  group?: GroupOptions;
+}
+
+/** A job's group (BullMQ Pro's option). */
+export interface GroupOptions {
+  /** The group's id: a non-empty string of at most 256 characters. */
+  id: string;
+  /**
+   * Refuse the add with GroupMaxSizeExceededError if the group already holds this many ready
+   * jobs (overrides the group's and the queue's maxSize).
+   */
+  maxSize?: number;
+}
+
+/** Longest group id. */
+export const MAX_GROUP_ID_LENGTH = 256;
+
+/** Checks a group id (it becomes part of Redis keys). */
+export function validateGroupId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || id === '' || id.length > MAX_GROUP_ID_LENGTH) {
+    throw new InvalidOptionsError(
+      `A group id must be a non-empty string of at most ${MAX_GROUP_ID_LENGTH} characters, got ${JSON.stringify(id)}: ` +
+        'use the tenant or customer id as a string.',
+    );
+  }
 }
 
 /** The child failure options, at most one of which a job may set. */
@@ -244,6 +274,13 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
   }
   validateDeduplication(o.debounce, 'debounce');
   validateFlowOptions(o);
+  if (o.group !== undefined) {
+    if (!isPlainObject(o.group)) throw new InvalidOptionsError(`group must be { id: string, maxSize? }, got ${JSON.stringify(o.group)}.`);
+    validateGroupId(o.group.id);
+    if (o.group.maxSize !== undefined && (!Number.isInteger(o.group.maxSize) || o.group.maxSize <= 0)) {
+      throw new InvalidOptionsError(`group.maxSize must be a positive integer, got ${String(o.group.maxSize)}.`);
+    }
+  }
   validateKeep(o.removeOnComplete, 'removeOnComplete');
   validateKeep(o.removeOnFail, 'removeOnFail');
   if (o.timestamp !== undefined) checkNonNegativeNumber(o.timestamp, 'timestamp');

@@ -26,6 +26,8 @@ export interface DispatcherOptions {
   completer: Completer;
   concurrency(): number;
   lockDuration: number;
+  /** The worker's rate limit, if it has one (else the queue's applies). */
+  limiter?: { max: number; duration: number };
   /** Longest idle blocking wait, ms. */
   drainDelay: number;
   /** Builds the Job for a claimed record. */
@@ -157,7 +159,7 @@ export class Dispatcher {
   }
 
   private nextClaim(count: number) {
-    return { count, lockMs: this.o.lockDuration, tokenPrefix: `${this.o.workerId}:${++this.claimSeq}:` };
+    return { count, lockMs: this.o.lockDuration, tokenPrefix: `${this.o.workerId}:${++this.claimSeq}:`, limiter: this.o.limiter };
   }
 
   private begin(count: number): void {

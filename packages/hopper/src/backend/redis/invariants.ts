@@ -6,6 +6,7 @@
 import type { RedisClient } from './connection.js';
 import { publicKeyOf, type QueueKeys } from './keys.js';
 import { parseParentLink } from './replies.js';
+import { checkGroups, knownGroups, readGroupQueues } from './invariants-groups.js';
 
 const STRUCTURES = ['wait', 'prio', 'delayed', 'active', 'completed', 'failed', 'waitingChildren'] as const;
 type Structure = (typeof STRUCTURES)[number];
@@ -54,24 +55,40 @@ export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys)
   for (const [id, list] of where) {
     if (list.length > 1) problems.push(`job ${id} is in ${list.length} structures: ${list.join(', ')}`);
   }
+  const queued = await scanAll(client, `${globEscape(keys.base)}gq:*`);
+  const groups = await knownGroups(
+    client,
+    keys,
+    queued.map((key) => key.slice(keys.base.length + 3)),
+  );
+  const membership = await readGroupQueues(client, keys, groups);
+  const grouped: { id: string; state: string; group: string }[] = [];
 
   const jobPrefix = `${keys.base}j:`;
   const jobKeys = await scanAll(client, `${globEscape(jobPrefix)}*`);
   const ids = new Set(jobKeys.map((key) => key.slice(jobPrefix.length)));
   const pipeline = client.pipeline();
-  for (const id of ids) pipeline.hmget(keys.job(id), 's', 'tk', 'n', 'pl', 'us', 'cf');
+  for (const id of ids) pipeline.hmget(keys.job(id), 's', 'tk', 'n', 'pl', 'us', 'cf', 'g');
   const rows = ((await pipeline.exec()) ?? []) as [unknown, (string | null)[]][];
   const children: { id: string; state: string; parentBase: string; parentId: string }[] = [];
   const parents: string[] = [];
   let i = 0;
   for (const id of ids) {
-    const [state, token, name, link, unsealed, continued] = rows[i++][1];
+    const [state, token, name, link, unsealed, continued, group] = rows[i++][1];
+    if (group !== null && state !== null) grouped.push({ id, state, group });
     if (link !== null && state !== null) {
       const parent = parseParentLink(link);
       children.push({ id, state, parentBase: parent.base, parentId: parent.id });
     }
     if (state === 'waiting-children' && unsealed === null && continued === null) parents.push(id);
     const list = where.get(id) ?? [];
+    // A grouped ready job is in its group's queue (checked by checkGroups), nowhere else.
+    if (group !== null && (state === 'waiting' || state === 'prioritized') && membership.has(id)) {
+      if (list.length > 0) problems.push(`grouped job ${id} (${state}) is also in ${list.join(', ')}`);
+      const place = membership.get(id)?.[0];
+      if (place && place.state !== state) problems.push(`job ${id} stores state ${state} but its group queue scores it ${place.state}`);
+      continue;
+    }
     if (name === null) problems.push(`job ${id} has no name`);
     if (state === null) {
       problems.push(`job ${id} has no stored state`);
@@ -92,6 +109,10 @@ export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys)
   for (const [id, list] of where) {
     if (!ids.has(id)) problems.push(`job ${id} is in ${list.join(', ')} but its hash is missing`);
   }
+  for (const [id, places] of membership) {
+    if (!ids.has(id)) problems.push(`job ${id} is in group queue ${places[0].group} but its hash is missing`);
+  }
+  problems.push(...(await checkGroups(client, keys, groups, membership, grouped)));
   problems.push(...(await checkFlows(client, keys, children, parents)));
   return problems;
 }

@@ -67,6 +67,20 @@ export interface QueueKeys {
   failedChildren(id: string): string;
   /** Set of a cancelled parent's children still to cancel (kept a day). */
   cancelChildren(id: string): string;
+  /** Sorted set of the queue's job start times for its rate limit (sliding window). */
+  readonly rateWindow: string;
+  /** List of ready groups taking turns ('' stands for the jobs without a group); see includes/groups.lua. */
+  readonly groupRing: string;
+  /** Sorted set of groups parked by their rate limit, by the time their window reopens. */
+  readonly groupsLimited: string;
+  /** Sorted set (score 0) of every known group, for listing. */
+  readonly groups: string;
+  /** Hash of one group: status, active count, turn, own settings. */
+  group(id: string): string;
+  /** Sorted set of one group's ready jobs (score: priority, then FIFO counter). */
+  groupQueue(id: string): string;
+  /** Sorted set of one group's job start times (its rate limit's sliding window). */
+  groupWindow(id: string): string;
 }
 
 const TAG = /\{[^}]+\}/;
@@ -106,6 +120,13 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     processed: (id) => `${base}pr:${id}`,
     failedChildren: (id) => `${base}fc:${id}`,
     cancelChildren: (id) => `${base}cc:${id}`,
+    rateWindow: `${base}lw`,
+    groupRing: `${base}gr`,
+    groupsLimited: `${base}gl`,
+    groups: `${base}gs`,
+    group: (id) => `${base}g:${id}`,
+    groupQueue: (id) => `${base}gq:${id}`,
+    groupWindow: (id) => `${base}gw:${id}`,
   };
 }
 

@@ -24,7 +24,8 @@ import type {
 } from '../backend.js';
 import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
-import { RedisQueueFlows } from './redis-flows.js';
+import { GroupMaxSizeExceededError } from '../../job/errors.js';
+import { RedisQueueGroups } from './redis-groups.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import { parseClaim, retentionSpec, timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
@@ -35,7 +36,7 @@ export const LAYOUT_VERSION = '1';
 
 export type { RedisBackendOptions } from './redis-connection.js';
 
-export class RedisQueueBackend extends RedisQueueFlows implements QueueBackend {
+export class RedisQueueBackend extends RedisQueueGroups implements QueueBackend {
   private readonly options: RedisBackendOptions;
 
   constructor(options: RedisBackendOptions) {
@@ -98,6 +99,7 @@ export class RedisQueueBackend extends RedisQueueFlows implements QueueBackend {
       { now: timeArg(now), base: k.base, seq: request ? request.seq : '', keep: request ? request.keep : 0 },
       rest,
     )) as Reply;
+    if (reply[2] === -1) throw GroupMaxSizeExceededError.of(this.queueName, String(reply[3]), Number(reply[4]), Number(reply[5]));
     const ids: string[] = [];
     const outcomes: AddOutcome[] = [];
     for (let i = 2; i < reply.length; i += 2) {
@@ -130,6 +132,7 @@ export class RedisQueueBackend extends RedisQueueFlows implements QueueBackend {
       lockMs: request.lockMs,
       tokenPrefix: request.tokenPrefix,
       exact: request.exact ? 1 : 0,
+      limit: request.limiter ? `${request.limiter.max}:${request.limiter.duration}` : '',
     };
   }
 

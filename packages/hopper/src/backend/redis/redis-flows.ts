@@ -4,6 +4,7 @@
  * records (see scripts/includes/flow.lua for the layout).
  */
 import type { AddFlowResult, AddRequest, Dependencies, Fence, FlowNodeWrite, FlowOutcome } from '../backend.js';
+import { GroupMaxSizeExceededError } from '../../job/errors.js';
 import { RedisQueueReads } from './redis-reads.js';
 import { timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
@@ -43,6 +44,7 @@ export abstract class RedisQueueFlows extends RedisQueueReads {
     const at = Number(reply[0]);
     if (reply[1] === 'exists') return { now: at, ok: false, reason: 'exists', index: Number(reply[2]) - 1 };
     if (reply[1] === 'parent') return { now: at, ok: false, reason: 'parent', index: Number(reply[2]) - 1, state: String(reply[3]) };
+    if (reply[1] === 'maxsize') throw GroupMaxSizeExceededError.of(String(reply[2]), String(reply[3]), Number(reply[4]), Number(reply[5]));
     const ids: string[] = [];
     const outcomes: FlowOutcome[] = [];
     for (let i = 2; i < reply.length; i += 2) {

@@ -17,7 +17,8 @@
   Returns: { now, 'ok', id1, flag1, ... } with flag 0 added, 1 duplicate (existing job, nothing
     written), 2 skipped (in a duplicate's subtree); or { now, 'exists', index } when a non-top-level
     node's custom id exists; { now, 'parent', index, state } when a node's existing parent is
-    missing or finished. ]]
+    missing or finished; { now, 'maxsize', queueName, group, max, size } when the call would take a
+  group past its backlog cap (includes/groups). ]]
 --@include base
 --@include flow
 
@@ -63,6 +64,39 @@ for i = 1, count do
   if fate[i] == 'new' and parentIndex > 0 then hasChildren[parentIndex] = true end
 end
 
+-- Groups: the backlog caps of the groups new ready nodes join, per queue, checked before writing.
+local groupOf, orders, baseOrder = {}, {}, {}
+for i = 1, count do
+  if fate[i] == 'new' then
+    local g, own = groupOfOpts(at(i, 3))
+    if g then
+      groupOf[i] = g
+      local b = bases[i]
+      if not orders[b] then
+        orders[b] = {}
+        baseOrder[#baseOrder + 1] = b
+      end
+      if not hasChildren[i] and at(i, 13) == '1' and tonumber(at(i, 6)) == 0 then noteGroupAdd(orders[b], g, own) end
+    end
+  end
+end
+for j = 1, #baseOrder do
+  local b = baseOrder[j]
+  local order = orders[b]
+  local capped = #order > 0 and groupCaps(b, order)
+  if capped then
+    local counts = {}
+    for i = 1, count do
+      local g = groupOf[i]
+      if g and bases[i] == b and capped[g] and not hasChildren[i] and at(i, 13) == '1' and tonumber(at(i, 6)) == 0 then
+        counts[g] = (counts[g] or 0) + 1
+      end
+    end
+    local g, max, size = overCap(b, order, capped, counts)
+    if g then return { now, 'maxsize', queueNameOf(b), g, max, size } end
+  end
+end
+
 local result = { now, 'ok' }
 local ids = {}
 local byQueue = {}
@@ -83,6 +117,8 @@ for i = 1, count do
     local timestamp = tonumber(at(i, 8))
     if timestamp == 0 then timestamp = now end
     local fields = { 'n', name, 't', timestamp }
+    local group = groupOf[i] or false
+    if group then fields[#fields + 1] = 'g'; fields[#fields + 1] = group end
     if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
     if delay > 0 then fields[#fields + 1] = 'dl'; fields[#fields + 1] = delay end
     -- The parent link: a node of this call, or an existing job.
@@ -121,12 +157,12 @@ for i = 1, count do
       state = 'delayed'
     else
       redis.call('HSET', jk, unpack(fields))
-      if at(i, 7) == '1' and priority == 0 then
+      if at(i, 7) == '1' and priority == 0 and not group then
         redis.call('LPUSH', qk.wait, id)
         redis.call('HSET', jk, 's', 'waiting')
         state = 'waiting'
       else
-        state = pushReady(qk, jk, id, priority, false)
+        state = pushReady(qk, jk, id, priority, at(i, 7) == '1', group)
       end
       signalWork(qk.marker)
     end

@@ -11,6 +11,8 @@
     is 0 for a new job, 1 when a job with that custom id already existed (nothing written,
     `duplicated` event), 2 when deduplicated onto an existing job (`deduplicated` event; with
     replace, that delayed job took the new data and delay).
+  A grouped job (opts.group.id) goes to its group's queue; when an add would take a group past its
+  backlog cap (maxSize), nothing is written and the call returns { now, epoch, -1, group, max, size }.
   Codes: none; input is validated before the call. ]]
 --@include base
 
@@ -32,9 +34,10 @@ local plain = true
 local anyReady = false
 
 -- Writes a new job `id`: one HSET with every field (each redis.call costs more than the fields it writes).
-local function createJob(id, name, data, opts, priority, delay, lifo, timestamp, extra)
+local function createJob(id, name, data, opts, priority, delay, lifo, timestamp, extra, group)
   local jk = jobKey(base, id)
   local fields = { 'n', name, 't', timestamp }
+  if group then fields[#fields + 1] = 'g'; fields[#fields + 1] = group end
   if opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = opts end
   if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
   if extra then fields[#fields + 1] = extra[1]; fields[#fields + 1] = extra[2] end
@@ -50,7 +53,10 @@ local function createJob(id, name, data, opts, priority, delay, lifo, timestamp,
     state = 'delayed'
   else
     anyReady = true
-    if priority > 0 then
+    if group then
+      state = readyState(priority)
+      queueGrouped(base, id, group, priority, lifo)
+    elseif priority > 0 then
       state = 'prioritized'
       pushPrioritized(k, id, priority)
     else
@@ -76,6 +82,32 @@ local function replaceDelayed(id, data, opts, delay)
   if opts ~= '' then redis.call('HSET', jk, 'o', opts) else redis.call('HDEL', jk, 'o') end
   redis.call('HSET', jk, 'dl', delay)
   pushDelayed(k, jk, id, now + delay)
+end
+
+-- Groups: each job's group, and the backlog caps checked before anything is written (new
+-- ready jobs count; duplicates and delayed jobs do not).
+local groupOf, order = {}, {}
+for i = REST, #ARGV, 12 do
+  local g, own = groupOfOpts(ARGV[i + 2])
+  if g then
+    groupOf[i] = g
+    noteGroupAdd(order, g, own)
+  end
+end
+local capped = #order > 0 and groupCaps(base, order)
+if capped then
+  local counts = {}
+  for i = REST, #ARGV, 12 do
+    local g = groupOf[i]
+    if g and capped[g] and tonumber(ARGV[i + 5]) == 0 then
+      local customId, dedupId = ARGV[i + 3], ARGV[i + 8]
+      local exists = (customId ~= '' and redis.call('EXISTS', jobKey(base, customId)) == 1)
+        or (dedupId ~= '' and redis.call('EXISTS', base .. 'de:' .. dedupId) == 1)
+      if not exists then counts[g] = (counts[g] or 0) + 1 end
+    end
+  end
+  local g, max, size = overCap(base, order, capped, counts)
+  if g then return { now, result[2], -1, g, max, size } end
 end
 
 for i = REST, #ARGV, 12 do
@@ -110,7 +142,7 @@ for i = REST, #ARGV, 12 do
         extra = { 'de', dedupId }
       end
     end
-    createJob(id, name, data, opts, priority, delay, lifo, timestamp, extra)
+    createJob(id, name, data, opts, priority, delay, lifo, timestamp, extra, groupOf[i])
   end
   result[#result + 1] = id
   result[#result + 1] = flag

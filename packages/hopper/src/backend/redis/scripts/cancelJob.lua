@@ -36,8 +36,7 @@ if state == 'active' then
   emit(k.events, cap, 'cancelling', 'jobId', id, 'reason', argv.reason)
   return 2
 end
-local key, kind = structureOf(k, state)
-if kind == 'list' then redis.call('LREM', key, 1, id) elseif kind == 'zset' then redis.call('ZREM', key, id) end
+unlinkJob(k, base, id, state)
 releaseDedup(base, jk, id)
 redis.call('HSET', jk, 'cx', argv.reason)
 local fin = newFinisher(base, k.failed, now)

@@ -10,8 +10,15 @@ local state = redis.call('HGET', jk, 's')
 if not state then return -1 end
 local priority = tonumber(argv.priority)
 if state == 'waiting' or state == 'prioritized' then
-  if state == 'waiting' then redis.call('LREM', k.wait, 1, argv.id) else redis.call('ZREM', k.prio, argv.id) end
-  pushReady(k, jk, argv.id, priority, argv.lifo == '1')
+  local group = redis.call('HGET', jk, 'g')
+  if group then
+    unqueueGrouped(argv.base, argv.id, group)
+  elseif state == 'waiting' then
+    redis.call('LREM', k.wait, 1, argv.id)
+  else
+    redis.call('ZREM', k.prio, argv.id)
+  end
+  pushReady(k, jk, argv.id, priority, argv.lifo == '1', group)
   signalWork(k.marker)
 elseif state ~= 'delayed' and state ~= 'waiting-children' then
   return -3

@@ -1,6 +1,7 @@
 --[[ claim: takes up to `count` ready jobs for a worker (after promoting due delayed jobs).
   KEYS: meta, wait, prio, prioCounter, delayed, active, events, marker, limiter
-  ARGV: now, base, count, lockMs, tokenPrefix, exact
+  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit
+    limit: the worker's rate limit 'max:durationMs', or '' for the queue's (if any).
   Returns: { now, paused (0/1), nextDue (ms or -1), limitedFor (ms), schedulersDue (0/1), n, then one row per job:
     { name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id } }
   The i-th job's lock token is tokenPrefix .. i, or tokenPrefix itself when exact is 1. ]]
@@ -10,6 +11,6 @@
 
 local now = nowMs(argv.now)
 local out = { now }
-local cap, paused = queueSettings(k.meta)
-claimJobs(k, argv.base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, out)
+local cap, paused, qs = queueSettings(k.meta)
+claimJobs(k, argv.base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, out)
 return out

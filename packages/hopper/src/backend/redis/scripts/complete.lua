@@ -1,6 +1,6 @@
 --[[ complete: finishes a batch of active jobs held by the caller, then claims the next ones.
   KEYS: meta, wait, prio, prioCounter, delayed, active, completed, events, marker, limiter, failed
-  ARGV: now, base, count, lockMs, tokenPrefix, exact, ...jobs
+  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, ...jobs
     jobs: 5 values per job: id, token, attempt (attemptsStarted of the holder), returnvalue (JSON), keep
     keep: retention spec (see includes/retention).
   Returns: { now, code per job..., then the claim part (see claim) }
@@ -17,14 +17,15 @@
 
 local now = nowMs(argv.now)
 local base = argv.base
-local cap, paused = queueSettings(k.meta)
+local cap, paused, qs = queueSettings(k.meta)
+local rel = {}
 local out = { now }
 local fin = newFinisher(base, k.completed, now)
 local doneIds, returnvalues = {}, {}
 for i = REST, #ARGV, 5 do
   local id, token, attempt, rv, keep = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'g')
   local code = 1
   if not f[1] then
     code = -1
@@ -35,6 +36,7 @@ for i = REST, #ARGV, 5 do
   elseif f[6] then
     -- Cancelled while running: it ends as cancelled (failed), not completed.
     code = 3
+    noteRelease(rel, f[8])
     if f[5] then releaseDedup(base, jk, id) end
     redis.call('ZREM', k.active, id)
     local cancelled = newFinisher(base, k.failed, now)
@@ -43,6 +45,7 @@ for i = REST, #ARGV, 5 do
     emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', f[6], 'prev', 'active', 'cancelled', '1')
     notifyParent(base, id, f[7], 'failed', f[6], now)
   else
+    noteRelease(rel, f[8])
     if f[5] then releaseDedup(base, jk, id) end
     local made = (tonumber(f[4]) or 0) + 1
     finish(fin, jk, id, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made })
@@ -58,5 +61,8 @@ if #doneIds > 0 then
   -- Return values are JSON already: join them into a JSON array.
   emitBatch(k.events, cap, 'completed', doneIds, 'returnvalues', '[' .. table.concat(returnvalues, ',') .. ']')
 end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, out)
+flushReleases(base, rel)
+-- Under a global concurrency limit, a finished job frees a slot another worker may be waiting for.
+if qs.gcc and #doneIds > 0 then signalWork(k.marker) end
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, out)
 return out

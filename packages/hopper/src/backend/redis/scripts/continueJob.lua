@@ -22,11 +22,13 @@ local njk = jobKey(base, nextId)
 if redis.call('EXISTS', njk) == 0 then
   local priority = tonumber(argv.priority) or 0
   local fields = { 'n', argv.name, 't', now }
+  local group = groupOfOpts(argv.opts)
+  if group then fields[#fields + 1] = 'g'; fields[#fields + 1] = group end
   if argv.opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = argv.opts end
   if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
   dataFields(base, nextId, argv.data, fields)
   redis.call('HSET', njk, unpack(fields))
-  local state = pushReady(k, njk, nextId, priority, false)
+  local state = pushReady(k, njk, nextId, priority, false, group or false)
   signalWork(k.marker)
   local event = { 'ids', cjson.encode({ nextId }), 'names', cjson.encode({ argv.name }) }
   if state ~= 'waiting' then

@@ -1,7 +1,7 @@
 --[[ fail: ends a batch of failed attempts held by the caller: each job is retried (back to
   ready, or delayed by its backoff) or failed for good; then claims the next jobs.
   KEYS: meta, wait, prio, prioCounter, delayed, active, failed, events, marker, limiter
-  ARGV: now, base, count, lockMs, tokenPrefix, exact, queueName, ...jobs
+  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, queueName, ...jobs
     jobs: 7 values per job: id, token, attempt, reason, stack ('' = none), retryDelay, keep
     retryDelay: -1 fail for good, -2 fail for good because attempts are exhausted (also emits
       retries-exhausted), 0 retry now, > 0 retry after that many ms.
@@ -19,7 +19,8 @@
 
 local now = nowMs(argv.now)
 local base = argv.base
-local cap, paused = queueSettings(k.meta)
+local cap, paused, qs = queueSettings(k.meta)
+local rel, freed = {}, 0
 local out = { now }
 local fin = newFinisher(base, k.failed, now)
 
@@ -41,7 +42,7 @@ for i = REST, #ARGV, 7 do
   local id, token, attempt, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local stack, retryDelay, keep = ARGV[i + 4], tonumber(ARGV[i + 5]), ARGV[i + 6]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'g')
   local code
   if not f[1] then
     code = -1
@@ -51,6 +52,8 @@ for i = REST, #ARGV, 7 do
     code = -2
   else
     redis.call('ZREM', k.active, id)
+    noteRelease(rel, f[9])
+    freed = freed + 1
     local made = (tonumber(f[4]) or 0) + 1
     -- Cancelled while running: no retry, and the cancel reason is the failed reason.
     if f[7] then
@@ -67,7 +70,7 @@ for i = REST, #ARGV, 7 do
         pushDelayed(k, jk, id, now + retryDelay)
         emit(k.events, cap, 'delayed', 'jobId', id, 'delay', now + retryDelay, 'prev', 'active')
       else
-        local state = pushReady(k, jk, id, tonumber(f[5]) or 0, false)
+        local state = pushReady(k, jk, id, tonumber(f[5]) or 0, false, f[9])
         signalWork(k.marker)
         emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       end
@@ -89,5 +92,7 @@ for i = REST, #ARGV, 7 do
   out[#out + 1] = code
 end
 flushFinisher(fin)
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, out)
+flushReleases(base, rel)
+if qs.gcc and freed > 0 then signalWork(k.marker) end
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, out)
 return out

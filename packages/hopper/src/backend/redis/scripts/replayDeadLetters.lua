@@ -40,12 +40,18 @@ for i = REST, #ARGV do
       local fields = { 'n', f[4], 't', f[8] or now, 's', 'waiting' }
       if f[7] then fields[#fields + 1] = 'o'; fields[#fields + 1] = f[7] end
       if f[9] then fields[#fields + 1] = 'pl'; fields[#fields + 1] = f[9] end
+      local group = groupOfOpts(f[7])
+      if group then fields[#fields + 1] = 'g'; fields[#fields + 1] = group end
       dataFields(obase, f[3], readData(base, id, jk, f[5], f[6]), fields)
       redis.call('HSET', ojk, unpack(fields))
       -- Recorded steps come back with the job: their effects are not repeated.
       local steps = redis.call('HGETALL', stepsKey(base, id))
       if #steps > 0 then redis.call('HSET', stepsKey(obase, f[3]), unpack(steps)) end
-      redis.call('RPUSH', obase .. 'wait', f[3])
+      if group then
+        pushGrouped(obase, ojk, f[3], group, 0, false)
+      else
+        redis.call('RPUSH', obase .. 'wait', f[3])
+      end
       signalWork(obase .. 'marker')
       redis.call('XADD', obase .. 'events', 'MAXLEN', '~', eventsCap(obase .. 'meta'), '*', 'event', 'added',
         'ids', cjson.encode({ f[3] }), 'names', cjson.encode({ f[4] }))

@@ -23,6 +23,7 @@ local cap = eventsCap(k.meta)
 local maxStalled = tonumber(argv.maxStalledCount)
 local rescued, failed = {}, {}
 local fin = newFinisher(base, k.failed, now)
+local rel = {}
 local expired = redis.call('ZRANGEBYSCORE', k.active, '-inf', now, 'LIMIT', 0, tonumber(argv.limit))
 for i = 1, #expired do
   local id = expired[i]
@@ -31,6 +32,8 @@ for i = 1, #expired do
   if redis.call('EXISTS', jk) == 1 then
     local stalls = redis.call('HINCRBY', jk, 'sc', 1)
     redis.call('HDEL', jk, 'tk')
+    local group = redis.call('HGET', jk, 'g')
+    noteRelease(rel, group)
     if stalls > maxStalled then
       local reason = 'job stalled more than allowable limit'
       local f = redis.call('HMGET', jk, 'am', 'o', 'pl')
@@ -43,7 +46,7 @@ for i = 1, #expired do
       notifyParent(base, id, f[3], 'failed', reason, now)
       failed[#failed + 1] = id
     else
-      local state = pushReady(k, jk, id, tonumber(redis.call('HGET', jk, 'p')) or 0, true)
+      local state = pushReady(k, jk, id, tonumber(redis.call('HGET', jk, 'p')) or 0, true, group)
       emit(k.events, cap, 'stalled', 'jobId', id, 'prev', 'active')
       emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       rescued[#rescued + 1] = id
@@ -51,7 +54,8 @@ for i = 1, #expired do
   end
 end
 flushFinisher(fin)
-if #rescued > 0 then signalWork(k.marker) end
+flushReleases(base, rel)
+if #rescued + #failed > 0 then signalWork(k.marker) end
 if tonumber(argv.eventsMaxAgeMs) > 0 then
   redis.call('XTRIM', k.events, 'MINID', '~', tostring(now - tonumber(argv.eventsMaxAgeMs)))
 end

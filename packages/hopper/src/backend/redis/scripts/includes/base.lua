@@ -34,10 +34,13 @@ local function eventsCap(metaKey)
   return tonumber(redis.call('HGET', metaKey, 'maxEvents')) or 10000
 end
 
--- The events cap and whether the queue is paused, in one read (for the claiming scripts).
+-- The events cap, whether the queue is paused, and its limits, in one read (for the claiming
+-- scripts): groups on (gm), rate limit (lmax per ldur ms), global concurrency (gcc), and the
+-- group defaults: concurrency (gcon), rate limit (glm per gld ms), weight (gwt).
 local function queueSettings(metaKey)
-  local m = redis.call('HMGET', metaKey, 'maxEvents', 'paused')
-  return tonumber(m[1]) or 10000, m[2] ~= false
+  local m = redis.call('HMGET', metaKey, 'maxEvents', 'paused', 'gm', 'lmax', 'ldur', 'gcc', 'gcon', 'glm', 'gld', 'gwt')
+  return tonumber(m[1]) or 10000, m[2] ~= false, { groups = m[3] ~= false, lmax = tonumber(m[4]), ldur = tonumber(m[5]),
+    gcc = tonumber(m[6]), gcon = tonumber(m[7]), glm = tonumber(m[8]), gld = tonumber(m[9]), gwt = tonumber(m[10]) }
 end
 
 local function emit(eventsKey, cap, event, ...)
@@ -156,9 +159,14 @@ local function pushPrioritized(k, id, priority)
   redis.call('ZADD', k.prio, priority * PRIO_SHIFT + counter, id)
 end
 
--- Puts a job in the ready structure for its priority and records the state on the job.
--- `front` puts a waiting job at the head (rescued jobs run next); `lifo` likewise for adds.
-local function pushReady(k, jk, id, priority, front)
+--@include groups
+
+-- Puts a job in the ready structure for its priority (its group's queue for a grouped job) and
+-- records the state on the job. `front` puts a waiting job at the head (rescued jobs run next);
+-- `lifo` likewise for adds. `group`: the job's group id, false for none, nil to read it from the job.
+local function pushReady(k, jk, id, priority, front, group)
+  if group == nil then group = redis.call('HGET', jk, 'g') end
+  if group then return pushGrouped(string.sub(jk, 1, #jk - #id - 2), jk, id, group, priority, front) end
   if priority > 0 then
     pushPrioritized(k, id, priority)
     redis.call('HSET', jk, 's', 'prioritized')

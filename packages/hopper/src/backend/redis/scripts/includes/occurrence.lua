@@ -6,12 +6,14 @@
 local function createOccurrence(k, base, id, schedId, instant, due, now, tpl, ready)
   local jk = jobKey(base, id)
   local fields = { 'n', tpl.name, 't', now, 'sk', schedId, 'si', instant }
+  local group = groupOfOpts(tpl.opts)
+  if group then fields[#fields + 1] = 'g'; fields[#fields + 1] = group end
   if tpl.opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = tpl.opts end
   if tpl.priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = tpl.priority end
   dataFields(base, id, tpl.data, fields)
   if ready then
     redis.call('HSET', jk, unpack(fields))
-    local state = pushReady(k, jk, id, tpl.priority, false)
+    local state = pushReady(k, jk, id, tpl.priority, false, group or false)
     signalWork(k.marker)
     return state
   end

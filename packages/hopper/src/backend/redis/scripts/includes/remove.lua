@@ -31,12 +31,24 @@ local function discardJob(base, id, now)
   deleteJob(base, id)
 end
 
-local function removeJobFrom(k, base, id, state, now)
+-- Takes job `id` out of the structure its state names (a grouped ready job: its group's queue).
+local function unlinkJob(k, base, id, state)
+  if state == 'waiting' or state == 'prioritized' then
+    local g = redis.call('HGET', jobKey(base, id), 'g')
+    if g then
+      unqueueGrouped(base, id, g)
+      return
+    end
+  end
   local key, kind = structureOf(k, state)
   if kind == 'list' then
     redis.call('LREM', key, 1, id)
   elseif kind == 'zset' then
     redis.call('ZREM', key, id)
   end
+end
+
+local function removeJobFrom(k, base, id, state, now)
+  unlinkJob(k, base, id, state)
   discardJob(base, id, now)
 end

@@ -1,0 +1,288 @@
+/**
+ * Fair groups and queue-wide limits (docs/groups.md): a group's settings, pause and resume, its
+ * jobs and counts; the queue's global concurrency and rate limit; and the defaults groups take.
+ * Names follow BullMQ (global concurrency, rate limit) and BullMQ Pro (groups) where they have them.
+ */
+import type { GroupRecord, GroupStatus } from '../backend/backend.js';
+import type { Job } from '../job/job.js';
+import { InvalidOptionsError } from '../job/errors.js';
+import { validateGroupId } from '../job/options.js';
+import { QueueGetters } from './queue-getters.js';
+
+/** A rate limit: at most `max` jobs start in any window of `duration` ms (a sliding window). */
+export interface RateLimiterOptions {
+  max: number;
+  /** The window, ms. */
+  duration: number;
+}
+
+/**
+ * Settings of one group, or the defaults of every group of a queue. In `setGroupOptions` and
+ * `setGroupDefaults`, `null` removes a setting; a field left out is unchanged.
+ */
+export interface GroupSettings {
+  /** At most this many jobs of the group run at once, across all workers. Default: no limit. */
+  concurrency?: number | null;
+  /** At most `max` jobs of the group start in any `duration` ms, across all workers. Default: none. */
+  limiter?: RateLimiterOptions | null;
+  /** Adds beyond this many ready jobs in the group are refused (GroupMaxSizeExceededError). Default: none. */
+  maxSize?: number | null;
+  /** The group's share: it takes up to `weight` jobs per turn (weights 2:1 get a 2:1 share). Default 1. */
+  weight?: number | null;
+}
+
+/** A group as `getGroups` reports it. */
+export interface GroupInfo {
+  id: string;
+  /**
+   * 'ready' taking turns; 'maxed' at its concurrency; 'limited' waiting for its rate-limit window;
+   * 'paused'; 'idle' no ready job.
+   */
+  status: GroupStatus;
+  /** Ready jobs without a priority. */
+  waiting: number;
+  /** Ready jobs with a priority. */
+  prioritized: number;
+  /** Jobs of the group running now. */
+  active: number;
+  /** The group's own settings (the queue's defaults apply where one is absent). */
+  concurrency?: number;
+  limiter?: RateLimiterOptions;
+  maxSize?: number;
+  weight?: number;
+}
+
+/** Meta field names of the group defaults, and group record fields of a group's own settings. */
+const QUEUE_FIELDS = { concurrency: 'gcon', max: 'glm', duration: 'gld', maxSize: 'gms', weight: 'gwt' } as const;
+const GROUP_FIELDS = { concurrency: 'c', max: 'lm', duration: 'ld', maxSize: 'ms', weight: 'w' } as const;
+
+function positiveInteger(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new InvalidOptionsError(`${name} must be a positive integer, got ${String(value)}.`);
+  }
+  return value;
+}
+
+/** Checks a rate limiter ({ max, duration }, positive integers). */
+export function validateLimiter(value: unknown, name: string): asserts value is RateLimiterOptions {
+  if (typeof value !== 'object' || value === null) {
+    throw new InvalidOptionsError(`${name} must be { max, duration } (jobs per ms), got ${JSON.stringify(value)}.`);
+  }
+  const { max, duration } = value as Record<string, unknown>;
+  positiveInteger(max, `${name}.max`);
+  positiveInteger(duration, `${name}.duration`);
+}
+
+/** Turns settings into stored fields ('' removes). */
+function settingsFields(settings: GroupSettings, names: typeof QUEUE_FIELDS | typeof GROUP_FIELDS): Record<string, string> {
+  if (typeof settings !== 'object' || settings === null) {
+    throw new InvalidOptionsError(
+      `Group settings must be an object like { concurrency, limiter, maxSize, weight }, got ${String(settings)}.`,
+    );
+  }
+  const known = ['concurrency', 'limiter', 'maxSize', 'weight'];
+  for (const key of Object.keys(settings)) {
+    if (!known.includes(key)) throw new InvalidOptionsError(`Unknown group setting "${key}": use ${known.join(', ')}.`);
+  }
+  const fields: Record<string, string> = {};
+  for (const key of ['concurrency', 'maxSize', 'weight'] as const) {
+    const value = settings[key];
+    if (value === undefined) continue;
+    fields[names[key]] = value === null ? '' : String(positiveInteger(value, key));
+  }
+  if (settings.limiter !== undefined) {
+    if (settings.limiter === null) {
+      fields[names.max] = '';
+      fields[names.duration] = '';
+    } else {
+      validateLimiter(settings.limiter, 'limiter');
+      fields[names.max] = String(settings.limiter.max);
+      fields[names.duration] = String(settings.limiter.duration);
+    }
+  }
+  return fields;
+}
+
+function toInfo(record: GroupRecord): GroupInfo {
+  const info: GroupInfo = {
+    id: record.id,
+    status: record.status,
+    waiting: record.waiting,
+    prioritized: record.prioritized,
+    active: record.active,
+  };
+  if (record.concurrency !== undefined) info.concurrency = record.concurrency;
+  if (record.limiter !== undefined) info.limiter = record.limiter;
+  if (record.maxSize !== undefined) info.maxSize = record.maxSize;
+  if (record.weight !== undefined) info.weight = record.weight;
+  return info;
+}
+
+function numberField(meta: Record<string, string>, name: string): number | undefined {
+  return meta[name] === undefined ? undefined : Number(meta[name]);
+}
+
+// `any` defaults keep BullMQ's generic signature.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+export abstract class QueueGroups<DataType = any, ResultType = any, NameType extends string = string> extends QueueGetters<
+  DataType,
+  ResultType,
+  NameType
+> {
+  /* eslint-enable @typescript-eslint/no-explicit-any */
+
+  /**
+   * Caps the jobs of this queue running at once across all workers (BullMQ's global concurrency).
+   * @example await queue.setGlobalConcurrency(4);
+   */
+  async setGlobalConcurrency(concurrency: number): Promise<void> {
+    positiveInteger(concurrency, 'Global concurrency');
+    await this.ready();
+    await this.backend.configureQueue({ gcc: String(concurrency) });
+  }
+
+  /** The queue's global concurrency, or null when there is none. */
+  async getGlobalConcurrency(): Promise<number | null> {
+    await this.ready();
+    return numberField(await this.backend.getMeta(), 'gcc') ?? null;
+  }
+
+  /** Removes the global concurrency limit. */
+  async removeGlobalConcurrency(): Promise<void> {
+    await this.ready();
+    await this.backend.configureQueue({ gcc: '' });
+  }
+
+  /**
+   * Limits the jobs of this queue that start: at most `max` in any `duration` ms, across all
+   * workers (a sliding window on recorded start times). A worker's own `limiter` option takes
+   * precedence over it.
+   * @example await queue.setGlobalRateLimit(100, 1000); // 100 jobs per second
+   */
+  async setGlobalRateLimit(max: number, duration: number): Promise<void> {
+    validateLimiter({ max, duration }, 'Rate limit');
+    await this.ready();
+    await this.backend.configureQueue({ lmax: String(max), ldur: String(duration) });
+  }
+
+  /** The queue's rate limit, or null when there is none. */
+  async getGlobalRateLimit(): Promise<RateLimiterOptions | null> {
+    await this.ready();
+    const meta = await this.backend.getMeta();
+    const max = numberField(meta, 'lmax');
+    return max === undefined ? null : { max, duration: Number(meta.ldur) };
+  }
+
+  /** Removes the queue's rate limit. */
+  async removeGlobalRateLimit(): Promise<void> {
+    await this.ready();
+    await this.backend.configureQueue({ lmax: '', ldur: '' });
+  }
+
+  /**
+   * Sets the settings every group takes unless it has its own: concurrency, limiter, maxSize,
+   * weight (`null` removes one).
+   * @example await queue.setGroupDefaults({ concurrency: 2, limiter: { max: 10, duration: 1000 } });
+   */
+  async setGroupDefaults(settings: GroupSettings): Promise<void> {
+    const fields = settingsFields(settings, QUEUE_FIELDS);
+    await this.ready();
+    await this.backend.configureQueue(fields);
+  }
+
+  /** The group defaults of this queue. */
+  async getGroupDefaults(): Promise<GroupSettings> {
+    await this.ready();
+    const meta = await this.backend.getMeta();
+    const settings: GroupSettings = {};
+    const concurrency = numberField(meta, 'gcon');
+    if (concurrency !== undefined) settings.concurrency = concurrency;
+    const max = numberField(meta, 'glm');
+    if (max !== undefined) settings.limiter = { max, duration: Number(meta.gld) };
+    const maxSize = numberField(meta, 'gms');
+    if (maxSize !== undefined) settings.maxSize = maxSize;
+    const weight = numberField(meta, 'gwt');
+    if (weight !== undefined) settings.weight = weight;
+    return settings;
+  }
+
+  /**
+   * Sets one group's own settings, over the queue's defaults (`null` removes one). A group parked
+   * at a limit is judged again under its new settings at the next claim.
+   * @example await queue.setGroupOptions('tenant-42', { concurrency: 1, weight: 3 });
+   */
+  async setGroupOptions(groupId: string, settings: GroupSettings): Promise<void> {
+    validateGroupId(groupId);
+    const fields = settingsFields(settings, GROUP_FIELDS);
+    await this.ready();
+    await this.backend.configureGroup(groupId, 'set', fields);
+  }
+
+  /** Sets how many jobs of a group may run at once (BullMQ Pro's name). */
+  async setGroupConcurrency(groupId: string, concurrency: number): Promise<void> {
+    await this.setGroupOptions(groupId, { concurrency });
+  }
+
+  /** A group's own concurrency, or null when it takes the queue's default (BullMQ Pro's name). */
+  async getGroupConcurrency(groupId: string): Promise<number | null> {
+    return (await this.getGroup(groupId))?.concurrency ?? null;
+  }
+
+  /** Sets a group's rate limit: at most `max` of its jobs start in any `duration` ms. */
+  async setGroupRateLimit(groupId: string, max: number, duration: number): Promise<void> {
+    await this.setGroupOptions(groupId, { limiter: { max, duration } });
+  }
+
+  /**
+   * Pauses a group: no worker starts its jobs until `resumeGroup` (running ones finish). A group
+   * that does not exist yet is recorded paused. Returns false if it was already paused.
+   */
+  async pauseGroup(groupId: string): Promise<boolean> {
+    validateGroupId(groupId);
+    await this.ready();
+    return (await this.backend.configureGroup(groupId, 'pause')) === 1;
+  }
+
+  /** Resumes a paused group. Returns false if it was not paused. */
+  async resumeGroup(groupId: string): Promise<boolean> {
+    validateGroupId(groupId);
+    await this.ready();
+    return (await this.backend.configureGroup(groupId, 'resume')) === 1;
+  }
+
+  /**
+   * The queue's groups (by id, ranks `start`..`end`), each with its status, counts and own settings.
+   * @example for (const g of await queue.getGroups()) console.log(g.id, g.status, g.waiting, g.active);
+   */
+  async getGroups(start = 0, end = -1): Promise<GroupInfo[]> {
+    await this.ready();
+    return (await this.backend.getGroups(start, end)).map(toInfo);
+  }
+
+  /** One group, or undefined if the queue does not know it. */
+  async getGroup(groupId: string): Promise<GroupInfo | undefined> {
+    validateGroupId(groupId);
+    await this.ready();
+    const record = await this.backend.getGroup(groupId);
+    return record && toInfo(record);
+  }
+
+  /** How many groups the queue knows (with jobs, settings, or paused). */
+  async getGroupsCount(): Promise<number> {
+    await this.ready();
+    return this.backend.getGroupsCount();
+  }
+
+  /** A group's ready jobs in the order they will run (ranks `start`..`end`). */
+  async getGroupJobs(groupId: string, start = 0, end = -1): Promise<Job<DataType, ResultType, NameType>[]> {
+    validateGroupId(groupId);
+    await this.ready();
+    return this.jobsByIds(await this.backend.getGroupJobIds(groupId, start, end));
+  }
+
+  /** How many ready jobs a group holds. */
+  async getGroupJobsCount(groupId: string): Promise<number> {
+    const group = await this.getGroup(groupId);
+    return group ? group.waiting + group.prioritized : 0;
+  }
+}

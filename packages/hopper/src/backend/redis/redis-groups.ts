@@ -1,0 +1,136 @@
+/**
+ * Groups in the Redis backend: changing a group or the queue's limits (configureGroup.lua,
+ * configureQueue.lua), reading groups, and counting and listing grouped ready jobs with the
+ * others (a grouped job waits in its group's queue, not in `wait`/`prio`: includes/groups.lua).
+ */
+import type { GroupRecord, GroupStatus, StateCounts } from '../backend.js';
+import type { JobState } from '../../job/states.js';
+import { RedisQueueFlows } from './redis-flows.js';
+import { runScript } from './script-runner.js';
+import { SCRIPTS } from './scripts.generated.js';
+
+/** Scores below this are jobs without a priority (see PRIO_SHIFT in includes/base.lua). */
+const PRIO_SHIFT = 4294967296;
+
+const STATUS: Record<string, GroupStatus> = { r: 'ready', c: 'maxed', l: 'limited', p: 'paused' };
+
+function numberOrUndefined(value: string | null): number | undefined {
+  return value === null ? undefined : Number(value);
+}
+
+function pairs(fields: Record<string, string>): string[] {
+  const flat: string[] = [];
+  for (const [name, value] of Object.entries(fields)) flat.push(name, value);
+  return flat;
+}
+
+export abstract class RedisQueueGroups extends RedisQueueFlows {
+  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string> = {}): Promise<number> {
+    const k = this.keys;
+    return Number(
+      await runScript(this.client, SCRIPTS.configureGroup, { meta: k.meta, marker: k.marker }, { base: k.base, group, op }, pairs(fields)),
+    );
+  }
+
+  async configureQueue(fields: Record<string, string>): Promise<void> {
+    const k = this.keys;
+    await runScript(this.client, SCRIPTS.configureQueue, { meta: k.meta, marker: k.marker }, {}, pairs(fields));
+  }
+
+  async getGroupsCount(): Promise<number> {
+    return this.client.zcard(this.keys.groups);
+  }
+
+  async getGroups(start: number, end: number): Promise<GroupRecord[]> {
+    const ids = await this.client.zrange(this.keys.groups, start, end);
+    return this.readGroups(ids);
+  }
+
+  async getGroup(id: string): Promise<GroupRecord | undefined> {
+    const [record] = await this.readGroups([id]);
+    return record.status === 'idle' && record.active === 0 && (await this.client.zscore(this.keys.groups, id)) === null
+      ? undefined
+      : record;
+  }
+
+  async getGroupJobIds(id: string, start: number, end: number): Promise<string[]> {
+    return this.client.zrange(this.keys.groupQueue(id), start, end);
+  }
+
+  private async readGroups(ids: string[]): Promise<GroupRecord[]> {
+    if (ids.length === 0) return [];
+    const k = this.keys;
+    const pipeline = this.client.pipeline();
+    for (const id of ids) {
+      pipeline.hmget(k.group(id), 'st', 'a', 'c', 'lm', 'ld', 'ms', 'w');
+      pipeline.zcount(k.groupQueue(id), '-inf', `(${PRIO_SHIFT}`);
+      pipeline.zcount(k.groupQueue(id), PRIO_SHIFT, '+inf');
+    }
+    const replies = (await pipeline.exec()) as [Error | null, unknown][];
+    return ids.map((id, i) => {
+      const [st, a, c, lm, ld, ms, w] = replies[i * 3][1] as (string | null)[];
+      const max = numberOrUndefined(lm);
+      return {
+        id,
+        status: (st !== null && STATUS[st]) || 'idle',
+        waiting: Number(replies[i * 3 + 1][1]),
+        prioritized: Number(replies[i * 3 + 2][1]),
+        active: Number(a ?? 0),
+        concurrency: numberOrUndefined(c),
+        limiter: max === undefined ? undefined : { max, duration: Number(ld) },
+        maxSize: numberOrUndefined(ms),
+        weight: numberOrUndefined(w),
+      };
+    });
+  }
+
+  /** Whether the queue has used groups (its ready jobs may be in group queues). */
+  private async groupsInUse(): Promise<boolean> {
+    return (await this.client.hexists(this.keys.meta, 'gm')) === 1;
+  }
+
+  /** Counts grouped ready jobs into waiting and prioritized. */
+  override async getStateCounts(): Promise<StateCounts> {
+    const counts = await super.getStateCounts();
+    if (!(await this.groupsInUse())) return counts;
+    const ids = await this.client.zrange(this.keys.groups, 0, -1);
+    for (const group of await this.readGroups(ids)) {
+      counts.waiting += group.waiting;
+      counts.prioritized += group.prioritized;
+    }
+    return counts;
+  }
+
+  /**
+   * Waiting and prioritized jobs: those without a group first, then each group's (groups by id,
+   * each in the order it will run); newest first reverses that order. Reads only the page asked.
+   */
+  override async getRange(state: JobState, start: number, end: number, asc: boolean): Promise<string[]> {
+    if ((state !== 'waiting' && state !== 'prioritized') || !(await this.groupsInUse())) return super.getRange(state, start, end, asc);
+    const k = this.keys;
+    const [min, max] = state === 'waiting' ? ['-inf', `(${PRIO_SHIFT}`] : [String(PRIO_SHIFT), '+inf'];
+    const groups = await this.client.zrange(k.groups, 0, -1);
+    const pipeline = this.client.pipeline();
+    if (state === 'waiting') pipeline.llen(k.wait);
+    else pipeline.zcard(k.prio);
+    for (const id of groups) pipeline.zcount(k.groupQueue(id), min, max);
+    const sizes = ((await pipeline.exec()) as [Error | null, unknown][]).map(([, n]) => Number(n));
+    const total = sizes.reduce((a, b) => a + b, 0);
+    let first = start < 0 ? total + start : start;
+    let last = end < 0 ? total + end : Math.min(end, total - 1);
+    if (!asc) [first, last] = [total - 1 - last, total - 1 - first];
+    const ids: string[] = [];
+    let offset = 0;
+    for (let segment = 0; segment < sizes.length && offset <= last; segment++) {
+      const size = sizes[segment];
+      const from = Math.max(first - offset, 0);
+      const to = Math.min(last - offset, size - 1);
+      if (from <= to) {
+        if (segment === 0) ids.push(...(await super.getRange(state, from, to, true)));
+        else ids.push(...(await this.client.zrangebyscore(k.groupQueue(groups[segment - 1]), min, max, 'LIMIT', from, to - from + 1)));
+      }
+      offset += size;
+    }
+    return asc ? ids : ids.reverse();
+  }
+}

@@ -1,0 +1,64 @@
+--[[ configureGroup: changes one group: its settings, or pauses or resumes it.
+  KEYS: meta, marker
+  ARGV: base, group, op, ...fields
+    op: 'set' writes the settings in fields (pairs: name, value; an empty value removes the
+      setting: c concurrency, lm/ld limiter max/duration ms, ms maxSize, w weight); 'pause';
+      'resume'.
+  A group parked by a limit goes back to the ring after 'set' (the next claim judges it again
+  under its new settings). Pausing a group that does not exist yet records it, paused.
+  Returns: 1 done; 0 nothing to do (pause: already paused; resume: not paused). ]]
+--@include base
+
+local base, g = argv.base, argv.group
+local gk = groupHashKey(base, g)
+local status = redis.call('HGET', gk, 'st')
+
+-- Puts the group back in the ring if it has a backlog; otherwise it is idle.
+local function requeue()
+  if redis.call('ZCARD', groupQueueKey(base, g)) > 0 then
+    enableGroups(base)
+    redis.call('HSET', gk, 'st', 'r')
+    redis.call('RPUSH', base .. 'gr', g)
+    signalWork(k.marker)
+  else
+    redis.call('HDEL', gk, 'st')
+  end
+end
+
+-- Takes the group out of the ring or the rate-limited set, whichever holds it.
+local function unlink()
+  if status == 'r' then redis.call('LREM', base .. 'gr', 0, g) end
+  if status == 'l' then redis.call('ZREM', base .. 'gl', g) end
+end
+
+if argv.op == 'pause' then
+  if status == 'p' then return 0 end
+  unlink()
+  redis.call('HSET', gk, 'st', 'p')
+  redis.call('ZADD', base .. 'gs', 0, g)
+  return 1
+end
+if argv.op == 'resume' then
+  if status ~= 'p' then return 0 end
+  requeue()
+  return 1
+end
+local set, del = {}, {}
+for i = REST, #ARGV, 2 do
+  if ARGV[i + 1] == '' then
+    del[#del + 1] = ARGV[i]
+  else
+    set[#set + 1] = ARGV[i]
+    set[#set + 1] = ARGV[i + 1]
+  end
+end
+if #set > 0 then
+  redis.call('HSET', gk, unpack(set))
+  redis.call('ZADD', base .. 'gs', 0, g)
+end
+if #del > 0 then redis.call('HDEL', gk, unpack(del)) end
+if status == 'c' or status == 'l' then
+  unlink()
+  requeue()
+end
+return 1

@@ -1,0 +1,23 @@
+--[[ configureQueue: sets or removes queue-wide limits and group defaults in the queue's meta:
+  gcc global concurrency, lmax/ldur rate limit (max jobs per duration ms), and the group
+  defaults gcon concurrency, glm/gld rate limit, gms maxSize, gwt weight.
+  KEYS: meta, marker
+  ARGV: ...fields
+    fields: pairs name, value; an empty value removes the setting.
+  Idle workers are woken: a raised limit may let them claim now.
+  Returns: 1 ]]
+--@include base
+
+local set, del = {}, {}
+for i = REST, #ARGV, 2 do
+  if ARGV[i + 1] == '' then
+    del[#del + 1] = ARGV[i]
+  else
+    set[#set + 1] = ARGV[i]
+    set[#set + 1] = ARGV[i + 1]
+  end
+end
+if #set > 0 then redis.call('HSET', k.meta, unpack(set)) end
+if #del > 0 then redis.call('HDEL', k.meta, unpack(del)) end
+signalWork(k.marker)
+return 1
