@@ -137,3 +137,39 @@ describe('groups: concurrency', () => {
     expect((await queue.getGroups()).map((g) => [g.id, g.active])).toEqual([['A', 0]]);
   });
 });
+
+describe('groups: fairness', () => {
+  it("a tenant with 50,000 queued jobs does not hold back another's 10: they all start before its next 50", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const bulk = [];
+    for (let i = 0; i < 50_000; i++) bulk.push({ name: 'a', data: i, opts: { group: { id: 'A' } } });
+    for (let i = 0; i < bulk.length; i += 1000) await queue.addBulk(bulk.slice(i, i + 1000));
+    // Processor start times on one monotonic clock, in start order.
+    const starts: { name: string; at: number }[] = [];
+    let bAddedAt = Infinity;
+    let bStarted = 0;
+    let resolveB!: () => void;
+    const bDone = new Promise<void>((resolve) => (resolveB = resolve));
+    let resolveWarm!: () => void;
+    const warm = new Promise<void>((resolve) => (resolveWarm = resolve));
+    env.worker(
+      name,
+      async (job) => {
+        starts.push({ name: job.name, at: performance.now() });
+        if (starts.length === 200) resolveWarm();
+        if (job.name === 'b' && ++bStarted === 10) resolveB();
+      },
+      { concurrency: 10, removeOnComplete: true },
+    );
+    await warm;
+    bAddedAt = performance.now();
+    await queue.addBulk(Array.from({ length: 10 }, (_, i) => ({ name: 'b', data: i, opts: { group: { id: 'B' } } })));
+    await bDone;
+    const lastB = Math.max(...starts.filter((s) => s.name === 'b').map((s) => s.at));
+    const aBetween = starts.filter((s) => s.name === 'a' && s.at > bAddedAt && s.at <= lastB).length;
+    expect(starts.filter((s) => s.name === 'b')).toHaveLength(10);
+    expect(aBetween).toBeLessThan(50);
+    await queue.drain();
+  }, 60_000);
+});
