@@ -50,4 +50,16 @@ describe('examples', () => {
     expect(out).toContain('export ended: CancelledError: user closed the tab');
     expect(out).toContain('slow after its retry: slow done');
   });
+
+  it('groups.mjs: a small tenant is not stuck behind a big one; caps, pause and limits hold', async () => {
+    const out = await example('groups.mjs');
+    expect(out).toContain('refused: group tiny holds 1 of 1');
+    const position = Number(/small-co started at position (\d+)/.exec(out)?.[1]);
+    expect(position).toBeLessThanOrEqual(10);
+    expect(out).toContain('on-hold: paused, 1 waiting, 0 active');
+    expect(out).toMatch(/big-co: (ready|maxed|limited), \d+ waiting/);
+    const most = Number(/most deliveries of one customer at once: (\d+)/.exec(out)?.[1]);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(4);
+  });
 });
