@@ -4,6 +4,7 @@
 // QueueEvents }) and the BullMQ-compatible API, so one piece of code measures both libraries.
 
 import { performance } from 'node:perf_hooks';
+import { processCpuMs } from '../redis/proc-cpu.mjs';
 
 /** Name of the measured jobs. Anything else (warm-up jobs) is ignored by the trackers. */
 export const JOB = 'job';
@@ -180,6 +181,49 @@ export function trackCompletions(worker, expected, onCompleted) {
     worker.on('failed', failed);
     worker.on('error', errored);
   });
+}
+
+/** CPU time (user + system) of this process, in ms. */
+const ownCpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+/**
+ * Role body shared by the drain-type scenarios (process, groups): opens one worker at
+ * `concurrency` on a queue already holding `total` measured jobs and waits until all have
+ * completed. Call it after ctx.ready().
+ *
+ * The window runs from the first completion to the last, so worker startup (connecting, loading
+ * scripts) is excluded; the Redis and worker CPU clocks are sampled at the same two instants.
+ * @param {{ total: number, concurrency: number, processor?: (job: any) => Promise<unknown> }} options
+ *        `processor` defaults to a no-op
+ * @returns {Promise<{ jobsPerSec: number, redisCpuMsPer1k: number, workerCpuMsPer1k: number, duplicates: number }>}
+ */
+export async function drainMeasured(ctx, { total, concurrency, processor = async () => {} }) {
+  const sample = () => ({
+    at: performance.now(),
+    nodeMs: ownCpuMs(),
+    redisMs: processCpuMs(ctx.redisPid, ctx.clockTicks),
+  });
+  /** @type {{ at: number, nodeMs: number, redisMs: number } | undefined} */
+  let first;
+  /** @type {typeof first} */
+  let last;
+  const worker = openWorker(ctx, processor, { concurrency });
+  const { duplicates } = await trackCompletions(worker, total, (_job, count) => {
+    if (count === 1) first = sample();
+    if (count === total) last = sample();
+  });
+  if (!first || !last) throw new Error('completion tracking ended without its two samples');
+  const jobsInWindow = total - 1;
+  const per1k = (ms) => (ms / jobsInWindow) * 1000;
+  return {
+    jobsPerSec: jobsInWindow / ((last.at - first.at) / 1000),
+    redisCpuMsPer1k: per1k(last.redisMs - first.redisMs),
+    workerCpuMsPer1k: per1k(last.nodeMs - first.nodeMs),
+    duplicates,
+  };
 }
 
 /** The note a worker leaves when it saw the same job complete twice. */

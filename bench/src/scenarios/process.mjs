@@ -1,15 +1,7 @@
 // process: how fast one worker process drains a full queue of no-op jobs, and what CPU that
 // costs Redis and Node per 1,000 jobs. With no-op jobs, everything measured is queue overhead.
 
-import { performance } from 'node:perf_hooks';
-import { processCpuMs } from '../redis/proc-cpu.mjs';
-import { JOB, addInBatches, duplicatesNote, expectCounts, metric, openQueue, openWorker, trackCompletions } from './common.mjs';
-
-/** CPU time (user + system) of this process, in ms. */
-const ownCpuMs = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-};
+import { JOB, addInBatches, drainMeasured, duplicatesNote, expectCounts, metric, openQueue } from './common.mjs';
 
 export default {
   id: 'process',
@@ -51,24 +43,7 @@ export default {
       const { total, concurrency, removeOnComplete } = ctx.params;
       const queue = openQueue(ctx);
       await ctx.ready();
-
-      // The window runs from the first completion to the last, so worker startup (connecting,
-      // loading scripts) is excluded; both CPU clocks are sampled at the same two instants.
-      const sample = () => ({
-        at: performance.now(),
-        nodeMs: ownCpuMs(),
-        redisMs: processCpuMs(ctx.redisPid, ctx.clockTicks),
-      });
-      /** @type {{ at: number, nodeMs: number, redisMs: number } | undefined} */
-      let first;
-      /** @type {typeof first} */
-      let last;
-      const worker = openWorker(ctx, async () => {}, { concurrency });
-      const { duplicates } = await trackCompletions(worker, total, (_job, count) => {
-        if (count === 1) first = sample();
-        if (count === total) last = sample();
-      });
-
+      const { duplicates, ...metrics } = await drainMeasured(ctx, { total, concurrency });
       await expectCounts(queue, {
         waiting: 0,
         active: 0,
@@ -76,18 +51,7 @@ export default {
         failed: 0,
         completed: removeOnComplete ? 0 : total,
       });
-
-      if (!first || !last) throw new Error('completion tracking ended without its two samples');
-      const jobsInWindow = total - 1;
-      const per1k = (ms) => (ms / jobsInWindow) * 1000;
-      return {
-        metrics: {
-          jobsPerSec: jobsInWindow / ((last.at - first.at) / 1000),
-          redisCpuMsPer1k: per1k(last.redisMs - first.redisMs),
-          workerCpuMsPer1k: per1k(last.nodeMs - first.nodeMs),
-        },
-        notes: [duplicatesNote(duplicates)],
-      };
+      return { metrics, notes: [duplicatesNote(duplicates)] };
     },
   },
 };
