@@ -11,10 +11,8 @@
  * worker.on('failed', (job, err) => console.error(job?.id, err.message));
  */
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { AckResult, ClaimedJob, Completion, Failure, Retention } from '../backend/backend.js';
 import { WriteCode } from '../backend/backend.js';
-import type { BackoffJob } from '../job/backoff.js';
 import {
   CancelledError,
   CloseTimeoutError,
@@ -27,7 +25,7 @@ import {
 } from '../job/errors.js';
 import { failureOf, toError, type StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
-import { DEFAULT_REMOVE_ON_COMPLETE, serialize, type KeepJobs } from '../job/options.js';
+import { DEFAULT_REMOVE_ON_COMPLETE, serialize } from '../job/options.js';
 import { toRetention } from '../job/retention.js';
 import { SchedulerTick } from '../maintenance/scheduler-tick.js';
 import { StallRescuer } from '../maintenance/stall-rescuer.js';
@@ -36,89 +34,10 @@ import { Dispatcher, type AckBatch } from '../runtime/dispatcher.js';
 import { Executor, type Outcome, type RunningJob } from '../runtime/executor.js';
 import { LockRenewer } from '../runtime/lock-renewer.js';
 import { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
-import type { SandboxOptions } from '../runtime/sandbox/index.js';
-import { validateLimiter, type RateLimiterOptions } from './queue-groups.js';
-import { QueueBase, type QueueBaseOptions } from './queue-base.js';
+import { heartbeat, positiveInteger, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from './worker-options.js';
+import { QueueBase } from './queue-base.js';
 
-/**
- * The function that processes a job: receives the job, the attempt's lock token and an
- * AbortSignal (aborted when the lock is lost or the worker is force-closed); its result becomes
- * the job's return value, a throw fails the attempt.
- */
-// `any` defaults keep BullMQ's generic signature.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Processor<DataType = any, ResultType = any, NameType extends string = string> = (
-  job: Job<DataType, ResultType, NameType>,
-  token?: string,
-  signal?: AbortSignal,
-) => Promise<ResultType>;
-
-/** Advanced worker settings. */
-export interface AdvancedSettings {
-  /**
-   * Computes retry delays for custom backoff types: given the attempts made (including the one
-   * that just failed), the type, the error and the job, returns the delay in ms (negative: fail
-   * for good). Declared as a method so strategies typed for BullMQ's job type are accepted too.
-   */
-  backoffStrategy?(attemptsMade: number, type?: string, err?: Error, job?: BackoffJob): number | Promise<number>;
-}
-
-/** Options of a Worker (BullMQ's names and meanings). */
-export interface WorkerOptions extends QueueBaseOptions {
-  /** Jobs processed at once by this worker. Default 1. */
-  concurrency?: number;
-  /** Start processing at once. Default true; otherwise call `run()`. */
-  autorun?: boolean;
-  /** How long a job's lock lasts without renewal, ms. Default 30,000. */
-  lockDuration?: number;
-  /** How often locks are renewed, ms. Default lockDuration / 2. */
-  lockRenewTime?: number;
-  /** How often to look for stalled jobs (expired locks), ms. Default 30,000. */
-  stalledInterval?: number;
-  /** Stalls a job may have before it fails for good. Default 1. */
-  maxStalledCount?: number;
-  /** Do not run the stalled-job check from this worker. Default false. */
-  skipStalledCheck?: boolean;
-  /** Retention of completed jobs that set none themselves. Default `{ count: 1000 }`. */
-  removeOnComplete?: boolean | number | KeepJobs;
-  /** Retention of failed jobs that set none themselves. Default: keep. */
-  removeOnFail?: boolean | number | KeepJobs;
-  /** Longest idle blocking wait for new jobs, in seconds as in BullMQ. Default 5. */
-  drainDelay?: number;
-  /** Longest time `close()` waits for Redis to record the last results, ms. Default 10,000. */
-  closeTimeout?: number;
-  /**
-   * How often, at the latest, this worker gives job schedulers their next occurrences, ms
-   * (they are also advanced at once when an occurrence falls due). Default 5,000.
-   */
-  schedulerInterval?: number;
-  /**
-   * After a job's `timeout`, how long its attempt may still take to settle before the worker gives
-   * up on it (frees its slot and records the TimeoutError), ms. Default 5,000.
-   */
-  timeoutGrace?: number;
-  /** With a processor file: run it in worker threads instead of child processes. Default false. */
-  useWorkerThreads?: boolean;
-  /** With a processor file: the pool's settings (idle children kept, idle timeout, kill grace, memory limit). */
-  sandbox?: Pick<SandboxOptions, 'minChildren' | 'idleTimeoutMs' | 'killGraceMs' | 'loadRetryMs' | 'maxMemoryMb'>;
-  /**
-   * Rate limit shared by all workers of the queue (BullMQ's option): at most `max` jobs start in
-   * any `duration` ms, judged on recorded start times (a sliding window, exact across workers).
-   * Without it, the queue's limit applies (`queue.setGlobalRateLimit`), if any.
-   */
-  limiter?: RateLimiterOptions;
-  /** A name for this worker, shown by `queue.getWorkers()`. */
-  name?: string;
-  /** Events older than this are trimmed by the stalled check, ms (0 = only the count cap). Default 0. */
-  eventsMaxAge?: number;
-  settings?: AdvancedSettings;
-}
-
-function positiveInteger(value: number | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new InvalidOptionsError(`${name} must be a positive integer, got ${String(value)}.`);
-  return value;
-}
+export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
 
 // `any` defaults keep BullMQ's generic signature.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -167,17 +86,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     } else {
       this.processor = processor ?? undefined;
     }
-    this.lockDuration = positiveInteger(opts.lockDuration, 'lockDuration', 30_000);
-    const renewEvery = positiveInteger(opts.lockRenewTime, 'lockRenewTime', Math.max(1, Math.floor(this.lockDuration / 2)));
-    const stalledInterval = positiveInteger(opts.stalledInterval, 'stalledInterval', 30_000);
-    const maxStalledCount = opts.maxStalledCount ?? 1;
-    if (!Number.isInteger(maxStalledCount) || maxStalledCount < 0) {
-      throw new InvalidOptionsError(`maxStalledCount must be an integer >= 0, got ${String(opts.maxStalledCount)}.`);
-    }
-    if (opts.limiter !== undefined) validateLimiter(opts.limiter, 'limiter');
-    const drainDelaySeconds = opts.drainDelay ?? 5;
-    if (!(drainDelaySeconds > 0))
-      throw new InvalidOptionsError(`drainDelay must be a positive number of seconds, got ${String(opts.drainDelay)}.`);
+    const { lockDuration, renewEvery, stalledInterval, maxStalledCount, drainDelayMs, schedulerInterval } = workerSettings(opts);
+    this.lockDuration = lockDuration;
     this.completeKeep = toRetention(opts.removeOnComplete, toRetention(DEFAULT_REMOVE_ON_COMPLETE, { kind: 'keep' }));
     this.failKeep = toRetention(opts.removeOnFail, { kind: 'keep' });
 
@@ -194,7 +104,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       concurrency: () => this.concurrencyValue,
       lockDuration: this.lockDuration,
       limiter: opts.limiter && { max: opts.limiter.max, duration: opts.limiter.duration },
-      drainDelay: drainDelaySeconds * 1000,
+      drainDelay: drainDelayMs,
       makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(this, claimed, now),
       onClaimed: (job) => this.startJob(job),
       onAcked: (batch, result, resent) => this.acked(batch, result, resent),
@@ -222,23 +132,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       onError: (err) => this.emitError(err),
       onEpoch: (epoch) => this.checkEpoch(epoch),
       onCancelled: (ids) => ids.forEach((id) => this.cancelRunning(id)),
-      worker: () => ({
-        id: this.id,
-        info: JSON.stringify({
-          name: this.opts.name,
-          hostname: hostname(),
-          pid: process.pid,
-          concurrency: this.concurrencyValue,
-          startedAt: this.startedAt,
-        }),
-        ttlMs: 2 * renewEvery + 1000,
-      }),
-      onLag: (lag) =>
-        process.emitWarning(
-          `Worker "${this.name}": the event loop was blocked for about ${Math.round(lag)} ms, over lockDuration / 2 (${this.lockDuration / 2} ms). ` +
-            'Locks may expire and jobs be rescued while still running: move CPU-bound work out of the main thread.',
-          { type: 'HopperWarning', code: 'HOPPER_EVENT_LOOP_BLOCKED' },
-        ),
+      worker: () => heartbeat(this.id, this.opts.name, this.concurrencyValue, this.startedAt, renewEvery),
+      onLag: (lag) => warnBlockedLoop(this.name, lag, this.lockDuration),
     });
     this.rescuer = new StallRescuer({
       backend: this.backend,
@@ -259,7 +154,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.schedulerTick = new SchedulerTick({
       backend: this.backend,
       clock: this.clock,
-      interval: positiveInteger(opts.schedulerInterval, 'schedulerInterval', 5000),
+      interval: schedulerInterval,
       onError: (err) => this.emitError(err),
     });
 

@@ -9,23 +9,20 @@ import type {
   AddResult,
   ClaimRequest,
   ClaimResult,
-  CleanableState,
   Completion,
   Failure,
   Fence,
   NewJob,
-  OccurrencePlan,
   Retention,
   QueueBackend,
   RescueOptions,
   RescueResult,
-  SchedulerWrite,
   WriteCode,
 } from '../backend.js';
 import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
 import { GroupMaxSizeExceededError } from '../../job/errors.js';
-import { RedisQueueGroups } from './redis-groups.js';
+import { RedisQueueManagement } from './redis-management.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import { parseClaim, retentionSpec, timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
@@ -36,7 +33,7 @@ export const LAYOUT_VERSION = '1';
 
 export type { RedisBackendOptions } from './redis-connection.js';
 
-export class RedisQueueBackend extends RedisQueueGroups implements QueueBackend {
+export class RedisQueueBackend extends RedisQueueManagement implements QueueBackend {
   private readonly options: RedisBackendOptions;
 
   constructor(options: RedisBackendOptions) {
@@ -290,79 +287,6 @@ export class RedisQueueBackend extends RedisQueueGroups implements QueueBackend 
     )) as number;
   }
 
-  async drain(includeDelayed: boolean, limit: number): Promise<number> {
-    const k = this.keys;
-    return (await runScript(
-      this.client,
-      SCRIPTS.drain,
-      { meta: k.meta, wait: k.wait, prio: k.prio, delayed: k.delayed, events: k.events },
-      { now: '', base: k.base, delayed: includeDelayed ? 1 : 0, limit },
-    )) as number;
-  }
-
-  async clean(
-    state: CleanableState,
-    graceMs: number,
-    limit: number,
-    cursor: number,
-    now?: number,
-  ): Promise<{ ids: string[]; cursor: number }> {
-    const k = this.keys;
-    const reply = (await runScript(
-      this.client,
-      SCRIPTS.clean,
-      { meta: k.meta, wait: k.wait, prio: k.prio, delayed: k.delayed, completed: k.completed, failed: k.failed, events: k.events },
-      { now: timeArg(now), base: k.base, state, graceMs, limit, cursor },
-    )) as Reply;
-    return { cursor: Number(reply[0]), ids: reply.slice(1).map(String) };
-  }
-
-  async obliterate(force: boolean, count: number, cursor: string): Promise<{ cursor: string; deleted: number } | 'active'> {
-    const k = this.keys;
-    const reply = (await runScript(
-      this.client,
-      SCRIPTS.obliterate,
-      { meta: k.meta, active: k.active, events: k.events },
-      { base: k.base, force: force ? 1 : 0, count, cursor },
-    )) as Reply;
-    if (reply[0] === -1) return 'active';
-    return { cursor: String(reply[0]), deleted: Number(reply[1]) };
-  }
-
-  async retryJobs(
-    state: 'failed' | 'completed',
-    options: { count: number; timestamp: number; ids?: string[]; resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
-  ): Promise<number[]> {
-    const k = this.keys;
-    const reply = await runScript(
-      this.client,
-      SCRIPTS.retryJobs,
-      { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, source: k[state], events: k.events, marker: k.marker },
-      {
-        base: k.base,
-        state,
-        count: options.count,
-        timestamp: options.timestamp,
-        resetAttemptsMade: options.resetAttemptsMade ? 1 : 0,
-        resetAttemptsStarted: options.resetAttemptsStarted ? 1 : 0,
-      },
-      options.ids ?? [],
-    );
-    return Array.isArray(reply) ? reply.map(Number) : [Number(reply)];
-  }
-
-  async promoteJobs(options: { count: number; ids?: string[] }): Promise<number[]> {
-    const k = this.keys;
-    const reply = await runScript(
-      this.client,
-      SCRIPTS.promoteJobs,
-      { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, delayed: k.delayed, events: k.events, marker: k.marker },
-      { base: k.base, count: options.count },
-      options.ids ?? [],
-    );
-    return Array.isArray(reply) ? reply.map(Number) : [Number(reply)];
-  }
-
   async changeDelay(id: string, delay: number, now?: number): Promise<WriteCode> {
     const k = this.keys;
     return (await runScript(
@@ -451,80 +375,6 @@ export class RedisQueueBackend extends RedisQueueGroups implements QueueBackend 
 
   sharesSlotWith(other: string): boolean {
     return sameSlot(this.keys.base, this.queueName, other);
-  }
-
-  private schedulerKeys() {
-    const k = this.keys;
-    return { schedulers: k.schedulers, schedDue: k.schedDue, delayed: k.delayed, events: k.events, meta: k.meta };
-  }
-
-  async upsertScheduler(s: SchedulerWrite, now?: number): Promise<number> {
-    return (await runScript(this.client, SCRIPTS.upsertScheduler, this.schedulerKeys(), {
-      now: timeArg(now),
-      base: this.keys.base,
-      id: s.id,
-      hash: s.hash,
-      spec: s.spec,
-      template: s.template,
-      overlap: s.overlap,
-      catchup: s.catchup,
-      catchupWindow: s.catchupWindow,
-      limit: s.limit,
-      paused: s.paused ? 1 : 0,
-    })) as number;
-  }
-
-  async advanceScheduler(
-    id: string,
-    expectedLast: string,
-    occurrences: OccurrencePlan[],
-    after: number | null,
-    missed: number,
-    now?: number,
-  ): Promise<number> {
-    const rest: (string | number)[] = [];
-    for (const o of occurrences) rest.push(o.instant, o.due, o.pending ? 1 : 0);
-    return (await runScript(
-      this.client,
-      SCRIPTS.advanceScheduler,
-      { ...this.schedulerKeys(), marker: this.keys.marker },
-      { now: timeArg(now), base: this.keys.base, id, expectedLast, missed, after: after ?? '' },
-      rest,
-    )) as number;
-  }
-
-  async removeScheduler(id: string): Promise<boolean> {
-    return (await runScript(this.client, SCRIPTS.removeScheduler, this.schedulerKeys(), { base: this.keys.base, id })) === 1;
-  }
-
-  async pauseScheduler(id: string, paused: boolean, now?: number): Promise<number> {
-    return (await runScript(this.client, SCRIPTS.pauseScheduler, this.schedulerKeys(), {
-      now: timeArg(now),
-      base: this.keys.base,
-      id,
-      paused: paused ? 1 : 0,
-    })) as number;
-  }
-
-  async runScheduled(id: string, trigger: boolean, instants: number[], now?: number): Promise<string[] | undefined> {
-    const k = this.keys;
-    const reply = await runScript(
-      this.client,
-      SCRIPTS.runScheduled,
-      {
-        schedulers: k.schedulers,
-        delayed: k.delayed,
-        events: k.events,
-        meta: k.meta,
-        marker: k.marker,
-        wait: k.wait,
-        prio: k.prio,
-        prioCounter: k.prioCounter,
-      },
-      { now: timeArg(now), base: k.base, id, trigger: trigger ? 1 : 0 },
-      instants,
-    );
-    return Array.isArray(reply) ? reply.map(String) : undefined;
   }
 
   async updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode> {

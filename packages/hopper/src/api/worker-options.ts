@@ -1,0 +1,138 @@
+/**
+ * A Worker's options (BullMQ's names and meanings): their types, defaults and validation; and how
+ * a worker describes itself (its heartbeat entry) and warns about a blocked event loop.
+ */
+import { hostname } from 'node:os';
+import type { BackoffJob } from '../job/backoff.js';
+import { InvalidOptionsError } from '../job/errors.js';
+import type { Job } from '../job/job.js';
+import type { KeepJobs } from '../job/options.js';
+import type { SandboxOptions } from '../runtime/sandbox/index.js';
+import type { QueueBaseOptions } from './queue-base.js';
+import { validateLimiter, type RateLimiterOptions } from './queue-groups.js';
+
+/**
+ * The function that processes a job: receives the job, the attempt's lock token and an
+ * AbortSignal (aborted when the lock is lost or the worker is force-closed); its result becomes
+ * the job's return value, a throw fails the attempt.
+ */
+// `any` defaults keep BullMQ's generic signature.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Processor<DataType = any, ResultType = any, NameType extends string = string> = (
+  job: Job<DataType, ResultType, NameType>,
+  token?: string,
+  signal?: AbortSignal,
+) => Promise<ResultType>;
+
+/** Advanced worker settings. */
+export interface AdvancedSettings {
+  /**
+   * Computes retry delays for custom backoff types: given the attempts made (including the one
+   * that just failed), the type, the error and the job, returns the delay in ms (negative: fail
+   * for good). Declared as a method so strategies typed for BullMQ's job type are accepted too.
+   */
+  backoffStrategy?(attemptsMade: number, type?: string, err?: Error, job?: BackoffJob): number | Promise<number>;
+}
+
+/** Options of a Worker (BullMQ's names and meanings). */
+export interface WorkerOptions extends QueueBaseOptions {
+  /** Jobs processed at once by this worker. Default 1. */
+  concurrency?: number;
+  /** Start processing at once. Default true; otherwise call `run()`. */
+  autorun?: boolean;
+  /** How long a job's lock lasts without renewal, ms. Default 30,000. */
+  lockDuration?: number;
+  /** How often locks are renewed, ms. Default lockDuration / 2. */
+  lockRenewTime?: number;
+  /** How often to look for stalled jobs (expired locks), ms. Default 30,000. */
+  stalledInterval?: number;
+  /** Stalls a job may have before it fails for good. Default 1. */
+  maxStalledCount?: number;
+  /** Do not run the stalled-job check from this worker. Default false. */
+  skipStalledCheck?: boolean;
+  /** Retention of completed jobs that set none themselves. Default `{ count: 1000 }`. */
+  removeOnComplete?: boolean | number | KeepJobs;
+  /** Retention of failed jobs that set none themselves. Default: keep. */
+  removeOnFail?: boolean | number | KeepJobs;
+  /** Longest idle blocking wait for new jobs, in seconds as in BullMQ. Default 5. */
+  drainDelay?: number;
+  /** Longest time `close()` waits for Redis to record the last results, ms. Default 10,000. */
+  closeTimeout?: number;
+  /**
+   * How often, at the latest, this worker gives job schedulers their next occurrences, ms
+   * (they are also advanced at once when an occurrence falls due). Default 5,000.
+   */
+  schedulerInterval?: number;
+  /**
+   * After a job's `timeout`, how long its attempt may still take to settle before the worker gives
+   * up on it (frees its slot and records the TimeoutError), ms. Default 5,000.
+   */
+  timeoutGrace?: number;
+  /** With a processor file: run it in worker threads instead of child processes. Default false. */
+  useWorkerThreads?: boolean;
+  /** With a processor file: the pool's settings (idle children kept, idle timeout, kill grace, memory limit). */
+  sandbox?: Pick<SandboxOptions, 'minChildren' | 'idleTimeoutMs' | 'killGraceMs' | 'loadRetryMs' | 'maxMemoryMb'>;
+  /**
+   * Rate limit shared by all workers of the queue (BullMQ's option): at most `max` jobs start in
+   * any `duration` ms, judged on recorded start times (a sliding window, exact across workers).
+   * Without it, the queue's limit applies (`queue.setGlobalRateLimit`), if any.
+   */
+  limiter?: RateLimiterOptions;
+  /** A name for this worker, shown by `queue.getWorkers()`. */
+  name?: string;
+  /** Events older than this are trimmed by the stalled check, ms (0 = only the count cap). Default 0. */
+  eventsMaxAge?: number;
+  settings?: AdvancedSettings;
+}
+
+/** Reads a positive integer option, or its default; throws InvalidOptionsError naming it. */
+export function positiveInteger(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new InvalidOptionsError(`${name} must be a positive integer, got ${String(value)}.`);
+  return value;
+}
+
+/** A worker's timing settings, validated, with their defaults applied. */
+export function workerSettings(opts: WorkerOptions): {
+  lockDuration: number;
+  renewEvery: number;
+  stalledInterval: number;
+  maxStalledCount: number;
+  drainDelayMs: number;
+  schedulerInterval: number;
+} {
+  const lockDuration = positiveInteger(opts.lockDuration, 'lockDuration', 30_000);
+  const renewEvery = positiveInteger(opts.lockRenewTime, 'lockRenewTime', Math.max(1, Math.floor(lockDuration / 2)));
+  const stalledInterval = positiveInteger(opts.stalledInterval, 'stalledInterval', 30_000);
+  const maxStalledCount = opts.maxStalledCount ?? 1;
+  if (!Number.isInteger(maxStalledCount) || maxStalledCount < 0) {
+    throw new InvalidOptionsError(`maxStalledCount must be an integer >= 0, got ${String(opts.maxStalledCount)}.`);
+  }
+  if (opts.limiter !== undefined) validateLimiter(opts.limiter, 'limiter');
+  const drainDelaySeconds = opts.drainDelay ?? 5;
+  if (!(drainDelaySeconds > 0))
+    throw new InvalidOptionsError(`drainDelay must be a positive number of seconds, got ${String(opts.drainDelay)}.`);
+  const schedulerInterval = positiveInteger(opts.schedulerInterval, 'schedulerInterval', 5000);
+  return { lockDuration, renewEvery, stalledInterval, maxStalledCount, drainDelayMs: drainDelaySeconds * 1000, schedulerInterval };
+}
+
+/** A worker's heartbeat entry, shown by `queue.getWorkers()`; it lives twice the renewal interval. */
+export function heartbeat(
+  id: string,
+  name: string | undefined,
+  concurrency: number,
+  startedAt: number,
+  renewEvery: number,
+): { id: string; info: string; ttlMs: number } {
+  const info = JSON.stringify({ name, hostname: hostname(), pid: process.pid, concurrency, startedAt });
+  return { id, info, ttlMs: 2 * renewEvery + 1000 };
+}
+
+/** Warns that the event loop was blocked long enough for locks to expire under running jobs. */
+export function warnBlockedLoop(worker: string, lagMs: number, lockDuration: number): void {
+  process.emitWarning(
+    `Worker "${worker}": the event loop was blocked for about ${Math.round(lagMs)} ms, over lockDuration / 2 (${lockDuration / 2} ms). ` +
+      'Locks may expire and jobs be rescued while still running: move CPU-bound work out of the main thread.',
+    { type: 'HopperWarning', code: 'HOPPER_EVENT_LOOP_BLOCKED' },
+  );
+}
