@@ -56,9 +56,12 @@ describe('groups: a group at its concurrency limit is released by each way a job
     const finished = new EventEmitter();
     const done = new Set<string>();
     const gate = signal();
+    // The child waits until a1 has moved to waiting-children (else it could finish first).
+    const parked = signal();
     let firstRun = true;
     const processor = async (job: Job, token?: string, abort?: AbortSignal): Promise<string> => {
       runs.push(job.name);
+      if (job.name === 'child') await parked.promise;
       if (job.name !== 'a1' || !firstRun) return job.name;
       firstRun = false;
       if (way === 'cancel' || way === 'timeout') {
@@ -77,7 +80,10 @@ describe('groups: a group at its concurrency limit is released by each way a job
           throw Worker.RateLimitError();
         case 'moveToWaitingChildren':
           await queue.add('child', {}, { parent: { id: job.id as string, queue: job.queueQualifiedName } });
-          if (await job.moveToWaitingChildren(token)) throw new WaitingChildrenError();
+          if (await job.moveToWaitingChildren(token)) {
+            parked.resolve();
+            throw new WaitingChildrenError();
+          }
           throw new Error('the child should have been pending');
         default:
           return job.name;

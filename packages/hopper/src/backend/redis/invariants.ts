@@ -62,20 +62,20 @@ export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys)
     queued.map((key) => key.slice(keys.base.length + 3)),
   );
   const membership = await readGroupQueues(client, keys, groups);
-  const grouped: { id: string; state: string; group: string }[] = [];
+  const grouped: { id: string; state: string; group: string; counted: boolean }[] = [];
 
   const jobPrefix = `${keys.base}j:`;
   const jobKeys = await scanAll(client, `${globEscape(jobPrefix)}*`);
   const ids = new Set(jobKeys.map((key) => key.slice(jobPrefix.length)));
   const pipeline = client.pipeline();
-  for (const id of ids) pipeline.hmget(keys.job(id), 's', 'tk', 'n', 'pl', 'us', 'cf', 'g');
+  for (const id of ids) pipeline.hmget(keys.job(id), 's', 'tk', 'n', 'pl', 'us', 'cf', 'g', 'ga');
   const rows = ((await pipeline.exec()) ?? []) as [unknown, (string | null)[]][];
   const children: { id: string; state: string; parentBase: string; parentId: string }[] = [];
   const parents: string[] = [];
   let i = 0;
   for (const id of ids) {
-    const [state, token, name, link, unsealed, continued, group] = rows[i++][1];
-    if (group !== null && state !== null) grouped.push({ id, state, group });
+    const [state, token, name, link, unsealed, continued, group, counted] = rows[i++][1];
+    if (group !== null && state !== null) grouped.push({ id, state, group, counted: counted === '1' });
     if (link !== null && state !== null) {
       const parent = parseParentLink(link);
       children.push({ id, state, parentBase: parent.base, parentId: parent.id });

@@ -75,6 +75,10 @@ export interface QueueKeys {
   readonly groupsLimited: string;
   /** Sorted set (score 0) of every known group, for listing. */
   readonly groups: string;
+  /** Set of groups parked at their concurrency limit. */
+  readonly groupsParked: string;
+  /** List of idle groups to forget once their last active job leaves. */
+  readonly groupsIdle: string;
   /** Hash of one group: status, active count, turn, own settings. */
   group(id: string): string;
   /** Sorted set of one group's ready jobs (score: priority, then FIFO counter). */
@@ -124,6 +128,8 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     groupRing: `${base}gr`,
     groupsLimited: `${base}gl`,
     groups: `${base}gs`,
+    groupsParked: `${base}gp`,
+    groupsIdle: `${base}gz`,
     group: (id) => `${base}g:${id}`,
     groupQueue: (id) => `${base}gq:${id}`,
     groupWindow: (id) => `${base}gw:${id}`,

@@ -38,50 +38,78 @@ export abstract class RedisQueueGroups extends RedisQueueFlows {
   }
 
   async getGroupsCount(): Promise<number> {
-    return this.client.zcard(this.keys.groups);
+    return (await this.readGroups(await this.client.zrange(this.keys.groups, 0, -1))).length;
   }
 
   async getGroups(start: number, end: number): Promise<GroupRecord[]> {
-    const ids = await this.client.zrange(this.keys.groups, start, end);
-    return this.readGroups(ids);
+    return this.readGroups(await this.client.zrange(this.keys.groups, start, end));
   }
 
   async getGroup(id: string): Promise<GroupRecord | undefined> {
     const [record] = await this.readGroups([id]);
-    return record.status === 'idle' && record.active === 0 && (await this.client.zscore(this.keys.groups, id)) === null
-      ? undefined
-      : record;
+    return record;
   }
 
   async getGroupJobIds(id: string, start: number, end: number): Promise<string[]> {
     return this.client.zrange(this.keys.groupQueue(id), start, end);
   }
 
+  /**
+   * Reads groups, leaving out the ones that hold nothing (no job, no setting, not paused): those
+   * are forgotten, at once or by the next claim (includes/groups.lua, sweepIdleGroups).
+   */
   private async readGroups(ids: string[]): Promise<GroupRecord[]> {
     if (ids.length === 0) return [];
     const k = this.keys;
     const pipeline = this.client.pipeline();
     for (const id of ids) {
-      pipeline.hmget(k.group(id), 'st', 'a', 'c', 'lm', 'ld', 'ms', 'w');
+      pipeline.hmget(k.group(id), 'st', 'c', 'lm', 'ld', 'ms', 'w');
       pipeline.zcount(k.groupQueue(id), '-inf', `(${PRIO_SHIFT}`);
       pipeline.zcount(k.groupQueue(id), PRIO_SHIFT, '+inf');
     }
     const replies = (await pipeline.exec()) as [Error | null, unknown][];
-    return ids.map((id, i) => {
-      const [st, a, c, lm, ld, ms, w] = replies[i * 3][1] as (string | null)[];
+    const running = await this.activeByGroup();
+    const records = ids.map((id, i): GroupRecord => {
+      const [st, c, lm, ld, ms, w] = replies[i * 3][1] as (string | null)[];
       const max = numberOrUndefined(lm);
       return {
         id,
         status: (st !== null && STATUS[st]) || 'idle',
         waiting: Number(replies[i * 3 + 1][1]),
         prioritized: Number(replies[i * 3 + 2][1]),
-        active: Number(a ?? 0),
+        active: running.get(id) ?? 0,
         concurrency: numberOrUndefined(c),
         limiter: max === undefined ? undefined : { max, duration: Number(ld) },
         maxSize: numberOrUndefined(ms),
         weight: numberOrUndefined(w),
       };
     });
+    return records.filter(
+      (r) =>
+        r.status !== 'idle' ||
+        r.active > 0 ||
+        r.waiting + r.prioritized > 0 ||
+        r.concurrency !== undefined ||
+        r.limiter !== undefined ||
+        r.maxSize !== undefined ||
+        r.weight !== undefined,
+    );
+  }
+
+  /**
+   * Active jobs per group, from the active set (a group counts its own only under a concurrency
+   * limit). O(active jobs): for reads, not hot paths.
+   */
+  private async activeByGroup(): Promise<Map<string, number>> {
+    const ids = await this.client.zrange(this.keys.active, 0, -1);
+    const counts = new Map<string, number>();
+    if (ids.length === 0) return counts;
+    const pipeline = this.client.pipeline();
+    for (const id of ids) pipeline.hget(this.keys.job(id), 'g');
+    for (const [, group] of (await pipeline.exec()) as [Error | null, string | null][]) {
+      if (group !== null) counts.set(group, (counts.get(group) ?? 0) + 1);
+    }
+    return counts;
   }
 
   /** Whether the queue has used groups (its ready jobs may be in group queues). */

@@ -1,6 +1,8 @@
 --[[ clean: removes up to `limit` jobs in `state` that are older than the grace period: finished
   before now - graceMs (completed, failed) or created before it (waiting, prioritized, delayed).
-  Walks the structure from its oldest end in bounded steps; call again with the cursor.
+  Walks the structure from its oldest end in bounded steps; call again with the cursor. Waiting
+  and prioritized jobs of groups are walked after the others, group by group (the cursor is a
+  rank in that sequence, as in getRange).
   KEYS: meta, wait, prio, delayed, completed, failed, events
   ARGV: now, base, state, graceMs, limit, cursor
   Returns: { nextCursor (-1 when done), removed ids... } ]]
@@ -27,30 +29,68 @@ if state == 'completed' or state == 'failed' then
   if #ids == limit then out[1] = 0 end
 else
   -- Not ordered by creation: check each job's timestamp, a window at a time.
-  local window
-  if kind == 'list' then
-    window = redis.call('LRANGE', key, cursor, cursor + limit - 1)
-  else
-    window = redis.call('ZRANGE', key, cursor, cursor + limit - 1)
+  local walked, kept = 0, 0
+  local function isOld(id)
+    return (tonumber(redis.call('HGET', jobKey(base, id), 't')) or 0) <= cutoff
   end
-  local kept = 0
-  for i = 1, #window do
-    local id = window[i]
-    local created = tonumber(redis.call('HGET', jobKey(base, id), 't')) or 0
-    if created <= cutoff then
-      if kind == 'list' then
-        redis.call('LSET', key, cursor + i - 1, '\0deleted')
-      else
-        redis.call('ZREM', key, id)
-      end
-      discardJob(base, id, now)
-      out[#out + 1] = id
+  local size
+  if kind == 'list' then size = redis.call('LLEN', key) else size = redis.call('ZCARD', key) end
+  if cursor < size then
+    local window
+    if kind == 'list' then
+      window = redis.call('LRANGE', key, cursor, cursor + limit - 1)
     else
-      kept = kept + 1
+      window = redis.call('ZRANGE', key, cursor, cursor + limit - 1)
+    end
+    local removedHere = false
+    for i = 1, #window do
+      local id = window[i]
+      if isOld(id) then
+        if kind == 'list' then
+          redis.call('LSET', key, cursor + i - 1, '\0deleted')
+        else
+          redis.call('ZREM', key, id)
+        end
+        discardJob(base, id, now)
+        out[#out + 1] = id
+        removedHere = true
+      else
+        kept = kept + 1
+      end
+    end
+    if kind == 'list' and removedHere then redis.call('LREM', key, 0, '\0deleted') end
+    walked = #window
+  end
+  -- Then the grouped ready jobs in this state (scores below PRIO_SHIFT: waiting), group by group.
+  if walked < limit and (state == 'waiting' or state == 'prioritized') and redis.call('HEXISTS', k.meta, 'gm') == 1 then
+    local min, max = '-inf', '(' .. PRIO_SHIFT
+    if state == 'prioritized' then min, max = PRIO_SHIFT, '+inf' end
+    local skip = math.max(cursor - size, 0)
+    local groups = redis.call('ZRANGE', base .. 'gs', 0, -1)
+    for g = 1, #groups do
+      if walked >= limit then break end
+      local gq = groupQueueKey(base, groups[g])
+      local n = redis.call('ZCOUNT', gq, min, max)
+      if skip >= n then
+        skip = skip - n
+      else
+        local window = redis.call('ZRANGEBYSCORE', gq, min, max, 'LIMIT', skip, limit - walked)
+        skip = 0
+        for i = 1, #window do
+          local id = window[i]
+          if isOld(id) then
+            redis.call('ZREM', gq, id)
+            discardJob(base, id, now)
+            out[#out + 1] = id
+          else
+            kept = kept + 1
+          end
+        end
+        walked = walked + #window
+      end
     end
   end
-  if kind == 'list' and #out > 1 then redis.call('LREM', key, 0, '\0deleted') end
-  if #window == limit then out[1] = cursor + kept end
+  if walked == limit then out[1] = cursor + kept end
 end
 if #out > 1 then emit(k.events, eventsCap(k.meta), 'cleaned', 'count', #out - 1, 'state', state) end
 return out

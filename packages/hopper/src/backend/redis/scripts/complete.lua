@@ -25,7 +25,7 @@ local doneIds, returnvalues = {}, {}
 for i = REST, #ARGV, 5 do
   local id, token, attempt, rv, keep = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'g')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'g', 'ga')
   local code = 1
   if not f[1] then
     code = -1
@@ -36,7 +36,7 @@ for i = REST, #ARGV, 5 do
   elseif f[6] then
     -- Cancelled while running: it ends as cancelled (failed), not completed.
     code = 3
-    noteRelease(rel, f[8])
+    noteRelease(rel, f[8], f[9])
     if f[5] then releaseDedup(base, jk, id) end
     redis.call('ZREM', k.active, id)
     local cancelled = newFinisher(base, k.failed, now)
@@ -45,7 +45,7 @@ for i = REST, #ARGV, 5 do
     emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', f[6], 'prev', 'active', 'cancelled', '1')
     notifyParent(base, id, f[7], 'failed', f[6], now)
   else
-    noteRelease(rel, f[8])
+    noteRelease(rel, f[8], f[9])
     if f[5] then releaseDedup(base, jk, id) end
     local made = (tonumber(f[4]) or 0) + 1
     finish(fin, jk, id, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made })

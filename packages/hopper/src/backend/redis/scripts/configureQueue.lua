@@ -18,6 +18,10 @@ for i = REST, #ARGV, 2 do
   end
 end
 if #set > 0 then redis.call('HSET', k.meta, unpack(set)) end
+-- A default group concurrency counts the grouped jobs already running (see includes/groups).
+for i = 1, #set, 2 do
+  if set[i] == 'gcon' and redis.call('HEXISTS', k.meta, 'gm') == 1 then countActive(string.sub(k.meta, 1, #k.meta - 4), nil) end
+end
 if #del > 0 then redis.call('HDEL', k.meta, unpack(del)) end
 signalWork(k.marker)
 return 1

@@ -42,7 +42,7 @@ for i = REST, #ARGV, 7 do
   local id, token, attempt, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local stack, retryDelay, keep = ARGV[i + 4], tonumber(ARGV[i + 5]), ARGV[i + 6]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'g')
+  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'g', 'ga')
   local code
   if not f[1] then
     code = -1
@@ -52,7 +52,7 @@ for i = REST, #ARGV, 7 do
     code = -2
   else
     redis.call('ZREM', k.active, id)
-    noteRelease(rel, f[9])
+    noteRelease(rel, f[9], f[10])
     freed = freed + 1
     local made = (tonumber(f[4]) or 0) + 1
     -- Cancelled while running: no retry, and the cancel reason is the failed reason.

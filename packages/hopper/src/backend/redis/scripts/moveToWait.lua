@@ -12,9 +12,8 @@ if code ~= 1 then return code end
 if redis.call('HGET', jk, 's') ~= 'active' then return -3 end
 redis.call('ZREM', k.active, argv.id)
 redis.call('HDEL', jk, 'tk')
-local f = redis.call('HMGET', jk, 'p', 'g')
-if f[2] then releaseGroup(argv.base, f[2], 1) end
-local state = pushReady(k, jk, argv.id, tonumber(f[1]) or 0, true, f[2])
+local group = leaveActive(argv.base, jk)
+local state = pushReady(k, jk, argv.id, tonumber(redis.call('HGET', jk, 'p')) or 0, true, group)
 signalWork(k.marker)
 emit(k.events, eventsCap(k.meta), 'waiting', 'jobId', argv.id, 'prev', 'active', 'state', state)
 return 1

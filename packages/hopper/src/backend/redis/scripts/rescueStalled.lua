@@ -32,8 +32,9 @@ for i = 1, #expired do
   if redis.call('EXISTS', jk) == 1 then
     local stalls = redis.call('HINCRBY', jk, 'sc', 1)
     redis.call('HDEL', jk, 'tk')
-    local group = redis.call('HGET', jk, 'g')
-    noteRelease(rel, group)
+    local gf = redis.call('HMGET', jk, 'g', 'ga')
+    local group = gf[1]
+    noteRelease(rel, group, gf[2])
     if stalls > maxStalled then
       local reason = 'job stalled more than allowable limit'
       local f = redis.call('HMGET', jk, 'am', 'o', 'pl')

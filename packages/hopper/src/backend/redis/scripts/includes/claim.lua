@@ -40,107 +40,155 @@ end
 
 -- Takes up to `want` jobs round-robin over the ring of ready groups ('' is the jobs without a
 -- group), weighted by deficit round-robin: a group takes up to its weight in jobs per turn.
--- Each turn is O(1) in the number of groups. A group at its concurrency or rate limit leaves the
--- ring (parked 'c', or 'l' in `gl` until its window reopens). Appends the ids to `ids`, records
--- each grouped job's group in `groupOf`, and the rate-limited groups' windows in `windows`.
-local function takeGrouped(k, base, now, want, qs, ids, groupOf, windows)
+-- Each turn is O(1) in the number of groups; the ring is popped and pushed in batches (one LPOP
+-- and one RPUSH per pass, the same order as one group at a time). A group at its concurrency
+-- or rate limit leaves the ring (parked in `gp`, or in `gl` until its window reopens). Appends
+-- the ids to `ids`, records each grouped job's group in `groupOf`, the groups whose active jobs
+-- are counted (they have a concurrency limit) in `counted`, and the rate-limited groups' windows
+-- in `windows`.
+local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, windows)
   local ring, gl = base .. 'gr', base .. 'gl'
   local reopened = redis.call('ZRANGEBYSCORE', gl, '-inf', now, 'LIMIT', 0, 100)
   if #reopened > 0 then
     redis.call('ZREM', gl, unpack(reopened))
-    for i = 1, #reopened do redis.call('HSET', groupHashKey(base, reopened[i]), 'st', 'r') end
-    redis.call('RPUSH', ring, unpack(reopened))
+    for i = 1, #reopened do
+      redis.call('HSET', groupHashKey(base, reopened[i]), 'st', 'r')
+      pushRing(base, reopened[i])
+    end
   end
+  sweepIdleGroups(base, 2)
   local ringLen = redis.call('LLEN', ring)
   local defaultWeight = qs.gwt or 1
-  local missed = false
+  -- With no group defaults, a group without settings of its own ('p' member) needs no read.
+  local plainFast = not (qs.gcon or qs.glm or qs.gwt)
+  -- The jobs without a group had none this call: a group with only '' beside it is alone.
+  local ungroupedEmpty = false
   while #ids < want and ringLen > 0 do
-    local g = redis.call('LPOP', ring)
-    ringLen = ringLen - 1
-    if g == '' then
-      -- The jobs without a group take their turn as one group.
-      local room = want - #ids
-      if ringLen > 0 then room = math.min(room, defaultWeight) end
-      local before = #ids
-      local popped = redis.call('LPOP', k.wait, room)
-      if popped then for i = 1, #popped do ids[#ids + 1] = popped[i] end end
-      if #ids - before < room then
-        local pr = redis.call('ZPOPMIN', k.prio, room - (#ids - before))
-        for i = 1, #pr, 2 do ids[#ids + 1] = pr[i] end
+    local size = ringLen
+    local batch = redis.call('LPOP', ring, math.min(ringLen, want - #ids))
+    ringLen = ringLen - #batch
+    local alone = size == 1 or (size == 2 and ungroupedEmpty)
+    local before = #ids
+    local tail = {}
+    local head = nil
+    local stopAt = #batch + 1
+    for j = 1, #batch do
+      if #ids >= want then
+        stopAt = j
+        break
       end
-      redis.call('RPUSH', ring, '')
-      ringLen = ringLen + 1
-      -- Twice round the ring without a job taken: nothing is ready.
-      if #ids == before then
-        if missed then break end
-        missed = true
-      else
-        missed = false
-      end
-    else
-      local gk = groupHashKey(base, g)
-      local f = redis.call('HMGET', gk, 'st', 'a', 'c', 'lm', 'ld', 'w', 'q', 'ms')
-      -- Anything but 'r' is a stale ring entry (the group was parked or paused meanwhile): dropped.
-      if f[1] == 'r' then
-        local active = tonumber(f[2]) or 0
-        local conc = tonumber(f[3]) or qs.gcon
-        local lm, ld = tonumber(f[4]), tonumber(f[5])
-        if not lm then lm, ld = qs.glm, qs.gld end
-        local weight = tonumber(f[6]) or defaultWeight
-        local quantum = tonumber(f[7]) or weight
-        -- Alone in the ring (or with only the idle ''), the group need not hand over its turn.
+      local member = batch[j]
+      if member == '' then
+        -- The jobs without a group take their turn as one group.
         local room = want - #ids
-        if ringLen > 1 or (ringLen == 1 and not missed) then room = math.min(room, quantum) end
-        local park, reopen = nil, 0
-        if conc and conc > 0 then
-          if active >= conc then park = 'c' else room = math.min(room, conc - active) end
+        if not alone then room = math.min(room, defaultWeight) end
+        local got = #ids
+        local popped = redis.call('LPOP', k.wait, room)
+        if popped then for i = 1, #popped do ids[#ids + 1] = popped[i] end end
+        if #ids - got < room then
+          local pr = redis.call('ZPOPMIN', k.prio, room - (#ids - got))
+          for i = 1, #pr, 2 do ids[#ids + 1] = pr[i] end
         end
-        local gwk
-        if not park and lm and lm > 0 then
-          gwk = groupWindowKey(base, g)
-          redis.call('ZREMRANGEBYSCORE', gwk, '-inf', now - ld)
-          local used = redis.call('ZCARD', gwk)
-          if used >= lm then
-            park = 'l'
-            reopen = tonumber(redis.call('ZRANGE', gwk, 0, 0, 'WITHSCORES')[2]) + ld
-          else
-            room = math.min(room, lm - used)
-          end
+        ungroupedEmpty = #ids == got
+        tail[#tail + 1] = ''
+      elseif plainFast and string.byte(member, 1) == 112 then
+        -- 'p': a group with no setting of its own and no queue defaults: one job per turn (all
+        -- it has, alone in the ring), nothing counted, nothing to write.
+        local g = string.sub(member, 2)
+        local room = want - #ids
+        if not alone then room = 1 end
+        local popped = redis.call('ZPOPMIN', groupQueueKey(base, g), room)
+        for i = 1, #popped, 2 do
+          ids[#ids + 1] = popped[i]
+          groupOf[popped[i]] = g
         end
-        if park == 'c' then
-          redis.call('HSET', gk, 'st', 'c')
-        elseif park == 'l' then
-          redis.call('ZADD', gl, reopen, g)
-          redis.call('HSET', gk, 'st', 'l')
+        if #popped / 2 < room then
+          -- Its backlog is empty: idle (jobs it counted under a limit since removed may still run).
+          local gk = groupHashKey(base, g)
+          idleGroup(base, g, gk, tonumber(redis.call('HGET', gk, 'a')) or 0, false)
         else
-          local popped = redis.call('ZPOPMIN', groupQueueKey(base, g), room)
-          local n = #popped / 2
-          for i = 1, #popped, 2 do
-            ids[#ids + 1] = popped[i]
-            groupOf[popped[i]] = g
+          tail[#tail + 1] = member
+        end
+      else
+        local g = string.sub(member, 2)
+        local gk = groupHashKey(base, g)
+        local f = redis.call('HMGET', gk, 'st', 'a', 'c', 'lm', 'ld', 'w', 'q', 'ms')
+        -- Anything but 'r' is a stale ring entry (the group was parked or paused meanwhile): dropped.
+        if f[1] == 'r' then
+          local active = tonumber(f[2]) or 0
+          local conc = tonumber(f[3]) or qs.gcon
+          local counts = conc and conc > 0
+          local lm, ld = tonumber(f[4]), tonumber(f[5])
+          if not lm then lm, ld = qs.glm, qs.gld end
+          local weight = tonumber(f[6]) or defaultWeight
+          local quantum = tonumber(f[7]) or weight
+          local room = want - #ids
+          -- Alone in the ring, the group need not hand over its turn.
+          if not alone then room = math.min(room, quantum) end
+          local park, reopen = nil, 0
+          if conc and conc > 0 then
+            if active >= conc then park = 'c' else room = math.min(room, conc - active) end
           end
-          if gwk and n > 0 then windows[g] = { gwk, ld } end
-          active = active + n
-          quantum = quantum - n
-          if n > 0 then missed = false end
-          if n < room then
-            -- Its backlog is empty: the group is idle.
-            idleGroup(base, g, gk, active, hasGroupSettings(f[3], f[4], f[8], f[6]))
-          elseif conc and conc > 0 and active >= conc then
-            redis.call('HSET', gk, 'a', active, 'st', 'c', 'q', weight)
-          elseif quantum > 0 and #ids >= want then
-            -- The claim is full mid-turn: the group keeps the head of the ring.
-            redis.call('HSET', gk, 'a', active, 'q', quantum)
-            redis.call('LPUSH', ring, g)
-            ringLen = ringLen + 1
+          local gwk
+          if not park and lm and lm > 0 then
+            gwk = groupWindowKey(base, g)
+            redis.call('ZREMRANGEBYSCORE', gwk, '-inf', now - ld)
+            local used = redis.call('ZCARD', gwk)
+            if used >= lm then
+              park = 'l'
+              reopen = tonumber(redis.call('ZRANGE', gwk, 0, 0, 'WITHSCORES')[2]) + ld
+            else
+              room = math.min(room, lm - used)
+            end
+          end
+          if park == 'c' then
+            parkAtConcurrency(base, g, gk, active, weight)
+          elseif park == 'l' then
+            redis.call('ZADD', gl, reopen, g)
+            redis.call('HSET', gk, 'st', 'l')
           else
-            redis.call('HSET', gk, 'a', active, 'q', weight)
-            redis.call('RPUSH', ring, g)
-            ringLen = ringLen + 1
+            local popped = redis.call('ZPOPMIN', groupQueueKey(base, g), room)
+            local n = #popped / 2
+            for i = 1, #popped, 2 do
+              ids[#ids + 1] = popped[i]
+              groupOf[popped[i]] = g
+            end
+            if gwk and n > 0 then windows[g] = { gwk, ld } end
+            if counts then
+              counted[g] = true
+              active = active + n
+            end
+            quantum = quantum - n
+            if n < room then
+              -- Its backlog is empty: the group is idle.
+              if counts and n > 0 then redis.call('HSET', gk, 'a', active) end
+              idleGroup(base, g, gk, active, hasGroupSettings(f[3], f[4], f[8], f[6]))
+            elseif counts and active >= conc then
+              parkAtConcurrency(base, g, gk, active, weight)
+            else
+              -- Mid-turn (the claim is full): it keeps the head of the ring; else the tail, with a
+              -- new turn. Only what changed is written (nothing, for a plain group).
+              local midTurn = quantum > 0 and #ids >= want
+              local q = midTurn and quantum or weight
+              local fields = {}
+              if counts then fields[1] = 'a'; fields[2] = active end
+              if f[7] or q ~= weight then fields[#fields + 1] = 'q'; fields[#fields + 1] = q end
+              if #fields > 0 then redis.call('HSET', gk, unpack(fields)) end
+              if midTurn then head = member else tail[#tail + 1] = member end
+            end
           end
         end
       end
     end
+    -- Members of the batch not reached go back to the head in order, after a group mid-turn.
+    local front = {}
+    for j = #batch, stopAt, -1 do front[#front + 1] = batch[j] end
+    if head then front[#front + 1] = head end
+    if #front > 0 then redis.call('LPUSH', ring, unpack(front)) end
+    if #tail > 0 then redis.call('RPUSH', ring, unpack(tail)) end
+    ringLen = ringLen + #front + #tail
+    -- A whole turn of the ring without a job: nothing is ready.
+    if #ids == before and #batch == size then break end
   end
 end
 
@@ -196,11 +244,11 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   end
   if want > 0 and qs.gcc then want = math.min(want, math.max(qs.gcc - redis.call('ZCARD', k.active), 0)) end
   local ids = {}
-  local groupOf, windows = nil, nil
+  local groupOf, counted, windows = nil, nil, nil
   if want > 0 then
     if qs.groups then
-      groupOf, windows = {}, {}
-      takeGrouped(k, base, now, want, qs, ids, groupOf, windows)
+      groupOf, counted, windows = {}, {}, {}
+      takeGrouped(k, base, now, want, qs, ids, groupOf, counted, windows)
     else
       local popped = redis.call('LPOP', k.wait, want)
       if popped then ids = popped end
@@ -243,10 +291,16 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       claimedIds[claimed] = id
       local token = tokenPrefix .. claimed
       if exact then token = tokenPrefix end
-      redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now)
+      local g = groupOf and groupOf[id]
+      if g then
+        -- A grouped job records whether its group counted it (released when it leaves active).
+        redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now, 'ga', counted[g] and '1' or '0')
+      else
+        redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now)
+      end
       if lmax and lmax > 0 then recordStart(starts, lw, ldur, now, id, started) end
-      if groupOf and groupOf[id] and windows[groupOf[id]] then
-        local w = windows[groupOf[id]]
+      if g and windows[g] then
+        local w = windows[g]
         recordStart(starts, w[1], w[2], now, id, started)
       end
       -- The job goes back as the HMGET row itself (fewer table writes than copying it out):
@@ -255,7 +309,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       f[6] = started
       f[10] = id
       out[#out + 1] = f
-    elseif groupOf and groupOf[id] then
+    elseif groupOf and groupOf[id] and counted[groupOf[id]] then
       -- A job gone from under its group's queue: its slot is not taken.
       releaseGroup(base, groupOf[id], 1)
     end

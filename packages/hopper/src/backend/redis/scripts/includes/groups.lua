@@ -3,12 +3,18 @@
   priority, then FIFO counter, as in `prio`), not in `wait`/`prio`. Its record g:<id> holds:
     st  status: 'r' in the ring (ready), 'c' parked at its concurrency limit, 'l' parked by its
         rate limit (in `gl` until the window reopens), 'p' paused; absent: idle (no backlog)
-    a   jobs of the group active now
+    a   jobs of the group active now, counted while the group has a concurrency limit (its own or
+        the queue's default): a claim marks the jobs it counts (job field `ga` = '1') and only
+        those are released, so a group without a limit costs no write when its jobs finish;
+        setting a limit counts the jobs already running (countActive)
     q   jobs left in its current turn (deficit round-robin)
     c, lm/ld, ms, w   its own concurrency, limiter (max per duration ms), maxSize, weight
-  Queue keys: `gr` the ring (list of ready groups; '' stands for the jobs without a group and
-  stays in it while groups are on), `gl` parked-by-rate-limit groups by reopen time, `gs` every
-  known group (sorted set, score 0, for listing), gw:<id> a group's start times (sliding window).
+  Queue keys: `gr` the ring (list of ready groups: 'p' .. id for a group with no setting of its
+  own, 's' .. id for one with settings, '' for the jobs without a group, which stays in it while
+  groups are on; a claim takes a 'p' group's turn without reading its record while the queue has
+  no group defaults), `gl` parked-by-rate-limit groups by reopen time, `gp` groups
+  parked at their concurrency (set), `gs` every known group (sorted set, score 0, for listing),
+  `gz` idle groups to forget once their last job leaves, gw:<id> a group's start times.
   Queue defaults (meta): gcon, glm/gld, gms, gwt; meta `gm` marks a queue that has used groups.
   Invariant (checked by the audit): a group with a backlog is in exactly one of the ring, `gl`,
   parked at its concurrency, or paused; `a` equals its jobs actually active. The ring may hold a
@@ -28,6 +34,29 @@ local function groupOfOpts(opts)
   return nil, nil
 end
 
+-- A group's member in the ring: tagged by whether it has settings of its own (see above).
+local function ringMember(g, hasSettings)
+  if hasSettings then return 's' .. g end
+  return 'p' .. g
+end
+
+-- Whether a group record's own settings (values of c, lm, ms, w) hold any.
+local function hasGroupSettings(c, lm, ms, w)
+  return c ~= false or lm ~= false or ms ~= false or w ~= false
+end
+
+-- Puts group `g` at the tail of the ring, reading whether it has settings of its own.
+local function pushRing(base, g)
+  local f = redis.call('HMGET', groupHashKey(base, g), 'c', 'lm', 'ms', 'w')
+  redis.call('RPUSH', base .. 'gr', ringMember(g, hasGroupSettings(f[1], f[2], f[3], f[4])))
+end
+
+-- Takes group `g` out of the ring (either member form).
+local function unlinkRing(base, g)
+  redis.call('LREM', base .. 'gr', 0, 'p' .. g)
+  redis.call('LREM', base .. 'gr', 0, 's' .. g)
+end
+
 -- Turns groups on for the queue (once): claims then go round the ring, where '' stands for the
 -- jobs without a group.
 local function enableGroups(base)
@@ -37,10 +66,11 @@ end
 -- A group that got a ready job joins the ring if it was idle.
 local function wakeGroup(base, g)
   local gk = groupHashKey(base, g)
-  if redis.call('HGET', gk, 'st') then return end
+  local f = redis.call('HMGET', gk, 'st', 'c', 'lm', 'ms', 'w')
+  if f[1] then return end
   enableGroups(base)
   redis.call('HSET', gk, 'st', 'r')
-  redis.call('RPUSH', base .. 'gr', g)
+  redis.call('RPUSH', base .. 'gr', ringMember(g, hasGroupSettings(f[2], f[3], f[4], f[5])))
   redis.call('ZADD', base .. 'gs', 0, g)
   signalWork(base .. 'marker')
 end
@@ -113,47 +143,77 @@ local function overCap(base, order, capped, counts)
   return nil
 end
 
--- Whether a group record `f` (HMGET c, lm, ms, w) holds settings of its own.
-local function hasGroupSettings(c, lm, ms, w)
-  return c ~= false or lm ~= false or ms ~= false or w ~= false
+-- Forgets a group with nothing to keep it: no active job, no setting of its own, not paused
+-- (its rate-limit window, if any, expires by itself).
+local function forgetGroup(base, g, gk)
+  redis.call('DEL', gk)
+  redis.call('ZREM', base .. 'gs', g)
 end
 
--- A group with no backlog: idle, and forgotten when nothing else holds it (no active job, no
--- setting of its own, not paused); its rate-limit window, if any, expires by itself.
+-- A group with no backlog: idle (out of the ring, no status). It is forgotten now if nothing
+-- holds it; with jobs still active, it is left for a later claim to forget (`gz`, see
+-- sweepIdleGroups), so releases stay one call.
 local function idleGroup(base, g, gk, active, hasSettings)
   if active == 0 and not hasSettings then
-    redis.call('DEL', gk)
-    redis.call('ZREM', base .. 'gs', g)
-  else
-    redis.call('HSET', gk, 'a', active)
-    redis.call('HDEL', gk, 'st', 'q')
+    forgetGroup(base, g, gk)
+    return
+  end
+  redis.call('HDEL', gk, 'st', 'q')
+  if not hasSettings then redis.call('RPUSH', base .. 'gz', g) end
+end
+
+-- Forgets up to `count` idle groups left by idleGroup once their last active job is gone; one
+-- still running goes back to the end of the list.
+local function sweepIdleGroups(base, count)
+  local candidates = redis.call('LPOP', base .. 'gz', count)
+  if not candidates then return end
+  for i = 1, #candidates do
+    local g = candidates[i]
+    local gk = groupHashKey(base, g)
+    local f = redis.call('HMGET', gk, 'st', 'a', 'c', 'lm', 'ms', 'w')
+    if not f[1] and not hasGroupSettings(f[3], f[4], f[5], f[6]) then
+      if (tonumber(f[2]) or 0) > 0 then
+        redis.call('RPUSH', base .. 'gz', g)
+      elseif redis.call('ZCARD', groupQueueKey(base, g)) == 0 then
+        forgetGroup(base, g, gk)
+      end
+    end
   end
 end
 
--- `n` jobs of group `g` left active (finished, retried, delayed, rescued...): frees their slots.
--- A group parked at its concurrency limit goes back to the ring if it has a backlog.
-local function releaseGroup(base, g, n)
+-- Parks group `g` at its concurrency limit: out of the ring, in `gp` until a job of it leaves active.
+local function parkAtConcurrency(base, g, gk, active, weight)
+  redis.call('HSET', gk, 'a', active, 'st', 'c', 'q', weight)
+  redis.call('SADD', base .. 'gp', g)
+end
+
+-- `n` jobs of group `g` left active (finished, retried, delayed, rescued...): frees their slots
+-- (one HINCRBY). A group parked at its concurrency (in `gp`) goes back to the ring if it has a
+-- backlog. `parkedAny` false: the caller knows no group is parked (skips the check).
+local function releaseGroup(base, g, n, parkedAny)
   local gk = groupHashKey(base, g)
-  local f = redis.call('HMGET', gk, 'a', 'st', 'c', 'lm', 'ms', 'w')
-  local active = math.max((tonumber(f[1]) or 0) - n, 0)
-  if f[2] == 'c' then
+  local active = redis.call('HINCRBY', gk, 'a', -n)
+  if active < 0 then
+    active = 0
+    redis.call('HSET', gk, 'a', 0)
+  end
+  if parkedAny ~= false and redis.call('SREM', base .. 'gp', g) == 1 then
+    local f = redis.call('HMGET', gk, 'c', 'lm', 'ms', 'w')
+    local hasSettings = hasGroupSettings(f[1], f[2], f[3], f[4])
     if redis.call('ZCARD', groupQueueKey(base, g)) > 0 then
-      redis.call('HSET', gk, 'a', active, 'st', 'r')
-      redis.call('RPUSH', base .. 'gr', g)
+      redis.call('HSET', gk, 'st', 'r')
+      redis.call('RPUSH', base .. 'gr', ringMember(g, hasSettings))
       signalWork(base .. 'marker')
     else
-      idleGroup(base, g, gk, active, hasGroupSettings(f[3], f[4], f[5], f[6]))
+      idleGroup(base, g, gk, active, hasSettings)
     end
-  elseif not f[2] then
-    idleGroup(base, g, gk, active, hasGroupSettings(f[3], f[4], f[5], f[6]))
-  else
-    redis.call('HSET', gk, 'a', active)
   end
 end
 
--- Collects the groups of jobs leaving active in one call, released together by flushReleases.
-local function noteRelease(rel, g)
-  if not g then return end
+-- Collects the groups of counted jobs (`counted` = the job's `ga`) leaving active in one call,
+-- released together by flushReleases.
+local function noteRelease(rel, g, counted)
+  if not g or counted ~= '1' then return end
   if not rel[g] then
     rel[g] = 0
     rel[#rel + 1] = g
@@ -162,7 +222,44 @@ local function noteRelease(rel, g)
 end
 
 local function flushReleases(base, rel)
-  for i = 1, #rel do releaseGroup(base, rel[i], rel[rel[i]]) end
+  if #rel == 0 then return end
+  local parkedAny = redis.call('EXISTS', base .. 'gp') == 1
+  for i = 1, #rel do releaseGroup(base, rel[i], rel[rel[i]], parkedAny) end
+end
+
+-- A job leaves active (one job, outside the batch scripts): releases its group's slot if it was
+-- counted. Returns the job's group (false if none).
+local function leaveActive(base, jk)
+  local f = redis.call('HMGET', jk, 'g', 'ga')
+  if f[1] and f[2] == '1' then releaseGroup(base, f[1], 1) end
+  return f[1]
+end
+
+-- Counts the running jobs of group `only` (or of every group when nil) that no claim counted yet,
+-- when a concurrency limit is set: the limit then holds from the first claim. O(active jobs).
+local function countActive(base, only)
+  local ids = redis.call('ZRANGE', base .. 'active', 0, -1)
+  local add, order = {}, {}
+  for i = 1, #ids do
+    local jk = jobKey(base, ids[i])
+    local f = redis.call('HMGET', jk, 'g', 'ga')
+    if f[1] and f[2] ~= '1' and (only == nil or f[1] == only) then
+      redis.call('HSET', jk, 'ga', '1')
+      if not add[f[1]] then
+        add[f[1]] = 0
+        order[#order + 1] = f[1]
+      end
+      add[f[1]] = add[f[1]] + 1
+    end
+  end
+  for i = 1, #order do
+    local g = order[i]
+    local gk = groupHashKey(base, g)
+    redis.call('HINCRBY', gk, 'a', add[g])
+    redis.call('ZADD', base .. 'gs', 0, g)
+    -- An idle group (forgotten, or never recorded) is forgotten again once these jobs finish.
+    if not redis.call('HGET', gk, 'st') then redis.call('RPUSH', base .. 'gz', g) end
+  end
 end
 
 -- Takes a ready job of group `g` out of its group queue (remove, cancel, priority change).
