@@ -173,6 +173,25 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
     return max === undefined ? null : { max, duration: Number(meta.ldur) };
   }
 
+  /**
+   * How long until the queue's jobs may start again, ms (BullMQ's name): the time left of a
+   * `worker.rateLimit(ms)`, or until the oldest start leaves a full rate-limit window; 0 when
+   * jobs may start now.
+   */
+  async getRateLimitTtl(): Promise<number> {
+    await this.ready();
+    return this.backend.getRateLimitTtl();
+  }
+
+  /**
+   * Lifts a manual rate limit (`worker.rateLimit`) and forgets the recent starts the rate limit
+   * counts, so workers may start jobs at once (BullMQ's name). Returns the number of keys removed.
+   */
+  async removeRateLimitKey(): Promise<number> {
+    await this.ready();
+    return this.backend.rateLimit(0);
+  }
+
   /** Removes the queue's rate limit. */
   async removeGlobalRateLimit(): Promise<void> {
     await this.ready();

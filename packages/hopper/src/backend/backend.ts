@@ -324,8 +324,10 @@ export interface QueueBackend {
   moveToDelayed(id: string, fence: Fence, timestamp: number, now?: number): Promise<WriteCode>;
   /** The holder puts an active job back at the head of the ready jobs (no attempt spent). */
   moveToWait(id: string, fence: Fence): Promise<WriteCode>;
-  /** Stops claims on the whole queue for `ms`. */
-  rateLimit(ms: number): Promise<void>;
+  /** Stops claims on the whole queue for `ms`; with 0, lifts the manual limit and clears the rate-limit window (returns keys removed). */
+  rateLimit(ms: number): Promise<number>;
+  /** How long until claims may resume (the manual limit, or a full rate-limit window), ms; 0 when not limited. */
+  getRateLimitTtl(): Promise<number>;
   /**
    * Changes one group (see configureGroup.lua): 'set' writes its settings (field -> value, '' removes:
    * c concurrency, lm/ld limiter, ms maxSize, w weight); 'pause'/'resume' return 0 when already so.

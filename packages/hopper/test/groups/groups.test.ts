@@ -173,3 +173,33 @@ describe('groups: fairness', () => {
     await queue.drain();
   }, 60_000);
 });
+
+describe('queue-wide rate limit: reading and lifting it', () => {
+  it('getRateLimitTtl tells how long the window stays full; removeRateLimitKey lifts it and a manual limit', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.setGlobalRateLimit(2, 60_000);
+    expect(await queue.getGlobalRateLimit()).toEqual({ max: 2, duration: 60_000 });
+    for (let i = 0; i < 4; i++) await queue.add(`j${i}`, {});
+    const worker = env.worker(name, null, { autorun: false });
+    expect(await queue.getRateLimitTtl()).toBe(0);
+    const taken = [await worker.getNextJob('t1'), await worker.getNextJob('t2')];
+    expect(taken.map((j) => j?.name)).toEqual(['j0', 'j1']);
+    expect(await worker.getNextJob('t3')).toBeUndefined();
+    const ttl = await queue.getRateLimitTtl();
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    expect(await queue.removeRateLimitKey()).toBe(1);
+    expect(await queue.getRateLimitTtl()).toBe(0);
+    expect((await worker.getNextJob('t3'))?.name).toBe('j2');
+    await worker.rateLimit(5000);
+    const manual = await queue.getRateLimitTtl();
+    expect(manual).toBeGreaterThan(0);
+    expect(manual).toBeLessThanOrEqual(5000);
+    expect(await worker.getNextJob('t4')).toBeUndefined();
+    await queue.removeRateLimitKey();
+    await queue.removeGlobalRateLimit();
+    expect(await queue.getGlobalRateLimit()).toBeNull();
+    expect((await worker.getNextJob('t4'))?.name).toBe('j3');
+  });
+});

@@ -327,8 +327,9 @@ export class RedisQueueBackend extends RedisQueueManagement implements QueueBack
     )) as WriteCode;
   }
 
-  async rateLimit(ms: number): Promise<void> {
-    await runScript(this.client, SCRIPTS.rateLimit, { limiter: this.keys.limiter }, { ms });
+  async rateLimit(ms: number): Promise<number> {
+    const k = this.keys;
+    return Number(await runScript(this.client, SCRIPTS.rateLimit, { limiter: k.limiter, window: k.rateWindow, marker: k.marker }, { ms }));
   }
 
   async trimEvents(maxLength: number): Promise<number> {

@@ -37,6 +37,23 @@ export abstract class RedisQueueGroups extends RedisQueueFlows {
     await runScript(this.client, SCRIPTS.configureQueue, { meta: k.meta, marker: k.marker }, {}, pairs(fields));
   }
 
+  async getRateLimitTtl(): Promise<number> {
+    const k = this.keys;
+    const [manual, meta, time] = await Promise.all([
+      this.client.pttl(k.limiter),
+      this.client.hmget(k.meta, 'lmax', 'ldur'),
+      this.client.time(),
+    ]);
+    let ttl = Math.max(manual, 0);
+    if (meta[0] !== null && meta[1] !== null) {
+      const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+      const [max, duration] = [Number(meta[0]), Number(meta[1])];
+      const recent = await this.client.zrangebyscore(k.rateWindow, `(${now - duration}`, '+inf', 'WITHSCORES');
+      if (recent.length / 2 >= max) ttl = Math.max(ttl, Number(recent[1]) + duration - now);
+    }
+    return ttl;
+  }
+
   async getGroupsCount(): Promise<number> {
     return (await this.readGroups(await this.client.zrange(this.keys.groups, 0, -1))).length;
   }
