@@ -4,7 +4,9 @@
   KEYS: meta, marker
   ARGV: ...fields
     fields: pairs name, value; an empty value removes the setting.
-  Idle workers are woken: a raised limit may let them claim now.
+  Idle workers are woken: a raised limit may let them claim now. Groups parked under a default
+  that changed (concurrency: `gp`; rate limit: `gl`) go back to the ring with a backlog, to be
+  judged again at the next claim, as configureGroup does for one group.
   Returns: 1 ]]
 --@include base
 
@@ -23,5 +25,32 @@ for i = 1, #set, 2 do
   if set[i] == 'gcon' and redis.call('HEXISTS', k.meta, 'gm') == 1 then countActive(string.sub(k.meta, 1, #k.meta - 4), nil) end
 end
 if #del > 0 then redis.call('HDEL', k.meta, unpack(del)) end
+
+local changed = {}
+for i = 1, #set, 2 do changed[set[i]] = true end
+for i = 1, #del do changed[del[i]] = true end
+if (changed.gcon or changed.glm or changed.gld) and redis.call('HEXISTS', k.meta, 'gm') == 1 then
+  local base = string.sub(k.meta, 1, #k.meta - 4)
+  local function requeue(g)
+    redis.call('HSET', groupHashKey(base, g), 'st', 'r')
+    pushRing(base, g)
+  end
+  if changed.gcon then
+    -- A group parked with no backlog stays in `gp`: the release of its last job makes it idle.
+    for _, g in ipairs(redis.call('SMEMBERS', base .. 'gp')) do
+      if redis.call('ZCARD', groupQueueKey(base, g)) > 0 then
+        redis.call('SREM', base .. 'gp', g)
+        requeue(g)
+      end
+    end
+  end
+  if changed.glm or changed.gld then
+    local limited = redis.call('ZRANGE', base .. 'gl', 0, -1)
+    if #limited > 0 then
+      redis.call('DEL', base .. 'gl')
+      for i = 1, #limited do requeue(limited[i]) end
+    end
+  end
+end
 signalWork(k.marker)
 return 1
