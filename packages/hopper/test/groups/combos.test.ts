@@ -42,6 +42,33 @@ describe('groups: weights', () => {
   });
 });
 
+describe('groups: default weight', () => {
+  it("the queue's default weight applies to groups without their own and to the jobs without a group; a group's own weight wins", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.setGroupDefaults({ weight: 2 });
+    await queue.setGroupOptions('L', { weight: 1 });
+    const jobs = [];
+    for (let i = 0; i < 10; i++) {
+      jobs.push({ name: 'd', data: {}, opts: { group: { id: 'D' } } });
+      jobs.push({ name: 'l', data: {}, opts: { group: { id: 'L' } } });
+      jobs.push({ name: 'u', data: {} });
+    }
+    await queue.addBulk(jobs);
+    const worker = env.worker(name, null, { autorun: false });
+    const order: string[] = [];
+    for (let i = 0; i < 15; i++) {
+      const [held] = await claimAll(worker, 1);
+      order.push(held.job.name);
+      await completeAll([held]);
+    }
+    // Three turns of the ring: 2 + 2 + 1 a turn.
+    const count = (n: string): number => order.filter((x) => x === n).length;
+    expect([count('d'), count('u'), count('l')]).toEqual([6, 6, 3]);
+    expect(await runInOrder(worker)).toHaveLength(15);
+  });
+});
+
 describe('groups: weights with delayed, prioritized and retried jobs', () => {
   it('weights 2:1 hold turn by turn when one group joins late from delayed jobs and retries, and the other has priorities', async () => {
     const name = env.queueName();

@@ -79,9 +79,14 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
       end
       local member = batch[j]
       if member == '' then
-        -- The jobs without a group take their turn as one group.
+        -- The jobs without a group take their turn as one group, of the default weight; what is
+        -- left of a turn that a full claim cut short is kept in meta `uq` (a group's `q`).
         local room = want - #ids
-        if not alone then room = math.min(room, defaultWeight) end
+        local quantum = defaultWeight
+        if not alone then
+          if defaultWeight > 1 then quantum = tonumber(redis.call('HGET', k.meta, 'uq')) or defaultWeight end
+          room = math.min(room, quantum)
+        end
         local got = #ids
         local popped = redis.call('LPOP', k.wait, room)
         if popped then for i = 1, #popped do ids[#ids + 1] = popped[i] end end
@@ -89,8 +94,15 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
           local pr = redis.call('ZPOPMIN', k.prio, room - (#ids - got))
           for i = 1, #pr, 2 do ids[#ids + 1] = pr[i] end
         end
-        ungroupedEmpty = #ids == got
-        tail[#tail + 1] = ''
+        local took = #ids - got
+        ungroupedEmpty = took == 0
+        if defaultWeight > 1 and not alone and took > 0 and took < quantum and #ids >= want then
+          redis.call('HSET', k.meta, 'uq', quantum - took)
+          head = ''
+        else
+          if quantum ~= defaultWeight then redis.call('HDEL', k.meta, 'uq') end
+          tail[#tail + 1] = ''
+        end
       elseif plainFast and string.byte(member, 1) == 112 then
         -- 'p': a group with no setting of its own and no queue defaults: one job per turn (all
         -- it has, alone in the ring), nothing counted, nothing to write.

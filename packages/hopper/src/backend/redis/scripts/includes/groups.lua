@@ -15,7 +15,8 @@
   no group defaults), `gl` parked-by-rate-limit groups by reopen time, `gp` groups
   parked at their concurrency (set), `gs` every known group (sorted set, score 0, for listing),
   `gz` idle groups to forget once their last job leaves, gw:<id> a group's start times.
-  Queue defaults (meta): gcon, glm/gld, gms, gwt; meta `gm` marks a queue that has used groups.
+  Queue defaults (meta): gcon, glm/gld, gms, gwt; meta `gm` marks a queue that has used groups,
+  `uq` the jobs left in the current turn of the jobs without a group (with a default weight > 1).
   Invariant (checked by the audit): a group with a backlog is in exactly one of the ring, `gl`,
   parked at its concurrency, or paused; `a` equals its jobs actually active. The ring may hold a
   group whose backlog was removed meanwhile: the claim that pops it makes it idle. ]]
