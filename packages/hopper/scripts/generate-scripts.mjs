@@ -82,7 +82,7 @@ const lines = [
   ...entries.map(
     (e) =>
       `  ${e.name}: {\n    name: '${e.name}',\n    keys: ${JSON.stringify(e.keys)},\n    args: ${JSON.stringify(e.args)},\n` +
-      `    rest: ${e.rest},\n    sha: '${e.sha}',\n    source: ${JSON.stringify(e.source)},\n  },`,
+      `    rest: ${e.rest},\n    sha: '${e.sha}',\n    source: ${JSON.stringify(e.source)} as string,\n  },`,
   ),
   '} as const satisfies Record<string, ScriptDef>;',
   '',

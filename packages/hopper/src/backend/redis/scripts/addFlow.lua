@@ -76,14 +76,14 @@ for i = 1, count do
         orders[b] = {}
         baseOrder[#baseOrder + 1] = b
       end
-      if not hasChildren[i] and at(i, 13) == '1' and tonumber(at(i, 6)) == 0 then noteGroupAdd(orders[b], g, own) end
+      if not hasChildren[i] and at(i, 13) == '1' and tonumber(at(i, 6)) == 0 then groups().noteGroupAdd(orders[b], g, own) end
     end
   end
 end
 for j = 1, #baseOrder do
   local b = baseOrder[j]
   local order = orders[b]
-  local capped = #order > 0 and groupCaps(b, order)
+  local capped = #order > 0 and groups().groupCaps(b, order)
   if capped then
     local counts = {}
     for i = 1, count do
@@ -92,7 +92,7 @@ for j = 1, #baseOrder do
         counts[g] = (counts[g] or 0) + 1
       end
     end
-    local g, max, size = overCap(b, order, capped, counts)
+    local g, max, size = groups().overCap(b, order, capped, counts)
     if g then return { now, 'maxsize', queueNameOf(b), g, max, size } end
   end
 end

@@ -55,7 +55,7 @@ local function createJob(id, name, data, opts, priority, delay, lifo, timestamp,
     anyReady = true
     if group then
       state = readyState(priority)
-      queueGrouped(base, id, group, priority, lifo)
+      groups().queueGrouped(base, id, group, priority, lifo)
     elseif priority > 0 then
       state = 'prioritized'
       pushPrioritized(k, id, priority)
@@ -91,10 +91,10 @@ for i = REST, #ARGV, 12 do
   local g, own = groupOfOpts(ARGV[i + 2])
   if g then
     groupOf[i] = g
-    noteGroupAdd(order, g, own)
+    groups().noteGroupAdd(order, g, own)
   end
 end
-local capped = #order > 0 and groupCaps(base, order)
+local capped = #order > 0 and groups().groupCaps(base, order)
 if capped then
   local counts = {}
   for i = REST, #ARGV, 12 do
@@ -106,7 +106,7 @@ if capped then
       if not exists then counts[g] = (counts[g] or 0) + 1 end
     end
   end
-  local g, max, size = overCap(base, order, capped, counts)
+  local g, max, size = groups().overCap(base, order, capped, counts)
   if g then return { now, result[2], -1, g, max, size } end
 end
 

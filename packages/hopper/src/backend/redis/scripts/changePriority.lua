@@ -12,7 +12,7 @@ local priority = tonumber(argv.priority)
 if state == 'waiting' or state == 'prioritized' then
   local group = redis.call('HGET', jk, 'g')
   if group then
-    unqueueGrouped(argv.base, argv.id, group)
+    groups().unqueueGrouped(argv.base, argv.id, group)
   elseif state == 'waiting' then
     redis.call('LREM', k.wait, 1, argv.id)
   else

@@ -66,10 +66,10 @@ else
     local min, max = '-inf', '(' .. PRIO_SHIFT
     if state == 'prioritized' then min, max = PRIO_SHIFT, '+inf' end
     local skip = math.max(cursor - size, 0)
-    local groups = redis.call('ZRANGE', base .. 'gs', 0, -1)
-    for g = 1, #groups do
+    local known = redis.call('ZRANGE', base .. 'gs', 0, -1)
+    for g = 1, #known do
       if walked >= limit then break end
-      local gq = groupQueueKey(base, groups[g])
+      local gq = groups().groupQueueKey(base, known[g])
       local n = redis.call('ZCOUNT', gq, min, max)
       if skip >= n then
         skip = skip - n

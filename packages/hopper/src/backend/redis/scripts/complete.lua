@@ -25,7 +25,13 @@ local doneIds, returnvalues = {}, {}
 for i = REST, #ARGV, 5 do
   local id, token, attempt, rv, keep = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'g', 'ga')
+  -- A queue that never used groups has no grouped job: it reads two fields fewer.
+  local f
+  if qs.groups then
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'g', 'ga')
+  else
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl')
+  end
   local code = 1
   if not f[1] then
     code = -1

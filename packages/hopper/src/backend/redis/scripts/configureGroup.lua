@@ -11,15 +11,15 @@
 --@include base
 
 local base, g = argv.base, argv.group
-local gk = groupHashKey(base, g)
+local gk = groups().groupHashKey(base, g)
 local status = redis.call('HGET', gk, 'st')
 
 -- Puts the group back in the ring if it has a backlog; otherwise it is idle.
 local function requeue()
-  if redis.call('ZCARD', groupQueueKey(base, g)) > 0 then
-    enableGroups(base)
+  if redis.call('ZCARD', groups().groupQueueKey(base, g)) > 0 then
+    groups().enableGroups(base)
     redis.call('HSET', gk, 'st', 'r')
-    pushRing(base, g)
+    groups().pushRing(base, g)
     signalWork(k.marker)
   else
     redis.call('HDEL', gk, 'st')
@@ -30,12 +30,12 @@ end
 local function settle()
   if redis.call('HGET', gk, 'st') then return end
   local f = redis.call('HMGET', gk, 'a', 'c', 'lm', 'ms', 'w')
-  idleGroup(base, g, gk, tonumber(f[1]) or 0, hasGroupSettings(f[2], f[3], f[4], f[5]))
+  groups().idleGroup(base, g, gk, tonumber(f[1]) or 0, groups().hasGroupSettings(f[2], f[3], f[4], f[5]))
 end
 
 -- Takes the group out of the ring, the rate-limited set or the parked set, whichever holds it.
 local function unlink()
-  if status == 'r' then unlinkRing(base, g) end
+  if status == 'r' then groups().unlinkRing(base, g) end
   if status == 'l' then redis.call('ZREM', base .. 'gl', g) end
   if status == 'c' then redis.call('SREM', base .. 'gp', g) end
 end
@@ -68,7 +68,7 @@ if #set > 0 then
 end
 -- A concurrency limit counts the group's jobs already running, so it holds from the next claim.
 for i = 1, #set, 2 do
-  if set[i] == 'c' then countActive(base, g) end
+  if set[i] == 'c' then groups().countActive(base, g) end
 end
 if #del > 0 then redis.call('HDEL', gk, unpack(del)) end
 if status == 'c' or status == 'l' or status == 'r' then

@@ -22,7 +22,7 @@ end
 if #set > 0 then redis.call('HSET', k.meta, unpack(set)) end
 -- A default group concurrency counts the grouped jobs already running (see includes/groups).
 for i = 1, #set, 2 do
-  if set[i] == 'gcon' and redis.call('HEXISTS', k.meta, 'gm') == 1 then countActive(string.sub(k.meta, 1, #k.meta - 4), nil) end
+  if set[i] == 'gcon' and redis.call('HEXISTS', k.meta, 'gm') == 1 then groups().countActive(string.sub(k.meta, 1, #k.meta - 4), nil) end
 end
 if #del > 0 then redis.call('HDEL', k.meta, unpack(del)) end
 
@@ -32,13 +32,13 @@ for i = 1, #del do changed[del[i]] = true end
 if (changed.gcon or changed.glm or changed.gld) and redis.call('HEXISTS', k.meta, 'gm') == 1 then
   local base = string.sub(k.meta, 1, #k.meta - 4)
   local function requeue(g)
-    redis.call('HSET', groupHashKey(base, g), 'st', 'r')
-    pushRing(base, g)
+    redis.call('HSET', groups().groupHashKey(base, g), 'st', 'r')
+    groups().pushRing(base, g)
   end
   if changed.gcon then
     -- A group parked with no backlog stays in `gp`: the release of its last job makes it idle.
     for _, g in ipairs(redis.call('SMEMBERS', base .. 'gp')) do
-      if redis.call('ZCARD', groupQueueKey(base, g)) > 0 then
+      if redis.call('ZCARD', groups().groupQueueKey(base, g)) > 0 then
         redis.call('SREM', base .. 'gp', g)
         requeue(g)
       end

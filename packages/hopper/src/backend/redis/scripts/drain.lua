@@ -29,10 +29,10 @@ for s = 1, #sets do
 end
 -- Grouped ready jobs: group by group (their groups stay in the ring, idle when next claimed).
 if removed < limit and redis.call('HEXISTS', k.meta, 'gm') == 1 then
-  local groups = redis.call('ZRANGE', base .. 'gs', 0, -1)
-  for g = 1, #groups do
+  local known = redis.call('ZRANGE', base .. 'gs', 0, -1)
+  for g = 1, #known do
     if removed >= limit then break end
-    local popped = redis.call('ZPOPMIN', groupQueueKey(base, groups[g]), limit - removed)
+    local popped = redis.call('ZPOPMIN', groups().groupQueueKey(base, known[g]), limit - removed)
     for i = 1, #popped, 2 do
       discardJob(base, popped[i], now)
       removed = removed + 1

@@ -42,7 +42,12 @@ for i = REST, #ARGV, 7 do
   local id, token, attempt, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local stack, retryDelay, keep = ARGV[i + 4], tonumber(ARGV[i + 5]), ARGV[i + 6]
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'g', 'ga')
+  local f
+  if qs.groups then
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'g', 'ga')
+  else
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl')
+  end
   local code
   if not f[1] then
     code = -1
@@ -70,7 +75,7 @@ for i = REST, #ARGV, 7 do
         pushDelayed(k, jk, id, now + retryDelay)
         emit(k.events, cap, 'delayed', 'jobId', id, 'delay', now + retryDelay, 'prev', 'active')
       else
-        local state = pushReady(k, jk, id, tonumber(f[5]) or 0, false, f[9])
+        local state = pushReady(k, jk, id, tonumber(f[5]) or 0, false, qs.groups and f[9] or false)
         signalWork(k.marker)
         emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       end

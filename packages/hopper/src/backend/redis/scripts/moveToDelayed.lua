@@ -13,7 +13,7 @@ if code ~= 1 then return code end
 if redis.call('HGET', jk, 's') ~= 'active' then return -3 end
 redis.call('ZREM', k.active, argv.id)
 redis.call('HDEL', jk, 'tk')
-leaveActive(argv.base, jk)
+groups().leaveActive(argv.base, jk)
 local due = math.max(tonumber(argv.timestamp), now)
 redis.call('HSET', jk, 'dl', due - now)
 pushDelayed(k, jk, argv.id, due)

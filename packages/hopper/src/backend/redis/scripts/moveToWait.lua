@@ -12,7 +12,7 @@ if code ~= 1 then return code end
 if redis.call('HGET', jk, 's') ~= 'active' then return -3 end
 redis.call('ZREM', k.active, argv.id)
 redis.call('HDEL', jk, 'tk')
-local group = leaveActive(argv.base, jk)
+local group = groups().leaveActive(argv.base, jk)
 local state = pushReady(k, jk, argv.id, tonumber(redis.call('HGET', jk, 'p')) or 0, true, group)
 signalWork(k.marker)
 emit(k.events, eventsCap(k.meta), 'waiting', 'jobId', argv.id, 'prev', 'active', 'state', state)

@@ -24,7 +24,7 @@ for i = 1, #ids do
     redis.call('ZREM', k.active, id)
     redis.call('HDEL', jk, 'tk')
     redis.call('HSET', jk, 'as', math.max((tonumber(f[2]) or 1) - 1, 0))
-    if f[4] and f[5] == '1' then releaseGroup(base, f[4], 1) end
+    if f[4] and f[5] == '1' then groups().releaseGroup(base, f[4], 1) end
     local state = pushReady(k, jk, id, tonumber(f[3]) or 0, true, f[4])
     emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
     released = released + 1

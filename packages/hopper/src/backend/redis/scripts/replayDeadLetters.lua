@@ -48,7 +48,7 @@ for i = REST, #ARGV do
       local steps = redis.call('HGETALL', stepsKey(base, id))
       if #steps > 0 then redis.call('HSET', stepsKey(obase, f[3]), unpack(steps)) end
       if group then
-        pushGrouped(obase, ojk, f[3], group, 0, false)
+        groups().pushGrouped(obase, ojk, f[3], group, 0, false)
       else
         redis.call('RPUSH', obase .. 'wait', f[3])
       end

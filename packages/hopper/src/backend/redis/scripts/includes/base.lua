@@ -38,9 +38,14 @@ end
 -- scripts): groups on (gm), rate limit (lmax per ldur ms), global concurrency (gcc), and the
 -- group defaults: concurrency (gcon), rate limit (glm per gld ms), weight (gwt).
 local function queueSettings(metaKey)
-  local m = redis.call('HMGET', metaKey, 'maxEvents', 'paused', 'gm', 'lmax', 'ldur', 'gcc', 'gcon', 'glm', 'gld', 'gwt')
-  return tonumber(m[1]) or 10000, m[2] ~= false, { groups = m[3] ~= false, lmax = tonumber(m[4]), ldur = tonumber(m[5]),
-    gcc = tonumber(m[6]), gcon = tonumber(m[7]), glm = tonumber(m[8]), gld = tonumber(m[9]), gwt = tonumber(m[10]) }
+  local m = redis.call('HMGET', metaKey, 'maxEvents', 'paused', 'gm', 'lmax', 'ldur', 'gcc')
+  local qs = { groups = m[3] ~= false, lmax = tonumber(m[4]), ldur = tonumber(m[5]), gcc = tonumber(m[6]) }
+  if qs.groups then
+    -- Group defaults: read only by queues that use groups.
+    local d = redis.call('HMGET', metaKey, 'gcon', 'glm', 'gld', 'gwt')
+    qs.gcon, qs.glm, qs.gld, qs.gwt = tonumber(d[1]), tonumber(d[2]), tonumber(d[3]), tonumber(d[4])
+  end
+  return tonumber(m[1]) or 10000, m[2] ~= false, qs
 end
 
 local function emit(eventsKey, cap, event, ...)
@@ -166,7 +171,7 @@ end
 -- `lifo` likewise for adds. `group`: the job's group id, false for none, nil to read it from the job.
 local function pushReady(k, jk, id, priority, front, group)
   if group == nil then group = redis.call('HGET', jk, 'g') end
-  if group then return pushGrouped(string.sub(jk, 1, #jk - #id - 2), jk, id, group, priority, front) end
+  if group then return groups().pushGrouped(string.sub(jk, 1, #jk - #id - 2), jk, id, group, priority, front) end
   if priority > 0 then
     pushPrioritized(k, id, priority)
     redis.call('HSET', jk, 's', 'prioritized')

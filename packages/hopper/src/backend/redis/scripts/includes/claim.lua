@@ -52,11 +52,11 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
   if #reopened > 0 then
     redis.call('ZREM', gl, unpack(reopened))
     for i = 1, #reopened do
-      redis.call('HSET', groupHashKey(base, reopened[i]), 'st', 'r')
-      pushRing(base, reopened[i])
+      redis.call('HSET', groups().groupHashKey(base, reopened[i]), 'st', 'r')
+      groups().pushRing(base, reopened[i])
     end
   end
-  sweepIdleGroups(base, 2)
+  groups().sweepIdleGroups(base, 2)
   local ringLen = redis.call('LLEN', ring)
   local defaultWeight = qs.gwt or 1
   -- With no group defaults, a group without settings of its own ('p' member) needs no read.
@@ -109,21 +109,21 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
         local g = string.sub(member, 2)
         local room = want - #ids
         if not alone then room = 1 end
-        local popped = redis.call('ZPOPMIN', groupQueueKey(base, g), room)
+        local popped = redis.call('ZPOPMIN', groups().groupQueueKey(base, g), room)
         for i = 1, #popped, 2 do
           ids[#ids + 1] = popped[i]
           groupOf[popped[i]] = g
         end
         if #popped / 2 < room then
           -- Its backlog is empty: idle (jobs it counted under a limit since removed may still run).
-          local gk = groupHashKey(base, g)
-          idleGroup(base, g, gk, tonumber(redis.call('HGET', gk, 'a')) or 0, false)
+          local gk = groups().groupHashKey(base, g)
+          groups().idleGroup(base, g, gk, tonumber(redis.call('HGET', gk, 'a')) or 0, false)
         else
           tail[#tail + 1] = member
         end
       else
         local g = string.sub(member, 2)
-        local gk = groupHashKey(base, g)
+        local gk = groups().groupHashKey(base, g)
         local f = redis.call('HMGET', gk, 'st', 'a', 'c', 'lm', 'ld', 'w', 'q', 'ms')
         -- Anything but 'r' is a stale ring entry (the group was parked or paused meanwhile): dropped.
         if f[1] == 'r' then
@@ -143,7 +143,7 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
           end
           local gwk
           if not park and lm and lm > 0 then
-            gwk = groupWindowKey(base, g)
+            gwk = groups().groupWindowKey(base, g)
             redis.call('ZREMRANGEBYSCORE', gwk, '-inf', now - ld)
             local used = redis.call('ZCARD', gwk)
             if used >= lm then
@@ -154,12 +154,12 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
             end
           end
           if park == 'c' then
-            parkAtConcurrency(base, g, gk, active, weight)
+            groups().parkAtConcurrency(base, g, gk, active, weight)
           elseif park == 'l' then
             redis.call('ZADD', gl, reopen, g)
             redis.call('HSET', gk, 'st', 'l')
           else
-            local popped = redis.call('ZPOPMIN', groupQueueKey(base, g), room)
+            local popped = redis.call('ZPOPMIN', groups().groupQueueKey(base, g), room)
             local n = #popped / 2
             for i = 1, #popped, 2 do
               ids[#ids + 1] = popped[i]
@@ -174,9 +174,9 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
             if n < room then
               -- Its backlog is empty: the group is idle.
               if counts and n > 0 then redis.call('HSET', gk, 'a', active) end
-              idleGroup(base, g, gk, active, hasGroupSettings(f[3], f[4], f[8], f[6]))
+              groups().idleGroup(base, g, gk, active, groups().hasGroupSettings(f[3], f[4], f[8], f[6]))
             elseif counts and active >= conc then
-              parkAtConcurrency(base, g, gk, active, weight)
+              groups().parkAtConcurrency(base, g, gk, active, weight)
             else
               -- Mid-turn (the claim is full): it keeps the head of the ring; else the tail, with a
               -- new turn. Only what changed is written (nothing, for a plain group).
@@ -323,7 +323,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       out[#out + 1] = f
     elseif groupOf and groupOf[id] and counted[groupOf[id]] then
       -- A job gone from under its group's queue: its slot is not taken.
-      releaseGroup(base, groupOf[id], 1)
+      groups().releaseGroup(base, groupOf[id], 1)
     end
   end
   out[countAt] = claimed

@@ -36,7 +36,7 @@ local function unlinkJob(k, base, id, state)
   if state == 'waiting' or state == 'prioritized' then
     local g = redis.call('HGET', jobKey(base, id), 'g')
     if g then
-      unqueueGrouped(base, id, g)
+      groups().unqueueGrouped(base, id, g)
       return
     end
   end
