@@ -9,6 +9,7 @@
   left idle with nothing to keep it (no job, no setting, not paused) is forgotten, as by a claim.
   Returns: 1 done; 0 nothing to do (pause: already paused; resume: not paused). ]]
 --@include base
+--@include settings
 
 local base, g = argv.base, argv.group
 local gk = groups().groupHashKey(base, g)
@@ -53,15 +54,7 @@ if argv.op == 'resume' then
   settle()
   return 1
 end
-local set, del = {}, {}
-for i = REST, #ARGV, 2 do
-  if ARGV[i + 1] == '' then
-    del[#del + 1] = ARGV[i]
-  else
-    set[#set + 1] = ARGV[i]
-    set[#set + 1] = ARGV[i + 1]
-  end
-end
+local set, del = fieldChanges(REST)
 if #set > 0 then
   redis.call('HSET', gk, unpack(set))
   redis.call('ZADD', base .. 'gs', 0, g)

@@ -9,16 +9,9 @@
   judged again at the next claim, as configureGroup does for one group.
   Returns: 1 ]]
 --@include base
+--@include settings
 
-local set, del = {}, {}
-for i = REST, #ARGV, 2 do
-  if ARGV[i + 1] == '' then
-    del[#del + 1] = ARGV[i]
-  else
-    set[#set + 1] = ARGV[i]
-    set[#set + 1] = ARGV[i + 1]
-  end
-end
+local set, del = fieldChanges(REST)
 if #set > 0 then redis.call('HSET', k.meta, unpack(set)) end
 -- A default group concurrency counts the grouped jobs already running (see includes/groups).
 for i = 1, #set, 2 do
