@@ -18,7 +18,8 @@
   Queue defaults (meta): gcon, glm/gld, gms, gwt; meta `gm` marks a queue that has used groups,
   `uq` the jobs left in the current turn of the jobs without a group (with a default weight > 1).
   Invariant (checked by the audit): a group with a backlog is in exactly one of the ring, `gl`,
-  parked at its concurrency, or paused; `a` equals its jobs actually active. The ring may hold a
+  parked at its concurrency (and then in `gp`), or paused; `a` equals its counted jobs actually
+  active, and under a concurrency limit every active job of it is counted. The ring may hold a
   group whose backlog was removed meanwhile: the claim that pops it makes it idle. ]]
 
 -- The group named in a job's options JSON (and its maxSize), or nil.
