@@ -196,7 +196,7 @@ const ownCpuMs = () => {
  *
  * The window runs from the first completion to the last, so worker startup (connecting, loading
  * scripts) is excluded; the Redis and worker CPU clocks are sampled at the same two instants.
- * @param {{ total: number, concurrency: number, processor?: (job: any) => Promise<unknown> }} options
+ * @param {{ total: number, concurrency: number, processor?: (job: unknown) => Promise<unknown> }} options
  *        `processor` defaults to a no-op
  * @returns {Promise<{ jobsPerSec: number, redisCpuMsPer1k: number, workerCpuMsPer1k: number, duplicates: number }>}
  */

@@ -20,15 +20,14 @@
     missing or finished; { now, 'maxsize', queueName, group, max, size } when the call would take a
   group past its backlog cap (includes/groups). ]]
 --@include base
+--@include requests
 --@include flow
 
 local now = nowMs(argv.now)
 local rootBase, rootName = argv.base, argv.queueName
 
-if argv.seq ~= '' then
-  local previous = redis.call('HGET', k.requests, argv.seq)
-  if previous then return cjson.decode(previous) end
-end
+local previous = previousResult(k.requests, argv.seq)
+if previous then return previous end
 
 local N = 14
 local count = (#ARGV - REST + 1) / N
@@ -185,10 +184,5 @@ for b, events in pairs(byQueue) do
     'states', cjson.encode(events.states), 'delays', cjson.encode(events.dues))
 end
 
-if argv.seq ~= '' then
-  local seq = tonumber(argv.seq)
-  redis.call('HSET', k.requests, argv.seq, cjson.encode(result))
-  redis.call('HDEL', k.requests, tostring(seq - tonumber(argv.keep)))
-  redis.call('PEXPIRE', k.requests, 3600000)
-end
+recordResult(k.requests, argv.seq, argv.keep, result)
 return result

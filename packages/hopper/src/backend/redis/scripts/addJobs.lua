@@ -15,14 +15,13 @@
   backlog cap (maxSize), nothing is written and the call returns { now, epoch, -1, group, max, size }.
   Codes: none; input is validated before the call. ]]
 --@include base
+--@include requests
 
 local now = nowMs(argv.now)
 local base = argv.base
 
-if argv.seq ~= '' then
-  local previous = redis.call('HGET', k.requests, argv.seq)
-  if previous then return cjson.decode(previous) end
-end
+local previous = previousResult(k.requests, argv.seq)
+if previous then return previous end
 
 local cap = eventsCap(k.meta)
 local result = { now, redis.call('HGET', k.meta, 'epoch') or '' }
@@ -159,10 +158,5 @@ if #added > 0 then
   end
 end
 
-if argv.seq ~= '' then
-  local seq = tonumber(argv.seq)
-  redis.call('HSET', k.requests, argv.seq, cjson.encode(result))
-  redis.call('HDEL', k.requests, tostring(seq - tonumber(argv.keep)))
-  redis.call('PEXPIRE', k.requests, 3600000)
-end
+recordResult(k.requests, argv.seq, argv.keep, result)
 return result
