@@ -9,7 +9,7 @@ import { SCRIPTS } from '../../src/backend/redis/scripts.generated.js';
 import { Queue, Worker, type Job } from '../../src/index.js';
 import { CutProxy } from '../helpers/cut-proxy.js';
 import { useHopper } from '../helpers/hopper.js';
-import { signal } from '../helpers/wait.js';
+import { signal, until } from '../helpers/wait.js';
 
 const env = useHopper();
 
@@ -22,14 +22,6 @@ async function withProxy(): Promise<{ proxy: CutProxy; admin: Redis }> {
   env.track(proxy);
   env.track({ close: async () => void admin.disconnect() });
   return { proxy, admin };
-}
-
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`Timed out waiting for ${what}`);
 }
 
 describe('reconnects', () => {

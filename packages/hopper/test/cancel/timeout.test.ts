@@ -63,6 +63,8 @@ describe('job timeouts', () => {
     expect(attempt).toBe(2);
     // The first attempt finally returns: too late, fenced off.
     firstAttemptGoesOn.resolve('late result');
+    // A given-up attempt writes nothing when it settles: flushing the microtasks that settle it
+    // is enough for a write, had there been one, to have been sent before the read below.
     await new Promise((r) => setImmediate(r));
     const stored = await queue.getJob(job.id as string);
     expect(stored?.returnvalue).toBe('retry result');

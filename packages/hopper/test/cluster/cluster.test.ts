@@ -6,16 +6,21 @@
 import { Cluster } from 'ioredis';
 import { afterEach, describe, expect, it, inject } from 'vitest';
 import { CrossSlotError, FlowProducer, Queue, Worker, type Job } from '../../src/index.js';
+import { ErrorWatch } from '../helpers/errors.js';
 import { collect, once } from '../helpers/wait.js';
 
 const closables: { close(): Promise<void> }[] = [];
+let errors = new ErrorWatch();
 function track<T extends { close(): Promise<void> }>(c: T): T {
   closables.push(c);
-  return c;
+  return errors.watch(c, c.constructor.name);
 }
 afterEach(async () => {
   // Last opened, first closed: the shared cluster connection outlives its users.
   for (const closable of closables.splice(0).reverse()) await closable.close();
+  const watch = errors;
+  errors = new ErrorWatch();
+  watch.check();
 });
 
 function cluster(): Cluster {

@@ -227,6 +227,7 @@ describe('flows: a child that fails for good', () => {
   });
 
   it('a child that stalls too often fails its parent per its policy', async () => {
+    env.expectErrors(/LockLostError/); // the stalled attempts' results are refused, and reported
     const q = env.queueName();
     const queue = env.queue(q);
     const flows = env.flows();

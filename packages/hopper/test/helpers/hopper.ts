@@ -17,6 +17,7 @@ import {
   type WorkerOptions,
 } from '../../src/index.js';
 import { createAdmin, createBackend } from '../../src/backend/create.js';
+import { ErrorWatch, type ErrorMatcher } from './errors.js';
 
 export interface HopperEnv {
   /** The Redis URL of the test server. */
@@ -32,8 +33,15 @@ export interface HopperEnv {
   events(name: string, opts?: QueueEventsOptions): QueueEvents;
   /** A FlowProducer on this test's prefix. */
   flows(): FlowProducer;
-  /** Registers something to close after the test. */
+  /** Registers something to close after the test (and watches its `error` events). */
   track<T extends { close(): Promise<void> }>(closable: T): T;
+  /**
+   * Declares `error` events this test provokes on purpose (all with `true`, or those matching a
+   * pattern or predicate). Any other `error` event of a tracked component fails the test.
+   */
+  expectErrors(matcher?: ErrorMatcher): void;
+  /** The `error` events seen so far by tracked components. */
+  errors(): unknown[];
   /** Skips the invariant audit for this test (for tests that corrupt state on purpose). */
   skipInvariants(): void;
 }
@@ -42,6 +50,7 @@ interface EnvState {
   env: HopperEnv;
   closables: { close(): Promise<void> }[];
   audit: boolean;
+  errors: ErrorWatch;
 }
 
 /** Runs the invariant audit on every queue under `prefix`; throws listing the violations. */
@@ -91,9 +100,10 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
     const prefix = `t${randomBytes(4).toString('hex')}`;
     const clock = options.fakeClock ? new FakeClock() : undefined;
     const closables: { close(): Promise<void> }[] = [];
+    const errors = new ErrorWatch();
     const track = <T extends { close(): Promise<void> }>(closable: T): T => {
       closables.push(closable);
-      return closable;
+      return errors.watch(closable, closable.constructor.name);
     };
     const env: HopperEnv = {
       url,
@@ -101,19 +111,17 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
       clock,
       queueName: (hint = 'q') => `${hint}${++counter}`,
       queue: (name, opts) => track(new Queue(name, { connection: url, prefix, clock, ...opts })),
-      worker: (name, processor, opts) => {
-        const worker = new Worker(name, processor, { connection: url, prefix, clock, ...opts });
-        worker.on('error', (err) => process.env.HOPPER_DEBUG && console.log('worker error', err));
-        return track(worker);
-      },
+      worker: (name, processor, opts) => track(new Worker(name, processor, { connection: url, prefix, clock, ...opts })),
       events: (name, opts) => track(new QueueEvents(name, { connection: url, prefix, clock, ...opts })),
       flows: () => track(new FlowProducer({ connection: url, prefix, clock })),
       track,
       skipInvariants: () => {
         current().audit = false;
       },
+      expectErrors: (matcher = true) => errors.expect(matcher),
+      errors: () => errors.errors(),
     };
-    state = { env, closables, audit: true };
+    state = { env, closables, audit: true, errors };
   });
 
   afterEach(async () => {
@@ -126,6 +134,7 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
     } finally {
       await deletePrefix(s.env.url, s.env.prefix);
     }
+    s.errors.check();
   });
 
   return new Proxy({} as HopperEnv, {

@@ -63,3 +63,17 @@ export async function waitFor(emitter: EventEmitter, event: string, condition: (
   if (condition()) return;
   await once(emitter, event, () => condition(), timeoutMs);
 }
+
+/**
+ * Resolves once the async `condition()` holds, checking it every `everyMs` (for state only a
+ * store can tell, such as a Redis key's own expiry, which emits no event); fails with `what`
+ * after `timeoutMs`.
+ */
+export async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000, everyMs = 10): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (await condition()) return;
+    if (performance.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}

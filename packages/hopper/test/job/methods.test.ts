@@ -49,6 +49,7 @@ describe('Job methods', () => {
   });
 
   it('fences updateData from a processor to its attempt', async () => {
+    env.expectErrors(/LockLostError/); // the stale attempt's result is refused, and reported
     const name = env.queueName();
     const queue = env.queue(name);
     await queue.add('x', { step: 0 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError } from '../../src/index.js';
-import { once } from '../helpers/wait.js';
+import { once, until } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper();
@@ -50,7 +50,8 @@ describe('deduplication', () => {
     const worker = env.worker(name, async () => 'done');
     await once(worker, 'completed');
     expect((await queue.add('t', {}, { deduplication: { id: 'throttle', ttl: 300 } })).id).toBe(first.id);
-    await new Promise((resolve) => setTimeout(resolve, 350)); // the ttl is Redis's own key expiry
+    // The ttl is Redis's own key expiry, which emits no event: wait until the id is free.
+    await until(async () => (await queue.getDeduplicationJobId('throttle')) === undefined, 'the throttle id expires', 2000);
     expect((await queue.add('t', {}, { deduplication: { id: 'throttle', ttl: 300 } })).id).not.toBe(first.id);
   });
 

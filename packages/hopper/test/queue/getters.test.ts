@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, type Job, type JobType } from '../../src/index.js';
-import { collect, once } from '../helpers/wait.js';
+import { collect, once, until } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper();
@@ -77,11 +77,8 @@ describe('Queue getters', () => {
     const a = env.worker(name, async () => undefined, { name: 'mailer-a', concurrency: 3 });
     const b = env.worker(name, async () => undefined, { name: 'mailer-b' });
     await Promise.all([a.waitUntilReady(), b.waitUntilReady()]);
-    let workers = await queue.getWorkers();
-    for (let i = 0; i < 50 && workers.length < 2; i++) {
-      await once(a, 'drained', () => true, 200).catch(() => undefined);
-      workers = await queue.getWorkers();
-    }
+    let workers: Awaited<ReturnType<typeof queue.getWorkers>> = [];
+    await until(async () => (workers = await queue.getWorkers()).length === 2, 'both workers have registered');
     expect(workers.map((w) => w.name).sort()).toEqual(['mailer-a', 'mailer-b']);
     expect(workers.find((w) => w.name === 'mailer-a')).toMatchObject({ id: a.id, concurrency: 3, pid: process.pid });
     await b.close();

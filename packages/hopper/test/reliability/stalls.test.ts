@@ -111,6 +111,7 @@ describe('fencing', () => {
   });
 
   it("makes a stale processor's job methods throw LockLostError", async () => {
+    env.expectErrors(/LockLostError/); // the stale attempt's result is refused, and reported
     const name = env.queueName();
     const queue = env.queue(name);
     await queue.add('x', {});

@@ -58,6 +58,7 @@ describe('durable steps', () => {
   });
 
   it('a stale attempt cannot record a step', async () => {
+    env.expectErrors(/LockLostError/); // the stale attempt's result is refused, and reported
     const name = env.queueName();
     const queue = env.queue(name);
     await queue.add('x', {});
