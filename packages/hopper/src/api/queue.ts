@@ -254,7 +254,12 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    * Cancels a job from any process. One that has not started fails at once with a CancelledError
    * reason (no retry, never dead-lettered): 'cancelled'. An active one's processor sees its signal
    * abort promptly, and the attempt ends as cancelled whatever it returns: 'signalled'. Returns
-   * 'missing' for no such job, 'finished' if it already completed or failed.
+   * 'missing' for no such job, 'finished' if it already completed or failed (not cancelled).
+   * Cancellation is sticky: a cancelled active job whose worker dies, closes or loses it ends
+   * failed as cancelled, never back in line; only a retry (`retryJobs`, `job.retry`) runs it
+   * again, and the retry clears the cancellation. Idempotent: cancelling a cancelled job again
+   * answers as the first call did ('cancelled', or 'signalled' while it is still active), so a
+   * call re-sent after a lost reply changes nothing twice.
    *
    * Cancelling a parent (a flow, or a job with dynamic children) also cancels its pending
    * children, and theirs, from this call, in batches; children that already finished are left.

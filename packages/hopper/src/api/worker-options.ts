@@ -56,7 +56,11 @@ export interface WorkerOptions extends QueueBaseOptions {
   removeOnFail?: boolean | number | KeepJobs;
   /** Longest idle blocking wait for new jobs, in seconds as in BullMQ. Default 5. */
   drainDelay?: number;
-  /** Longest time `close()` waits for Redis to record the last results, ms. Default 10,000. */
+  /**
+   * Deadline of `close()`, ms. Default 10,000. Until then close waits for the jobs this worker
+   * claimed to finish and be recorded; after it, the jobs still running are released for another
+   * worker at once, their processors aborted, and close rejects with a CloseTimeoutError naming them.
+   */
   closeTimeout?: number;
   /**
    * How often, at the latest, this worker gives job schedulers their next occurrences, ms
@@ -100,6 +104,7 @@ export function workerSettings(opts: WorkerOptions): {
   maxStalledCount: number;
   drainDelayMs: number;
   schedulerInterval: number;
+  closeTimeout: number;
 } {
   const lockDuration = positiveInteger(opts.lockDuration, 'lockDuration', 30_000);
   const renewEvery = positiveInteger(opts.lockRenewTime, 'lockRenewTime', Math.max(1, Math.floor(lockDuration / 2)));
@@ -113,7 +118,16 @@ export function workerSettings(opts: WorkerOptions): {
   if (!(drainDelaySeconds > 0))
     throw new InvalidOptionsError(`drainDelay must be a positive number of seconds, got ${String(opts.drainDelay)}.`);
   const schedulerInterval = positiveInteger(opts.schedulerInterval, 'schedulerInterval', 5000);
-  return { lockDuration, renewEvery, stalledInterval, maxStalledCount, drainDelayMs: drainDelaySeconds * 1000, schedulerInterval };
+  const closeTimeout = positiveInteger(opts.closeTimeout, 'closeTimeout', 10_000);
+  return {
+    lockDuration,
+    renewEvery,
+    stalledInterval,
+    maxStalledCount,
+    drainDelayMs: drainDelaySeconds * 1000,
+    schedulerInterval,
+    closeTimeout,
+  };
 }
 
 /** A worker's heartbeat entry, shown by `queue.getWorkers()`; it lives twice the renewal interval. */

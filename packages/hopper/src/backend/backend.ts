@@ -140,6 +140,8 @@ export const WriteCode = {
   Missing: -1,
   StaleAttempt: -2,
   NotActive: -3,
+  /** The job was cancelled: a holder's move (to delayed, to wait, to waiting-children) is refused. */
+  RefusedCancelled: -5,
 } as const;
 export type WriteCode = (typeof WriteCode)[keyof typeof WriteCode];
 
@@ -197,6 +199,8 @@ export interface RescueResult {
   ran: boolean;
   rescued: string[];
   failed: string[];
+  /** How many expired locks the call looked at: a full batch (= limit) means more may be left. */
+  expired: number;
 }
 
 /** A job as stored, for getJob and friends. Fields absent from storage are undefined. */
@@ -283,16 +287,31 @@ export interface QueueBackend {
   claim(request: ClaimRequest, now?: number): Promise<ClaimResult>;
   complete(batch: Completion[], next: ClaimRequest, now?: number): Promise<AckResult>;
   fail(batch: Failure[], next: ClaimRequest, now?: number): Promise<AckResult>;
-  /** Renews locks and the worker's heartbeat (`worker` given: its id, description and heartbeat ttl). */
+  /**
+   * Renews locks and the worker's heartbeat (`worker` given: its id, description and heartbeat ttl).
+   * A lock is renewed only for the attempt that holds it (token and attempt number); `lost` lists
+   * the tokens of the attempts that no longer do.
+   */
   extendLocks(
-    locks: { id: string; token: string }[],
+    locks: ({ id: string } & Fence)[],
     lockMs: number,
     worker: { id: string; info: string; ttlMs: number } | undefined,
     now?: number,
   ): Promise<{ now: number; epoch: string; lost: string[]; cancelled: string[] }>;
   unregisterWorker(workerId: string): Promise<void>;
+  /** One bounded step of the stall rescue (at most 500 jobs): see rescueStalled.lua. */
   rescueStalled(options: RescueOptions, now?: number): Promise<RescueResult>;
-  releaseOrphans(workerId: string, known: string[]): Promise<number>;
+  /**
+   * After a reconnect: puts back the jobs held under `workerId` by attempts not in `known`
+   * (flattened job id, token pairs: claims whose reply was lost); cancelled ones end failed as
+   * cancelled. Returns how many.
+   */
+  releaseOrphans(workerId: string, known: string[], failKeep: Retention, now?: number): Promise<number>;
+  /**
+   * A closing worker gives back held jobs at once (fenced): each goes back to the head of the
+   * ready jobs, a cancelled one ends failed as cancelled. One code per job (see releaseJobs.lua).
+   */
+  releaseJobs(jobs: ({ id: string; started: boolean } & Fence)[], failKeep: Retention, now?: number): Promise<WriteCode[]>;
   pause(): Promise<boolean>;
   resume(): Promise<boolean>;
   /** Removes a job that is not active: 1 removed, 0 missing, -4 active. */

@@ -108,8 +108,20 @@ export class LockLostError extends branded(ErrorCode.LockLost) {}
 /** The queue, worker or connection was closed. */
 export class ClosedError extends branded(ErrorCode.Closed) {}
 
-/** `close()` gave up waiting (Redis unreachable or a processor that never settles). */
-export class CloseTimeoutError extends branded(ErrorCode.CloseTimeout) {}
+/**
+ * `worker.close()` reached its deadline (`closeTimeout`): a processor did not settle in time, or
+ * Redis did not answer. The jobs still running were released for another worker at once and
+ * their processors aborted; `jobIds` names them.
+ */
+export class CloseTimeoutError extends branded(ErrorCode.CloseTimeout) {
+  /** The jobs released for another worker when the deadline passed. */
+  readonly jobIds: string[];
+
+  constructor(message: string, jobIds: string[] = [], options?: { cause?: unknown }) {
+    super(message, options);
+    this.jobIds = jobIds;
+  }
+}
 
 /** The Redis server is too old or lacks something Hopper needs. */
 export class UnsupportedRedisError extends branded(ErrorCode.UnsupportedRedis) {}

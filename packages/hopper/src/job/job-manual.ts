@@ -58,7 +58,8 @@ export async function failHeld(job: Job, err: Error, token: string, fetchNext: b
 export async function extendHeld(job: Job, token: string, duration: number): Promise<number> {
   const id = job.requireId();
   await job.ctx.ready();
-  const { lost } = await job.ctx.backend.extendLocks([{ id, token }], duration, undefined, job.ctx.clock.backendNow());
+  const fence = job.fenceFor(token, 'extend the lock of');
+  const { lost } = await job.ctx.backend.extendLocks([{ id, ...fence }], duration, undefined, job.ctx.clock.backendNow());
   if (lost.length > 0) throw new LockLostError(`Cannot extend the lock of job ${id}: token ${token} does not hold it.`);
   return 1;
 }

@@ -5,7 +5,7 @@
  */
 import type { ClaimedJob, Fence, JobRecord } from '../backend/backend.js';
 import { WriteCode } from '../backend/backend.js';
-import { InvalidDataError, InvalidStateError, JobNotFoundError, LockLostError } from './errors.js';
+import { CancelledError, InvalidDataError, InvalidStateError, JobNotFoundError, LockLostError } from './errors.js';
 import {
   parseJson,
   parseOpts,
@@ -417,6 +417,11 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /** @internal turns a holder's move code into the matching error. */
   checkMove(code: number, what: string): void {
     if (code > 0) return;
+    if (code === WriteCode.RefusedCancelled) {
+      throw new CancelledError(
+        `Cannot ${what} job ${this.id} in queue "${this.queueName}": it was cancelled (queue.cancelJob). A cancelled job only ends, as cancelled; retry it to run it again.`,
+      );
+    }
     if (code === WriteCode.StaleAttempt || code === WriteCode.NotActive) {
       throw new LockLostError(
         `Cannot ${what} job ${this.id} in queue "${this.queueName}": this token does not hold it (it was rescued, moved or finished).`,

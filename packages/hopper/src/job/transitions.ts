@@ -6,7 +6,7 @@
 import type { JobState } from './states.js';
 
 /** A backend operation that moves jobs between states. */
-export type Transition = 'add' | 'promote' | 'claim' | 'complete' | 'fail' | 'retry' | 'rescueStalled' | 'releaseOrphans';
+export type Transition = 'add' | 'promote' | 'claim' | 'complete' | 'fail' | 'retry' | 'rescueStalled' | 'releaseOrphans' | 'releaseJobs';
 
 /** Where a job may go, by operation: `from` → allowed `to` states. */
 export const TRANSITIONS: Record<Transition, { from: readonly (JobState | 'new')[]; to: readonly JobState[] }> = {
@@ -22,10 +22,12 @@ export const TRANSITIONS: Record<Transition, { from: readonly (JobState | 'new')
   fail: { from: ['active'], to: ['waiting', 'prioritized', 'delayed', 'failed'] },
   /** A failed job is retried by hand. */
   retry: { from: ['failed', 'completed'], to: ['waiting', 'prioritized'] },
-  /** A job whose lock expired goes back to ready, or fails after too many stalls. */
+  /** A job whose lock expired goes back to ready, or fails after too many stalls (or as cancelled). */
   rescueStalled: { from: ['active'], to: ['waiting', 'prioritized', 'failed'] },
-  /** A job claimed by a call whose reply was lost goes back to ready, no stall counted. */
-  releaseOrphans: { from: ['active'], to: ['waiting', 'prioritized'] },
+  /** A job claimed by a call whose reply was lost goes back to ready, no stall counted (a cancelled one fails as cancelled). */
+  releaseOrphans: { from: ['active'], to: ['waiting', 'prioritized', 'failed'] },
+  /** A closing worker gives a held job back to ready at once (a cancelled one fails as cancelled). */
+  releaseJobs: { from: ['active'], to: ['waiting', 'prioritized', 'failed'] },
 };
 
 /** Tells whether `op` may move a job from `from` to `to`. */

@@ -20,8 +20,8 @@ export interface StallRescuerOptions {
   onError(err: unknown): void;
 }
 
-/** Most jobs one check handles; the next check takes the rest. */
-export const RESCUE_BATCH = 1000;
+/** Most jobs one script call handles (bounds each call's work, retention trims included). */
+export const RESCUE_BATCH = 500;
 
 export class StallRescuer {
   private timer: ClockTimer | undefined;
@@ -58,23 +58,33 @@ export class StallRescuer {
   }
 
   /**
-   * Runs one check. `force` runs it even if another worker checked within the interval
-   * (tests and tools use it to drive the rescue by hand).
+   * Runs one check: calls of at most RESCUE_BATCH jobs each, until a call finds fewer expired
+   * locks. `force` runs it even if another worker checked within the interval (tests and tools
+   * use it to drive the rescue by hand).
    */
   async runOnce(force = false): Promise<RescueResult> {
-    const result = await this.o.backend.rescueStalled(
-      {
-        maxStalledCount: this.o.maxStalledCount,
-        limit: RESCUE_BATCH,
-        intervalMs: this.o.stalledInterval,
-        force,
-        failKeep: this.o.failKeep,
-        eventsMaxAgeMs: this.o.eventsMaxAgeMs,
-      },
-      this.o.clock.backendNow(),
-    );
-    if (result.rescued.length > 0) this.o.onRescued(result.rescued);
-    if (result.failed.length > 0) this.o.onFailed(result.failed);
-    return result;
+    const total: RescueResult = { now: 0, ran: false, rescued: [], failed: [], expired: 0 };
+    // Later calls of the same check run whatever the interval key says: this check holds it.
+    for (let first = true; ; first = false) {
+      const result = await this.o.backend.rescueStalled(
+        {
+          maxStalledCount: this.o.maxStalledCount,
+          limit: RESCUE_BATCH,
+          intervalMs: this.o.stalledInterval,
+          force: force || !first,
+          failKeep: this.o.failKeep,
+          eventsMaxAgeMs: this.o.eventsMaxAgeMs,
+        },
+        this.o.clock.backendNow(),
+      );
+      total.now = result.now;
+      total.ran ||= result.ran;
+      total.expired += result.expired;
+      if (result.rescued.length > 0) this.o.onRescued(result.rescued);
+      if (result.failed.length > 0) this.o.onFailed(result.failed);
+      total.rescued.push(...result.rescued);
+      total.failed.push(...result.failed);
+      if (!result.ran || result.expired < RESCUE_BATCH) return total;
+    }
   }
 }

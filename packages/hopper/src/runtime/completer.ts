@@ -24,11 +24,6 @@ export class Completer {
     return this.completions.length + this.failures.length;
   }
 
-  /** Ids of the jobs waiting to be acknowledged. */
-  ids(): string[] {
-    return [...this.completions, ...this.failures].map((item) => item.ack.id);
-  }
-
   addCompletion(item: PendingAck<Completion>): void {
     this.completions.push(item);
   }

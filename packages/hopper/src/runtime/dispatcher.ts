@@ -9,7 +9,7 @@
  * acknowledgements batch themselves. With concurrency >= 2, two calls may be in flight, each
  * claiming for half the slots: Redis runs one batch while this process runs the other.
  */
-import type { AckResult, ClaimResult, ClaimedJob, Completion, Failure, QueueBackend } from '../backend/backend.js';
+import type { AckResult, ClaimResult, ClaimedJob, Completion, Failure, QueueBackend, Retention } from '../backend/backend.js';
 import type { Clock, ClockTimer } from '../clock/clock.js';
 import type { Job } from '../job/job.js';
 import type { Completer, PendingAck } from './completer.js';
@@ -30,6 +30,10 @@ export interface DispatcherOptions {
   limiter?: { max: number; duration: number };
   /** Longest idle blocking wait, ms. */
   drainDelay: number;
+  /** Every attempt the worker holds, as flattened (job id, token) pairs (spared by orphan release). */
+  held(): string[];
+  /** Retention of cancelled orphans that set no removeOnFail. */
+  failKeep: Retention;
   /** Builds the Job for a claimed record. */
   makeJob(claimed: ClaimedJob, now: number): Job;
   /** A claimed job is ready to run. */
@@ -270,9 +274,8 @@ export class Dispatcher {
   private releaseOrphans(): void {
     this.begin(0);
     this.needOrphanRelease = false;
-    // Jobs running here, or finished here and not yet acknowledged, are ours: keep them.
-    const known = [...this.o.executor.running.keys(), ...this.o.completer.ids()];
-    this.o.backend.releaseOrphans(this.o.workerId, known).then(
+    // Attempts held here (running, finished and not yet acknowledged, or in between) are ours: keep them.
+    this.o.backend.releaseOrphans(this.o.workerId, this.o.held(), this.o.failKeep, this.o.clock.backendNow()).then(
       () => {
         this.end(0);
         this.idle = false;

@@ -1,6 +1,8 @@
 /**
  * Executor: runs the processor on each claimed job with its abort signal, and reports how each
- * attempt settled. Tracks the running jobs (their fences feed lock renewal).
+ * attempt settled. Tracks the running attempts by lock token (their fences feed lock renewal):
+ * two attempts of one job may run here at once (the first lost its lock, was rescued, and this
+ * worker claimed the job again), and each has its own entry, abort signal and lock.
  */
 import type { Job } from '../job/job.js';
 
@@ -10,6 +12,10 @@ export type RunProcessor = (job: Job, token: string | undefined, signal: AbortSi
 /** A job being processed. */
 export interface RunningJob {
   readonly job: Job;
+  /** The attempt's lock token (the key of its entry). */
+  readonly token: string;
+  /** The attempt's number (attemptsStarted when it was claimed): with the token, its fence. */
+  readonly attempt: number;
   readonly controller: AbortController;
   /** Set when the lock was lost: the attempt's result will not be recorded. */
   lost: boolean;
@@ -27,7 +33,7 @@ export interface RunningJob {
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export class Executor {
-  /** Running jobs by id. */
+  /** Running attempts by lock token (unique per attempt). */
   readonly running = new Map<string, RunningJob>();
   private idleWaiters: (() => void)[] = [];
 
@@ -40,10 +46,19 @@ export class Executor {
     return this.running.size;
   }
 
-  /** Starts processing `job`. */
+  /** The running attempts of job `id` (usually one; two after a lost lock and a reclaim). */
+  attemptsOf(id: string): RunningJob[] {
+    const found: RunningJob[] = [];
+    for (const entry of this.running.values()) if (entry.job.id === id) found.push(entry);
+    return found;
+  }
+
+  /** Starts processing `job` (a claimed job: it carries its attempt's token). */
   start(job: Job): RunningJob {
     const entry: RunningJob = {
       job,
+      token: job.token as string,
+      attempt: job.fence?.attempt ?? job.attemptsStarted,
       controller: new AbortController(),
       lost: false,
       cancelled: false,
@@ -51,7 +66,7 @@ export class Executor {
       settled: false,
       timers: [],
     };
-    this.running.set(job.id as string, entry);
+    this.running.set(entry.token, entry);
     let result: unknown;
     try {
       result = this.processor(job, job.token, entry.controller.signal);
@@ -83,7 +98,8 @@ export class Executor {
     if (entry.settled) return;
     entry.settled = true;
     for (const timer of entry.timers) timer.cancel();
-    this.running.delete(entry.job.id as string);
+    // Only this attempt's entry: another attempt of the same job keeps its own.
+    if (this.running.get(entry.token) === entry) this.running.delete(entry.token);
     this.onSettled(entry, outcome);
     if (this.running.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
@@ -92,9 +108,9 @@ export class Executor {
     }
   }
 
-  /** Aborts one job's signal (lost lock, cancellation); its result will not be recorded if `lost`. */
-  abort(id: string, reason: Error, lost: boolean): void {
-    const entry = this.running.get(id);
+  /** Aborts one attempt's signal (lost lock, cancellation); its result will not be recorded if `lost`. */
+  abort(token: string, reason: Error, lost: boolean): void {
+    const entry = this.running.get(token);
     if (!entry) return;
     if (lost) entry.lost = true;
     entry.controller.abort(reason);

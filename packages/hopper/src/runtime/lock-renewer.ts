@@ -14,7 +14,8 @@ export interface LockRenewerOptions {
   lockDuration: number;
   /** How often to renew (default lockDuration / 2). */
   renewEvery: number;
-  onLost(ids: string[]): void;
+  /** Attempts (by token) whose lock was lost. */
+  onLost(tokens: string[]): void;
   onError(err: unknown): void;
   /** Jobs this worker runs that were cancelled (the fallback to the cancel channel). */
   onCancelled?(ids: string[]): void;
@@ -69,13 +70,14 @@ export class LockRenewer {
   }
 
   /**
-   * Renews every running job's lock now, with the worker's heartbeat, in one call; returns the
-   * ids whose lock was lost.
+   * Renews every running attempt's lock now, with the worker's heartbeat, in one call; returns the
+   * tokens of the attempts whose lock was lost. Each attempt is renewed on its own fence (token
+   * and attempt number), so a stale attempt of a job never renews, nor loses, the new one's lock.
    */
   async runOnce(): Promise<string[]> {
-    const locks: { id: string; token: string }[] = [];
-    for (const [id, entry] of this.o.executor.running) {
-      if (!entry.lost && entry.job.token !== undefined) locks.push({ id, token: entry.job.token });
+    const locks: { id: string; token: string; attempt: number }[] = [];
+    for (const [token, entry] of this.o.executor.running) {
+      if (!entry.lost) locks.push({ id: entry.job.id as string, token, attempt: entry.attempt });
     }
     const { lost, epoch, cancelled } = await this.o.backend.extendLocks(
       locks,
@@ -85,8 +87,8 @@ export class LockRenewer {
     );
     this.o.onEpoch?.(epoch);
     if (cancelled.length > 0) this.o.onCancelled?.(cancelled);
-    // A job may have settled while the call was in flight; only report the ones still running.
-    const stillRunning = lost.filter((id) => this.o.executor.running.has(id));
+    // An attempt may have settled while the call was in flight; only report the ones still running.
+    const stillRunning = lost.filter((token) => this.o.executor.running.has(token));
     if (stillRunning.length > 0) this.o.onLost(stillRunning);
     return stillRunning;
   }

@@ -22,7 +22,7 @@ describe('Worker lifecycle', () => {
     await expect(worker.waitUntilReady()).rejects.toBeInstanceOf(ClosedError);
   });
 
-  it('close(true) does not wait for active jobs and aborts their signals', async () => {
+  it('close(true) does not wait for active jobs: aborts their signals and releases them for another worker at once', async () => {
     const name = env.queueName();
     const queue = env.queue(name);
     await queue.add('x', {});
@@ -35,8 +35,10 @@ describe('Worker lifecycle', () => {
     await once(worker, 'active');
     await worker.close(true);
     expect(await aborted.promise).toBe(true);
-    // The job stays active until its lock expires; then it is rescued as stalled.
-    expect(await queue.getJobCounts('active')).toEqual({ active: 1 });
+    // Released at once (not left active until its lock expires), with no stall counted.
+    expect(await queue.getJobCounts('active', 'waiting')).toEqual({ active: 0, waiting: 1 });
+    const [job] = await queue.getJobs(['waiting']);
+    expect(job.stalledCounter).toBe(0);
   });
 
   it('validates its options', () => {

@@ -1,6 +1,7 @@
 /**
  * The Redis implementation of the backend seam: each write is one Lua script call (see
- * scripts/). Reads are in redis-reads.ts, connections in redis-connection.ts.
+ * scripts/). Reads are in redis-reads.ts, connections in redis-connection.ts; stall rescue and
+ * releases in redis-release.ts.
  */
 import type {
   AckResult,
@@ -15,14 +16,12 @@ import type {
   NewJob,
   Retention,
   QueueBackend,
-  RescueOptions,
-  RescueResult,
   WriteCode,
 } from '../backend.js';
 import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
 import { GroupMaxSizeExceededError } from '../../job/errors.js';
-import { RedisQueueManagement } from './redis-management.js';
+import { RedisQueueRelease } from './redis-release.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import { parseClaim, retentionSpec, timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
@@ -33,7 +32,7 @@ export const LAYOUT_VERSION = '1';
 
 export type { RedisBackendOptions } from './redis-connection.js';
 
-export class RedisQueueBackend extends RedisQueueManagement implements QueueBackend {
+export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend {
   private readonly options: RedisBackendOptions;
 
   constructor(options: RedisBackendOptions) {
@@ -174,13 +173,13 @@ export class RedisQueueBackend extends RedisQueueManagement implements QueueBack
   }
 
   async extendLocks(
-    locks: { id: string; token: string }[],
+    locks: ({ id: string } & Fence)[],
     lockMs: number,
     worker: { id: string; info: string; ttlMs: number } | undefined,
     now?: number,
   ): Promise<{ now: number; epoch: string; lost: string[]; cancelled: string[] }> {
     const rest: string[] = [];
-    for (const lock of locks) rest.push(lock.id, lock.token);
+    for (const lock of locks) rest.push(lock.id, lock.token, String(lock.attempt));
     const k = this.keys;
     const reply = (await runScript(
       this.client,
@@ -200,62 +199,6 @@ export class RedisQueueBackend extends RedisQueueManagement implements QueueBack
 
   async unregisterWorker(workerId: string): Promise<void> {
     await runScript(this.client, SCRIPTS.unregisterWorker, { workers: this.keys.workers, workerInfo: this.keys.workerInfo }, { workerId });
-  }
-
-  async rescueStalled(options: RescueOptions, now?: number): Promise<RescueResult> {
-    const k = this.keys;
-    const reply = (await runScript(
-      this.client,
-      SCRIPTS.rescueStalled,
-      {
-        meta: k.meta,
-        wait: k.wait,
-        prio: k.prio,
-        prioCounter: k.prioCounter,
-        active: k.active,
-        failed: k.failed,
-        events: k.events,
-        marker: k.marker,
-        stalledCheck: k.stalledCheck,
-      },
-      {
-        now: timeArg(now),
-        base: k.base,
-        maxStalledCount: options.maxStalledCount,
-        limit: options.limit,
-        intervalMs: Math.max(1, Math.floor(options.intervalMs)),
-        force: options.force ? 1 : 0,
-        failKeep: retentionSpec(options.failKeep),
-        eventsMaxAgeMs: options.eventsMaxAgeMs,
-        queueName: this.queueName,
-      },
-    )) as Reply;
-    const rescuedCount = Number(reply[2]);
-    const failedCount = Number(reply[3]);
-    return {
-      now: Number(reply[0]),
-      ran: reply[1] === 1,
-      rescued: reply.slice(4, 4 + rescuedCount).map(String),
-      failed: reply.slice(4 + rescuedCount, 4 + rescuedCount + failedCount).map(String),
-    };
-  }
-
-  async releaseOrphans(workerId: string, known: string[]): Promise<number> {
-    const k = this.keys;
-    let cursor = 0;
-    let released = 0;
-    while (cursor >= 0) {
-      const reply = (await runScript(
-        this.client,
-        SCRIPTS.releaseOrphans,
-        { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, active: k.active, events: k.events, marker: k.marker },
-        { base: k.base, workerId, cursor, limit: 1000 },
-        known,
-      )) as Reply;
-      cursor = Number(reply[0]);
-      released += Number(reply[1]);
-    }
-    return released;
   }
 
   async pause(): Promise<boolean> {

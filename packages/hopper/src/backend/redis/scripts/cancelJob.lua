@@ -4,6 +4,9 @@
   lock renewal reports it too, as a fallback): its signal aborts, and whatever the processor
   then returns, the attempt ends as cancelled (complete and fail check `cx`).
   A parent's pending children are copied to cc:<id> for the caller to cancel in batches.
+  Idempotent (ioredis re-sends a command whose reply was lost): a job already cancelled answers
+  as the first call did (1 for one that ended cancelled, 2 for an active one already told), and
+  nothing is written or emitted twice.
   KEYS: meta, wait, prio, delayed, failed, events, waitingChildren
   ARGV: now, base, id, reason, channel, failKeep
   Returns: 1 cancelled now; 2 active: its worker was told; 0 no such job; -3 already finished. ]]
@@ -15,10 +18,12 @@ local now = nowMs(argv.now)
 local base = argv.base
 local id = argv.id
 local jk = jobKey(base, id)
-local f = redis.call('HMGET', jk, 's', 'o', 'pl')
+local f = redis.call('HMGET', jk, 's', 'o', 'pl', 'cx')
 local state = f[1]
 if not state then return 0 end
+if state == 'failed' and f[4] then return 1 end
 if state == 'completed' or state == 'failed' then return -3 end
+if state == 'active' and f[4] then return 2 end
 local cap = eventsCap(k.meta)
 -- A parent's pending children are cancelled too, by the caller, from a set of their own that
 -- outlives the parent's retention (cc:<id>, kept a day).

@@ -2,14 +2,17 @@
   spending an attempt (a processor hit a rate limit: RateLimitError).
   KEYS: meta, wait, prio, prioCounter, active, events, marker
   ARGV: base, id, token, attempt
-  Returns: 1 done; -1 job missing; -2 stale token or attempt; -3 not active ]]
+  Returns: 1 done; -1 job missing; -2 stale token or attempt; -3 not active; -5 the job was
+    cancelled (a cancelled job only ends, as cancelled: includes/cancel) ]]
 --@include base
 --@include fence
 
 local jk = jobKey(argv.base, argv.id)
 local code = checkFence(jk, argv.token, argv.attempt)
 if code ~= 1 then return code end
-if redis.call('HGET', jk, 's') ~= 'active' then return -3 end
+local f = redis.call('HMGET', jk, 's', 'cx')
+if f[1] ~= 'active' then return -3 end
+if f[2] then return -5 end
 redis.call('ZREM', k.active, argv.id)
 redis.call('HDEL', jk, 'tk')
 local group = groups().leaveActive(argv.base, jk)

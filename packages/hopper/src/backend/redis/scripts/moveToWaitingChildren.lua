@@ -5,7 +5,8 @@
   ARGV: now, base, id, token, attempt
   Returns: { code, reason }: 1 moved; 0 nothing pending (or a continueParentOnFailure child
     failed): keep processing; -4 a child with failParentOnFailure failed (reason: why); -1 job
-    missing; -2 stale token or attempt; -3 not active ]]
+    missing; -2 stale token or attempt; -3 not active; -5 the job was cancelled (a cancelled job
+    only ends, as cancelled: includes/cancel) ]]
 --@include base
 --@include fence
 
@@ -14,8 +15,9 @@ local id = argv.id
 local jk = jobKey(argv.base, id)
 local code = checkFence(jk, argv.token, argv.attempt)
 if code ~= 1 then return { code, '' } end
-local f = redis.call('HMGET', jk, 's', 'ff', 'cf')
+local f = redis.call('HMGET', jk, 's', 'ff', 'cf', 'cx')
 if f[1] ~= 'active' then return { -3, '' } end
+if f[4] then return { -5, '' } end
 if f[2] then return { -4, f[2] } end
 if f[3] then
   redis.call('HDEL', jk, 'cf')

@@ -1,53 +1,66 @@
 --[[ rescueStalled: returns jobs whose lock deadline has passed to ready, or fails them once
   they have stalled more than maxStalledCount times. Runs at most once per interval across
   all workers (a check key), and trims events older than the stream's age cap.
+  A stalled job that was cancelled while active ends failed as cancelled (includes/cancel).
+  Bounded: at most `limit` (<= 500) jobs per call, so the retention trim it triggers (at most two
+  finished jobs per failed job) stays bounded too; the caller calls again while a call returns a
+  full batch. Reads every job it handles before its first write.
   KEYS: meta, wait, prio, prioCounter, active, failed, events, marker, stalledCheck
   ARGV: now, base, maxStalledCount, limit, intervalMs, force, failKeep, eventsMaxAgeMs, queueName
     force: 1 runs even if another worker checked within the interval (used by tests and tools).
     failKeep: retention spec for jobs failed here (their own removeOnFail is in their opts).
-  Returns: { now, ran (0/1), rescued ids count, failed ids count, then rescued ids..., failed ids... } ]]
+  Returns: { now, ran (0/1), rescued ids count, failed ids count, then rescued ids...,
+    failed ids..., then the number of expired jobs this call looked at } ]]
 --@include base
 --@include retention
 --@include remove
 --@include deadletter
 --@include flow
+--@include cancel
 
 local now = nowMs(argv.now)
 local base = argv.base
-if argv.force ~= '1' then
-  if not redis.call('SET', k.stalledCheck, now, 'NX', 'PX', argv.intervalMs) then
-    return { now, 0, 0, 0 }
-  end
-end
-local cap = eventsCap(k.meta)
+local limit = math.min(tonumber(argv.limit), 500)
 local maxStalled = tonumber(argv.maxStalledCount)
+-- Reads first: the expired jobs and their fields.
+if argv.force ~= '1' and redis.call('EXISTS', k.stalledCheck) == 1 then return { now, 0, 0, 0 } end
+local cap = eventsCap(k.meta)
+local expired = redis.call('ZRANGEBYSCORE', k.active, '-inf', now, 'LIMIT', 0, limit)
+local fields = {}
+for i = 1, #expired do
+  fields[i] = redis.call('HMGET', jobKey(base, expired[i]), 's', 'sc', 'g', 'ga', 'am', 'o', 'pl', 'p', 'cx')
+end
+-- Then the writes.
+if argv.force ~= '1' then redis.call('SET', k.stalledCheck, now, 'PX', argv.intervalMs) end
 local rescued, failed = {}, {}
 local fin = newFinisher(base, k.failed, now)
 local rel = {}
-local expired = redis.call('ZRANGEBYSCORE', k.active, '-inf', now, 'LIMIT', 0, tonumber(argv.limit))
 for i = 1, #expired do
   local id = expired[i]
   local jk = jobKey(base, id)
+  local f = fields[i]
   redis.call('ZREM', k.active, id)
-  if redis.call('EXISTS', jk) == 1 then
-    local stalls = redis.call('HINCRBY', jk, 'sc', 1)
+  if f[1] then
+    local stalls = (tonumber(f[2]) or 0) + 1
+    redis.call('HSET', jk, 'sc', stalls)
     redis.call('HDEL', jk, 'tk')
-    local gf = redis.call('HMGET', jk, 'g', 'ga')
-    local group = gf[1]
-    noteRelease(rel, group, gf[2])
-    if stalls > maxStalled then
+    noteRelease(rel, f[3], f[4])
+    if f[9] then
+      -- Cancelled while it ran: it ends as cancelled, not back in line.
+      endCancelled(fin, base, k.events, cap, jk, id, failKeepOf(f[6], argv.failKeep), { f[9], f[5], f[7] }, now, true)
+      failed[#failed + 1] = id
+    elseif stalls > maxStalled then
       local reason = 'job stalled more than allowable limit'
-      local f = redis.call('HMGET', jk, 'am', 'o', 'pl')
-      local made = (tonumber(f[1]) or 0) + 1
-      local keep = failKeepOf(f[2], argv.failKeep)
+      local made = (tonumber(f[5]) or 0) + 1
+      local keep = failKeepOf(f[6], argv.failKeep)
       releaseDedup(base, jk, id)
       deadLetter(base, argv.queueName, id, jk, now, made, reason)
       finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
-      notifyParent(base, id, f[3], 'failed', reason, now)
+      notifyParent(base, id, f[7], 'failed', reason, now)
       failed[#failed + 1] = id
     else
-      local state = pushReady(k, jk, id, tonumber(redis.call('HGET', jk, 'p')) or 0, true, group)
+      local state = pushReady(k, jk, id, tonumber(f[8]) or 0, true, f[3])
       emit(k.events, cap, 'stalled', 'jobId', id, 'prev', 'active')
       emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       rescued[#rescued + 1] = id
@@ -63,4 +76,5 @@ end
 local out = { now, 1, #rescued, #failed }
 for i = 1, #rescued do out[#out + 1] = rescued[i] end
 for i = 1, #failed do out[#out + 1] = failed[i] end
+out[#out + 1] = #expired
 return out

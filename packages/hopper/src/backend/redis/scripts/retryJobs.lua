@@ -1,5 +1,6 @@
 --[[ retryJobs: moves finished jobs (failed, or completed) back to ready: up to `count` of them,
   finished at or before `timestamp`, or exactly the given ids. Call again until it returns 0.
+  A retry lifts a cancellation: the job's cancel mark (`cx`) is cleared, so the retry runs.
   KEYS: meta, wait, prio, prioCounter, source, events, marker
   ARGV: base, state, count, timestamp, resetAttemptsMade, resetAttemptsStarted, ...ids
     source: the completed or failed set, matching `state`.
@@ -21,7 +22,7 @@ for i = 1, #ids do
   local id = ids[i]
   local jk = jobKey(base, id)
   if redis.call('HGET', jk, 's') == argv.state and redis.call('ZREM', k.source, id) == 1 then
-    redis.call('HDEL', jk, 'fo', 'po', 'rv', 'fr')
+    redis.call('HDEL', jk, 'fo', 'po', 'rv', 'fr', 'cx')
     if argv.resetAttemptsMade == '1' then redis.call('HDEL', jk, 'am') end
     if argv.resetAttemptsStarted == '1' then redis.call('HDEL', jk, 'as', 'sc') end
     local state = pushReady(k, jk, id, tonumber(redis.call('HGET', jk, 'p')) or 0, false)
