@@ -516,12 +516,15 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
    * the jobs still running are released at once (not left for their locks to expire), their
    * processors aborted, and close rejects with a CloseTimeoutError naming them (`jobIds`); it
    * settles at most about 2 s after the deadline (1 s for the release, 1 s to close the connections) even when Redis does not answer.
+   * The error goes to the first call; a later call resolves once the worker is closed.
    *
    * @example
    * process.on('SIGTERM', () => worker.close().catch((err) => console.error(err.message)));
    */
   close(force = false): Promise<void> {
-    this.closePromise ??= this.doClose(force);
+    // The CloseTimeoutError goes to the first caller; later calls resolve once the worker is closed.
+    if (this.closePromise) return this.closePromise.catch(() => undefined);
+    this.closePromise = this.doClose(force);
     return this.closePromise;
   }
 

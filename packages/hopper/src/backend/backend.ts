@@ -394,7 +394,12 @@ export interface QueueBackend {
     next: NewJob,
     now?: number,
   ): Promise<{ code: WriteCode; record: string }>;
-  addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number>;
+  /**
+   * Appends a log line (fenced when `fence` is given). Applied once even when ioredis re-sends
+   * the call after a lost reply: each call is numbered per backend (`request` overrides the
+   * numbering; tests use it to replay a call).
+   */
+  addLog(id: string, line: string, fence: Fence | undefined, keep: number, request?: { client: string; seq: number }): Promise<number>;
 
   // blocking waits (on a connection of their own)
   /** Blocks until a producer signals work or `timeoutMs` passes; true when signalled. */

@@ -3,6 +3,7 @@
  * scripts/). Reads are in redis-reads.ts, connections in redis-connection.ts; stall rescue and
  * releases in redis-release.ts.
  */
+import { randomBytes } from 'node:crypto';
 import type {
   AckResult,
   AddOutcome,
@@ -34,6 +35,9 @@ export type { RedisBackendOptions } from './redis-connection.js';
 
 export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend {
   private readonly options: RedisBackendOptions;
+  /** This backend's id and call counter for addLog (re-sent calls are applied once). */
+  private readonly logClient = randomBytes(6).toString('base64url');
+  private logSeq = 0;
 
   constructor(options: RedisBackendOptions) {
     super(options);
@@ -384,12 +388,20 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
     return { code: code as WriteCode, record };
   }
 
-  async addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number> {
+  async addLog(
+    id: string,
+    line: string,
+    fence: Fence | undefined,
+    keep: number,
+    request?: { client: string; seq: number },
+  ): Promise<number> {
+    // Numbered per backend, so a call ioredis re-sends after a lost reply is applied once (addLog.lua).
+    const { client, seq } = request ?? { client: this.logClient, seq: ++this.logSeq };
     return (await runScript(
       this.client,
       SCRIPTS.addLog,
       {},
-      { base: this.keys.base, id, line, token: fence?.token ?? '', attempt: fence?.attempt ?? '', keep },
+      { base: this.keys.base, id, line, token: fence?.token ?? '', attempt: fence?.attempt ?? '', keep, client, seq },
     )) as number;
   }
 }

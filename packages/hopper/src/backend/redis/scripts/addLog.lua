@@ -1,7 +1,13 @@
 --[[ addLog: appends a line to a job's log, keeping at most `keep` lines (0 = all).
   KEYS: (none)
-  ARGV: base, id, line, token, attempt, keep
+  ARGV: base, id, line, token, attempt, keep, client, seq
     token/attempt: the caller's fence ('' for an unfenced call from a fetched job).
+    client/seq: the calling backend's id and this call's number (increasing per client). The job
+      remembers which of a client's last 31 calls it applied (`lq` = client:highest seq:bitmask of
+      the 30 below it): a call ioredis re-sent after its reply was lost appends nothing again,
+      whatever order the calls arrive in (an EVALSHA falling back to EVAL may overtake). A call
+      more than 30 behind the highest is taken as applied; a write by another client to the
+      same job's log in between makes a re-send look new.
   Returns: the number of log lines; codes -1 job missing, -2 stale token or attempt ]]
 --@include base
 --@include fence
@@ -9,6 +15,29 @@
 local jk = jobKey(argv.base, argv.id)
 local code = checkFence(jk, argv.token, argv.attempt)
 if code ~= 1 then return code end
+local seq = tonumber(argv.seq)
+local high, mask = seq, 0
+local last = redis.call('HGET', jk, 'lq')
+if last then
+  local c, h, m = string.match(last, '^(.*):(%d+):(%d+)$')
+  if c == argv.client then
+    h, m = tonumber(h), tonumber(m)
+    local applied = false
+    if seq > h then
+      local shift = seq - h
+      if shift <= 30 then mask = bit.band(bit.bor(bit.lshift(m, shift), bit.lshift(1, shift - 1)), 1073741823) end
+    elseif seq == h or h - seq > 30 then
+      applied = true
+    else
+      local b = bit.lshift(1, h - seq - 1)
+      applied = bit.band(m, b) ~= 0
+      high, mask = h, bit.bor(m, b)
+    end
+    -- Applied already: nothing appended again; the answer is the number of lines now.
+    if applied then return redis.call('LLEN', logsKey(argv.base, argv.id)) end
+  end
+end
+redis.call('HSET', jk, 'lq', argv.client .. ':' .. high .. ':' .. mask)
 local count = redis.call('RPUSH', logsKey(argv.base, argv.id), argv.line)
 local keep = tonumber(argv.keep)
 if keep > 0 and count > keep then
