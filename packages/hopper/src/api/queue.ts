@@ -184,12 +184,16 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     }
     this.checkEpoch(result.epoch);
     const out = new Array<Job<DataType, ResultType, NameType>>(entries.length);
+    // The existing jobs of duplicates are read together (one round trip for a large re-sent bulk).
+    const existingJobs = await Promise.all(
+      result.outcomes.map((outcome, i) => (outcome === 'added' ? Promise.resolve(undefined) : this.getJob(result.ids[i]))),
+    );
     for (let i = 0; i < entries.length; i++) {
       const id = result.ids[i];
       const outcome = result.outcomes[i];
       const { name, data, merged } = entries[i];
       if (outcome !== 'added') {
-        const existing = await this.getJob(id);
+        const existing = existingJobs[i];
         if (existing) {
           this.emit(outcome, existing);
           out[i] = existing;
