@@ -7,9 +7,11 @@
   none), whether a scheduler needs advancing (0/1), the number of jobs, then one row per job: { name, data, opts, timestamp, attemptsMade,
   attemptsStarted, priority, delay, progress, id } (absent values are nil). With `exact`, the single claimed
   job's token is tokenPrefix itself (manual processing with the caller's token). Used by claim, complete and fail so a worker acknowledges
-  finished jobs and takes the next ones in one round trip. ]]
+  finished jobs and takes the next ones in one round trip. At most CLAIM_MAX (1,000) jobs per call. ]]
 
 local PROMOTE_BATCH = 1000
+-- Most jobs one call claims: a worker with more free slots asks again (runtime/dispatcher).
+local CLAIM_MAX = 1000
 
 -- Moves delayed jobs whose due time has come to their ready structure (bounded per call).
 -- Returns how many jobs were promoted, and whether a scheduler's occurrence fell due (its
@@ -217,6 +219,7 @@ local function recordStart(starts, key, ttl, now, id, started)
 end
 
 local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, out)
+  if count > CLAIM_MAX then count = CLAIM_MAX end
   local _, fired = promoteDue(k, base, now, cap)
   local schedulersDue = 0
   if fired then schedulersDue = 1 end
