@@ -184,12 +184,16 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     }
     this.checkEpoch(result.epoch);
     const out = new Array<Job<DataType, ResultType, NameType>>(entries.length);
+    // The existing jobs of duplicates are read together (one round trip for a large re-sent bulk).
+    const existingJobs = await Promise.all(
+      result.outcomes.map((outcome, i) => (outcome === 'added' ? Promise.resolve(undefined) : this.getJob(result.ids[i]))),
+    );
     for (let i = 0; i < entries.length; i++) {
       const id = result.ids[i];
       const outcome = result.outcomes[i];
       const { name, data, merged } = entries[i];
       if (outcome !== 'added') {
-        const existing = await this.getJob(id);
+        const existing = existingJobs[i];
         if (existing) {
           this.emit(outcome, existing);
           out[i] = existing;
@@ -313,9 +317,10 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    */
   async drain(delayed = false): Promise<void> {
     await this.ready();
-    while ((await this.backend.drain(delayed, BATCH)) > 0) {
-      // one bounded batch per call, so other clients are served in between
-    }
+    // One bounded batch per call (at most 1,000 jobs and a few hundred groups), so other
+    // clients are served in between.
+    let cursor: string | null = '';
+    while (cursor !== null) cursor = (await this.backend.drain(delayed, BATCH, cursor)).cursor;
   }
 
   /**
@@ -341,14 +346,14 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     }
     await this.ready();
     const removed: string[] = [];
-    let cursor = 0;
+    let cursor: string | null = '';
     const now = this.clock.backendNow();
     do {
       const batch = limit > 0 ? Math.min(BATCH, limit - removed.length) : BATCH;
       const step = await this.backend.clean(state, grace, batch, cursor, now);
-      removed.push(...step.ids);
+      for (const id of step.ids) removed.push(id);
       cursor = step.cursor;
-    } while (cursor >= 0 && (limit === 0 || removed.length < limit));
+    } while (cursor !== null && (limit === 0 || removed.length < limit));
     this.emit('cleaned', removed, type);
     return removed;
   }

@@ -246,6 +246,12 @@ export interface EventsRead {
 }
 
 /** States `clean` works on. */
+/** Where a bounded management step (drain, clean) stopped: its next cursor (null when done) and the groups it visited. */
+export interface BoundedStep {
+  readonly cursor: string | null;
+  readonly visitedGroups: number;
+}
+
 export type CleanableState = 'completed' | 'failed' | 'waiting' | 'prioritized' | 'delayed';
 
 /** Counts of jobs per state. */
@@ -324,10 +330,17 @@ export interface QueueBackend {
   moveToWaitingChildren(id: string, fence: Fence, now?: number): Promise<{ code: number; reason: string }>;
   /** Takes up to `count` children of a cancelled parent still to cancel (public keys). */
   takeChildrenToCancel(id: string, count: number): Promise<string[]>;
-  /** Removes up to `limit` not-started jobs (delayed too if asked); returns how many. */
-  drain(includeDelayed: boolean, limit: number): Promise<number>;
-  /** One bounded step of clean: removes old jobs in `state`; returns removed ids and the next cursor (-1 when done). */
-  clean(state: CleanableState, graceMs: number, limit: number, cursor: number, now?: number): Promise<{ ids: string[]; cursor: number }>;
+  /**
+   * One bounded step of drain: removes up to `limit` not-started jobs (delayed too if asked), then
+   * grouped ready jobs, walking at most a few hundred groups from `cursor` ('' starts). Returns how
+   * many it removed, how many groups it visited, and the next cursor (null when done).
+   */
+  drain(includeDelayed: boolean, limit: number, cursor: string): Promise<BoundedStep & { removed: number }>;
+  /**
+   * One bounded step of clean: removes old jobs in `state` ('' starts the cursor); returns the removed
+   * ids, the groups visited, and the next cursor (null when done).
+   */
+  clean(state: CleanableState, graceMs: number, limit: number, cursor: string, now?: number): Promise<BoundedStep & { ids: string[] }>;
   /** One bounded step of obliterate; cursor '0' starts. Returns the next cursor ('0' when done) or 'active' if active jobs block it. */
   obliterate(force: boolean, count: number, cursor: string): Promise<{ cursor: string; deleted: number } | 'active'>;
   /** Moves finished jobs back to ready: a batch by age (returns [count]) or the given ids (returns 1/0 per id). */

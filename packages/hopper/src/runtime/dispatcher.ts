@@ -51,6 +51,11 @@ export interface DispatcherOptions {
 const RETRY_AFTER_ERROR_MS = 1000;
 /** Most calls in flight at once (acknowledgements and claims). */
 const MAX_IN_FLIGHT = 2;
+/**
+ * Most jobs one call claims (the claim script's own cap, CLAIM_MAX in includes/claim.lua): a
+ * worker with more free slots claims again as soon as a call returns full.
+ */
+export const MAX_CLAIM = 1000;
 
 export class Dispatcher {
   /** Calls in flight. */
@@ -129,7 +134,7 @@ export class Dispatcher {
     const concurrency = this.o.concurrency();
     const free = concurrency - this.o.executor.size - this.reserved;
     const share = concurrency >= 2 ? Math.ceil(concurrency / MAX_IN_FLIGHT) : concurrency;
-    return Math.max(0, Math.min(free, share));
+    return Math.max(0, Math.min(free, share, MAX_CLAIM));
   }
 
   pump(): void {

@@ -3,34 +3,10 @@
  * slot. Add, process, retry and stall rescue work against a real 3-master cluster, with queues
  * spread over different slots, and with BullMQ's `{tag}` prefix convention.
  */
-import { Cluster } from 'ioredis';
-import { afterEach, describe, expect, it, inject } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CrossSlotError, FlowProducer, Queue, Worker, type Job } from '../../src/index.js';
-import { ErrorWatch } from '../helpers/errors.js';
+import { cluster, track, uniqueName } from '../helpers/cluster.js';
 import { collect, once } from '../helpers/wait.js';
-
-const closables: { close(): Promise<void> }[] = [];
-let errors = new ErrorWatch();
-function track<T extends { close(): Promise<void> }>(c: T): T {
-  closables.push(c);
-  return errors.watch(c, c.constructor.name);
-}
-afterEach(async () => {
-  // Last opened, first closed: the shared cluster connection outlives its users.
-  for (const closable of closables.splice(0).reverse()) await closable.close();
-  const watch = errors;
-  errors = new ErrorWatch();
-  watch.check();
-});
-
-function cluster(): Cluster {
-  const client = new Cluster(inject('clusterNodes'), { redisOptions: { maxRetriesPerRequest: null } });
-  track({ close: async () => void client.disconnect() });
-  return client;
-}
-
-let n = 0;
-const uniqueName = (): string => `cq${Date.now().toString(36)}${++n}`;
 
 describe('Redis Cluster', () => {
   it('adds and processes jobs on queues in different slots', async () => {

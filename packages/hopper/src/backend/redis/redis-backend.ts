@@ -338,7 +338,7 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
     return (await runScript(
       this.client,
       SCRIPTS.updateData,
-      {},
+      { job: this.keys.job(id), data: this.keys.data(id) },
       { base: this.keys.base, id, data, token: fence?.token ?? '', attempt: fence?.attempt ?? '' },
     )) as WriteCode;
   }
@@ -353,7 +353,7 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
     const [code, stored] = (await runScript(
       this.client,
       SCRIPTS.recordStep,
-      {},
+      { job: this.keys.job(id), steps: this.keys.steps(id) },
       { base: this.keys.base, id, token: fence?.token ?? '', attempt: fence?.attempt ?? '', key, record, ok: ok ? 1 : 0 },
     )) as [number, string];
     return { code: code as WriteCode, record: stored };
@@ -400,7 +400,7 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
     return (await runScript(
       this.client,
       SCRIPTS.addLog,
-      {},
+      { job: this.keys.job(id), logs: this.keys.logs(id) },
       { base: this.keys.base, id, line, token: fence?.token ?? '', attempt: fence?.attempt ?? '', keep, client, seq },
     )) as number;
   }

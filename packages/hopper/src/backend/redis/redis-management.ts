@@ -2,30 +2,31 @@
  * Bounded management operations in the Redis backend (drain, clean, obliterate, retryJobs,
  * promoteJobs: one batch per call, looped from TypeScript) and job scheduler writes.
  */
-import type { CleanableState, OccurrencePlan, SchedulerWrite } from '../backend.js';
+import type { BoundedStep, CleanableState, OccurrencePlan, SchedulerWrite } from '../backend.js';
 import { RedisQueueGroups } from './redis-groups.js';
 import { timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
 export abstract class RedisQueueManagement extends RedisQueueGroups {
-  async drain(includeDelayed: boolean, limit: number): Promise<number> {
+  async drain(includeDelayed: boolean, limit: number, cursor: string): Promise<BoundedStep & { removed: number }> {
     const k = this.keys;
-    return (await runScript(
+    const reply = (await runScript(
       this.client,
       SCRIPTS.drain,
       { meta: k.meta, wait: k.wait, prio: k.prio, delayed: k.delayed, events: k.events },
-      { now: '', base: k.base, delayed: includeDelayed ? 1 : 0, limit },
-    )) as number;
+      { now: '', base: k.base, delayed: includeDelayed ? 1 : 0, limit, cursor },
+    )) as Reply;
+    return { removed: Number(reply[0]), visitedGroups: Number(reply[1]), cursor: Number(reply[2]) === 1 ? null : String(reply[3]) };
   }
 
   async clean(
     state: CleanableState,
     graceMs: number,
     limit: number,
-    cursor: number,
+    cursor: string,
     now?: number,
-  ): Promise<{ ids: string[]; cursor: number }> {
+  ): Promise<BoundedStep & { ids: string[] }> {
     const k = this.keys;
     const reply = (await runScript(
       this.client,
@@ -33,7 +34,11 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
       { meta: k.meta, wait: k.wait, prio: k.prio, delayed: k.delayed, completed: k.completed, failed: k.failed, events: k.events },
       { now: timeArg(now), base: k.base, state, graceMs, limit, cursor },
     )) as Reply;
-    return { cursor: Number(reply[0]), ids: reply.slice(1).map(String) };
+    return {
+      cursor: Number(reply[0]) === 1 ? null : String(reply[1]),
+      visitedGroups: Number(reply[2]),
+      ids: reply.slice(3).map(String),
+    };
   }
 
   async obliterate(force: boolean, count: number, cursor: string): Promise<{ cursor: string; deleted: number } | 'active'> {

@@ -147,15 +147,15 @@ for i = 1, count do
       state = 'waiting-children'
       if at(i, 13) == '0' then fields[#fields + 1] = 'us'; fields[#fields + 1] = '1' end
       fields[#fields + 1] = 's'; fields[#fields + 1] = state
-      redis.call('HSET', jk, unpack(fields))
+      chunked('HSET', jk, fields, 2)
       redis.call('ZADD', qk.waitingChildren, now, id)
     elseif delay > 0 then
       fields[#fields + 1] = 's'; fields[#fields + 1] = 'delayed'
-      redis.call('HSET', jk, unpack(fields))
+      chunked('HSET', jk, fields, 2)
       pushDelayed(qk, jk, id, now + delay)
       state = 'delayed'
     else
-      redis.call('HSET', jk, unpack(fields))
+      chunked('HSET', jk, fields, 2)
       if at(i, 7) == '1' and priority == 0 and not group then
         redis.call('LPUSH', qk.wait, id)
         redis.call('HSET', jk, 's', 'waiting')

@@ -46,7 +46,7 @@ local function createJob(id, name, data, opts, priority, delay, lifo, timestamp,
   if delay > 0 then
     fields[#fields + 1] = 'dl'; fields[#fields + 1] = delay
     fields[#fields + 1] = 's'; fields[#fields + 1] = 'delayed'
-    redis.call('HSET', jk, unpack(fields))
+    chunked('HSET', jk, fields, 2)
     due = now + delay
     pushDelayed(k, jk, id, due)
     state = 'delayed'
@@ -63,7 +63,7 @@ local function createJob(id, name, data, opts, priority, delay, lifo, timestamp,
       if lifo then redis.call('LPUSH', k.wait, id) else fifo[#fifo + 1] = id end
     end
     fields[#fields + 1] = 's'; fields[#fields + 1] = state
-    redis.call('HSET', jk, unpack(fields))
+    chunked('HSET', jk, fields, 2)
   end
   added[#added + 1] = id
   names[#names + 1] = name
@@ -72,10 +72,64 @@ local function createJob(id, name, data, opts, priority, delay, lifo, timestamp,
   if state ~= 'waiting' then plain = false end
 end
 
+-- Read phase: every job's fate is decided before the first write (Redis does not roll back a
+-- script that errors). plan[n] = { i = ARGV index, kind = 'new' | 'dup' | 'dedup', ... }; a job
+-- deduplicated onto a job of this same call points to it (ref), whose id is known once written.
+local plan = {}
+local madeHere, dedupHere = {}, {}
+for i = REST, #ARGV, 12 do
+  local customId, dedupId = ARGV[i + 3], ARGV[i + 8]
+  local entry = { i = i, delay = tonumber(ARGV[i + 5]), data = ARGV[i + 1], opts = ARGV[i + 2] }
+  entry.group, entry.own = groupOfOpts(entry.opts)
+  local existing = false
+  if dedupId ~= '' then
+    existing = dedupHere[dedupId] or redis.call('GET', base .. 'de:' .. dedupId)
+  end
+  if existing then
+    entry.kind = 'dedup'
+    if type(existing) == 'table' then
+      entry.ref = existing
+      -- Debounce with replace onto a job of this call: that job, still delayed, takes the new
+      -- data, options and delay.
+      if ARGV[i + 11] == '1' and existing.delay > 0 then
+        existing.data, existing.opts, existing.delay = entry.data, entry.opts, entry.delay
+        existing.group, existing.own = entry.group, entry.own
+      end
+    else
+      entry.id = existing
+      entry.replace = ARGV[i + 11] == '1' and redis.call('HGET', jobKey(base, existing), 's') == 'delayed'
+    end
+  elseif customId ~= '' and (madeHere[customId] or redis.call('EXISTS', jobKey(base, customId)) == 1) then
+    entry.kind = 'dup'
+    entry.id = customId
+  else
+    entry.kind = 'new'
+    if customId ~= '' then madeHere[customId] = true end
+    if dedupId ~= '' then dedupHere[dedupId] = entry end
+  end
+  plan[#plan + 1] = entry
+end
+
+-- Groups: the backlog caps, checked against the call's new ready jobs before anything is written.
+local order = {}
+for n = 1, #plan do
+  local g = plan[n].group
+  if g then groups().noteGroupAdd(order, g, plan[n].own) end
+end
+local capped = #order > 0 and groups().groupCaps(base, order)
+if capped then
+  local counts = {}
+  for n = 1, #plan do
+    local e = plan[n]
+    if e.kind == 'new' and e.group and capped[e.group] and e.delay == 0 then counts[e.group] = (counts[e.group] or 0) + 1 end
+  end
+  local g, max, size = groups().overCap(base, order, capped, counts)
+  if g then return { now, result[2], -1, g, max, size } end
+end
+
 -- Debounce with replace: the existing job, still delayed, takes the new data, options and delay.
 local function replaceDelayed(id, data, opts, delay)
   local jk = jobKey(base, id)
-  if redis.call('HGET', jk, 's') ~= 'delayed' then return end
   clearData(base, id, jk)
   writeData(base, id, jk, data)
   if opts ~= '' then redis.call('HSET', jk, 'o', opts) else redis.call('HDEL', jk, 'o') end
@@ -83,53 +137,25 @@ local function replaceDelayed(id, data, opts, delay)
   pushDelayed(k, jk, id, now + delay)
 end
 
--- Groups: each job's group, and the backlog caps checked before anything is written (new
--- ready jobs count; duplicates and delayed jobs do not).
-local groupOf, order = {}, {}
-for i = REST, #ARGV, 12 do
-  local g, own = groupOfOpts(ARGV[i + 2])
-  if g then
-    groupOf[i] = g
-    groups().noteGroupAdd(order, g, own)
-  end
-end
-local capped = #order > 0 and groups().groupCaps(base, order)
-if capped then
-  local counts = {}
-  for i = REST, #ARGV, 12 do
-    local g = groupOf[i]
-    if g and capped[g] and tonumber(ARGV[i + 5]) == 0 then
-      local customId, dedupId = ARGV[i + 3], ARGV[i + 8]
-      local exists = (customId ~= '' and redis.call('EXISTS', jobKey(base, customId)) == 1)
-        or (dedupId ~= '' and redis.call('EXISTS', base .. 'de:' .. dedupId) == 1)
-      if not exists then counts[g] = (counts[g] or 0) + 1 end
-    end
-  end
-  local g, max, size = groups().overCap(base, order, capped, counts)
-  if g then return { now, result[2], -1, g, max, size } end
-end
-
-for i = REST, #ARGV, 12 do
-  local name, data, opts, customId = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local priority, delay, lifo = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), ARGV[i + 6] == '1'
-  local timestamp = tonumber(ARGV[i + 7])
-  if timestamp == 0 then timestamp = now end
+-- Write phase.
+for n = 1, #plan do
+  local e = plan[n]
+  local i = e.i
   local dedupId, dedupTtl = ARGV[i + 8], tonumber(ARGV[i + 9])
-  local id = customId
   local flag = 0
-  local existing = false
-  if dedupId ~= '' then existing = redis.call('GET', base .. 'de:' .. dedupId) end
-  if existing then
+  if e.kind == 'dedup' then
     flag = 2
-    id = existing
-    if ARGV[i + 11] == '1' then replaceDelayed(existing, data, opts, delay) end
+    if e.ref then e.id = e.ref.id end
+    if e.replace then replaceDelayed(e.id, e.data, e.opts, e.delay) end
     if ARGV[i + 10] == '1' and dedupTtl > 0 then redis.call('PEXPIRE', base .. 'de:' .. dedupId, dedupTtl) end
-    emit(k.events, cap, 'deduplicated', 'jobId', existing, 'deduplicationId', dedupId, 'deduplicatedJobId', customId)
-  elseif id ~= '' and redis.call('EXISTS', jobKey(base, id)) == 1 then
+    emit(k.events, cap, 'deduplicated', 'jobId', e.id, 'deduplicationId', dedupId, 'deduplicatedJobId', ARGV[i + 3])
+  elseif e.kind == 'dup' then
     flag = 1
-    emit(k.events, cap, 'duplicated', 'jobId', id)
+    emit(k.events, cap, 'duplicated', 'jobId', e.id)
   else
+    local id = ARGV[i + 3]
     if id == '' then id = tostring(redis.call('INCR', k.id)) end
+    e.id = id
     local extra = nil
     if dedupId ~= '' then
       local dk = base .. 'de:' .. dedupId
@@ -141,13 +167,15 @@ for i = REST, #ARGV, 12 do
         extra = { 'de', dedupId }
       end
     end
-    createJob(id, name, data, opts, priority, delay, lifo, timestamp, extra, groupOf[i])
+    local timestamp = tonumber(ARGV[i + 7])
+    if timestamp == 0 then timestamp = now end
+    createJob(id, ARGV[i], e.data, e.opts, tonumber(ARGV[i + 4]), e.delay, ARGV[i + 6] == '1', timestamp, extra, e.group)
   end
-  result[#result + 1] = id
+  result[#result + 1] = e.id
   result[#result + 1] = flag
 end
 
-if #fifo > 0 then redis.call('RPUSH', k.wait, unpack(fifo)) end
+if #fifo > 0 then chunked('RPUSH', k.wait, fifo) end
 if #added > 0 then
   if anyReady then signalWork(k.marker) end
   -- One event for the call; states and due times only when some job is not simply waiting.

@@ -1,5 +1,6 @@
 --[[ addLog: appends a line to a job's log, keeping at most `keep` lines (0 = all).
-  KEYS: (none)
+  KEYS: job, logs
+    The job's hash and log list: they route the call to the job's Cluster slot.
   ARGV: base, id, line, token, attempt, keep, client, seq
     token/attempt: the caller's fence ('' for an unfenced call from a fetched job).
     client/seq: the calling backend's id and this call's number (increasing per client). The job
@@ -12,12 +13,11 @@
 --@include base
 --@include fence
 
-local jk = jobKey(argv.base, argv.id)
-local code = checkFence(jk, argv.token, argv.attempt)
+local code = checkFence(k.job, argv.token, argv.attempt)
 if code ~= 1 then return code end
 local seq = tonumber(argv.seq)
 local high, mask = seq, 0
-local last = redis.call('HGET', jk, 'lq')
+local last = redis.call('HGET', k.job, 'lq')
 if last then
   local c, h, m = string.match(last, '^(.*):(%d+):(%d+)$')
   if c == argv.client then
@@ -34,14 +34,14 @@ if last then
       high, mask = h, bit.bor(m, b)
     end
     -- Applied already: nothing appended again; the answer is the number of lines now.
-    if applied then return redis.call('LLEN', logsKey(argv.base, argv.id)) end
+    if applied then return redis.call('LLEN', k.logs) end
   end
 end
-redis.call('HSET', jk, 'lq', argv.client .. ':' .. high .. ':' .. mask)
-local count = redis.call('RPUSH', logsKey(argv.base, argv.id), argv.line)
+redis.call('HSET', k.job, 'lq', argv.client .. ':' .. high .. ':' .. mask)
+local count = redis.call('RPUSH', k.logs, argv.line)
 local keep = tonumber(argv.keep)
 if keep > 0 and count > keep then
-  redis.call('LTRIM', logsKey(argv.base, argv.id), -keep, -1)
+  redis.call('LTRIM', k.logs, -keep, -1)
   count = keep
 end
 return count

@@ -62,7 +62,7 @@ for i = REST, #ARGV, 5 do
   out[#out + 1] = code
 end
 if #doneIds > 0 then
-  redis.call('ZREM', k.active, unpack(doneIds))
+  chunked('ZREM', k.active, doneIds)
   flushFinisher(fin)
   -- Return values are JSON already: join them into a JSON array.
   emitBatch(k.events, cap, 'completed', doneIds, 'returnvalues', '[' .. table.concat(returnvalues, ',') .. ']')

@@ -56,14 +56,14 @@ if argv.op == 'resume' then
 end
 local set, del = fieldChanges(REST)
 if #set > 0 then
-  redis.call('HSET', gk, unpack(set))
+  chunked('HSET', gk, set, 2)
   redis.call('ZADD', base .. 'gs', 0, g)
 end
 -- A concurrency limit counts the group's jobs already running, so it holds from the next claim.
 for i = 1, #set, 2 do
   if set[i] == 'c' then groups().countActive(base, g) end
 end
-if #del > 0 then redis.call('HDEL', gk, unpack(del)) end
+if #del > 0 then chunked('HDEL', gk, del) end
 if status == 'c' or status == 'l' or status == 'r' then
   -- Parked: back to the ring, judged again; in the ring: its member may change form.
   unlink()

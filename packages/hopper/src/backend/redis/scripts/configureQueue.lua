@@ -12,12 +12,12 @@
 --@include settings
 
 local set, del = fieldChanges(REST)
-if #set > 0 then redis.call('HSET', k.meta, unpack(set)) end
+if #set > 0 then chunked('HSET', k.meta, set, 2) end
 -- A default group concurrency counts the grouped jobs already running (see includes/groups).
 for i = 1, #set, 2 do
   if set[i] == 'gcon' and redis.call('HEXISTS', k.meta, 'gm') == 1 then groups().countActive(string.sub(k.meta, 1, #k.meta - 4), nil) end
 end
-if #del > 0 then redis.call('HDEL', k.meta, unpack(del)) end
+if #del > 0 then chunked('HDEL', k.meta, del) end
 
 local changed = {}
 for i = 1, #set, 2 do changed[set[i]] = true end

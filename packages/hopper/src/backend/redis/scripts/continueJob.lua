@@ -27,15 +27,16 @@ if redis.call('EXISTS', njk) == 0 then
   if argv.opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = argv.opts end
   if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
   dataFields(base, nextId, argv.data, fields)
-  redis.call('HSET', njk, unpack(fields))
+  chunked('HSET', njk, fields, 2)
   local state = pushReady(k, njk, nextId, priority, false, group or false)
   signalWork(k.marker)
-  local event = { 'ids', cjson.encode({ nextId }), 'names', cjson.encode({ argv.name }) }
-  if state ~= 'waiting' then
-    event[#event + 1] = 'states'; event[#event + 1] = cjson.encode({ state })
-    event[#event + 1] = 'delays'; event[#event + 1] = cjson.encode({ 0 })
+  local cap = eventsCap(k.meta)
+  if state == 'waiting' then
+    emitBatch(k.events, cap, 'added', { nextId }, 'names', cjson.encode({ argv.name }))
+  else
+    emitBatch(k.events, cap, 'added', { nextId }, 'names', cjson.encode({ argv.name }), 'states', cjson.encode({ state }),
+      'delays', cjson.encode({ 0 }))
   end
-  redis.call('XADD', k.events, 'MAXLEN', '~', eventsCap(k.meta), '*', 'event', 'added', unpack(event))
 end
 local record = '{"v":' .. cjson.encode(nextId) .. ',"ms":0,"at":' .. now .. '}'
 redis.call('HSET', sk, argv.stepKey, record)

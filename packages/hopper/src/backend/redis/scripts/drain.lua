@@ -1,43 +1,58 @@
 --[[ drain: removes up to `limit` jobs that have not started: waiting and prioritized ones, and
-  delayed ones too when asked. Call again until it returns 0 (bounded work per call).
+  delayed ones too when asked; then grouped ready jobs, walking the groups from `cursor` in name
+  order, at most GROUPS_PER_CALL groups per call. Call again with the returned cursor until it
+  says done (bounded work per call, linear in total: each group is visited about once).
   KEYS: meta, wait, prio, delayed, events
-  ARGV: now, base, delayed, limit
+  ARGV: now, base, delayed, limit, cursor
     delayed: 1 to remove delayed jobs as well.
-  Returns: the number of jobs removed by this call. ]]
+    cursor: '' to start; else the group to resume at (as returned).
+  Returns: { removed, visited groups, done (0/1), next cursor } ]]
 --@include base
 --@include remove
 
+local GROUPS_PER_CALL = 200
 local base = argv.base
 local now = nowMs(argv.now)
 local limit = tonumber(argv.limit)
 local removed = 0
-local ids = redis.call('LPOP', k.wait, limit) or {}
-for i = 1, #ids do
-  discardJob(base, ids[i], now)
+
+-- The one place a job is dropped (per job, so a rule about which jobs drain keeps fits here).
+local function dropJob(id)
+  discardJob(base, id, now)
+  removed = removed + 1
 end
-removed = #ids
+
+local ids = redis.call('LPOP', k.wait, limit) or {}
+for i = 1, #ids do dropJob(ids[i]) end
 local sets = { k.prio }
 if argv.delayed == '1' then sets[2] = k.delayed end
 for s = 1, #sets do
   if removed < limit then
     local popped = redis.call('ZPOPMIN', sets[s], limit - removed)
-    for i = 1, #popped, 2 do
-      discardJob(base, popped[i], now)
-      removed = removed + 1
-    end
+    for i = 1, #popped, 2 do dropJob(popped[i]) end
   end
 end
--- Grouped ready jobs: group by group (their groups stay in the ring, idle when next claimed).
-if removed < limit and redis.call('HEXISTS', k.meta, 'gm') == 1 then
-  local known = redis.call('ZRANGE', base .. 'gs', 0, -1)
-  for g = 1, #known do
-    if removed >= limit then break end
-    local popped = redis.call('ZPOPMIN', groups().groupQueueKey(base, known[g]), limit - removed)
-    for i = 1, #popped, 2 do
-      discardJob(base, popped[i], now)
-      removed = removed + 1
-    end
-  end
+
+local function finish(visited, done, cursor)
+  if removed > 0 then emit(k.events, eventsCap(k.meta), 'drained-queue', 'count', removed) end
+  return { removed, visited, done, cursor }
 end
-if removed > 0 then emit(k.events, eventsCap(k.meta), 'drained-queue', 'count', removed) end
-return removed
+
+if removed >= limit then return finish(0, 0, argv.cursor) end
+if redis.call('HEXISTS', k.meta, 'gm') == 0 then return finish(0, 1, '') end
+-- Grouped ready jobs, group by group from the cursor (their groups stay in the ring, idle when
+-- next claimed). One group more than visited is read, to know where the next call starts.
+local start = '-'
+if argv.cursor ~= '' then start = '[' .. argv.cursor end
+local known = redis.call('ZRANGEBYLEX', base .. 'gs', start, '+', 'LIMIT', 0, GROUPS_PER_CALL + 1)
+local visited = 0
+for g = 1, math.min(#known, GROUPS_PER_CALL) do
+  visited = visited + 1
+  local want = limit - removed
+  local popped = redis.call('ZPOPMIN', groups().groupQueueKey(base, known[g]), want)
+  for i = 1, #popped, 2 do dropJob(popped[i]) end
+  -- The batch is full: this group may hold more, so the next call starts at it.
+  if removed >= limit then return finish(visited, 0, known[g]) end
+end
+if #known > GROUPS_PER_CALL then return finish(visited, 0, known[GROUPS_PER_CALL + 1]) end
+return finish(visited, 1, '')

@@ -3,6 +3,7 @@
   base .. 'j:' .. id (hash), base .. 'd:' .. id (large data), base .. 'l:' .. id (log list):
   separate namespaces, since custom ids may contain ':'. All share the queue's {hash tag},
   so they live in one Redis Cluster slot. ]]
+--@include chunked
 
 -- One clock: a test passes `now` (ms); production passes '' and Redis TIME decides.
 local function nowMs(arg)
@@ -100,14 +101,14 @@ local function clearData(base, id, jk)
   local count = tonumber(redis.call('HGET', jk, 'dc')) or 0
   local names = { 'd', 'dc' }
   for i = 1, count do names[#names + 1] = 'd' .. i end
-  redis.call('HDEL', jk, unpack(names))
+  chunked('HDEL', jk, names)
   redis.call('DEL', dataKey(base, id))
 end
 
 local function writeData(base, id, jk, data)
   local fields = {}
   dataFields(base, id, data, fields)
-  if #fields > 0 then redis.call('HSET', jk, unpack(fields)) end
+  if #fields > 0 then chunked('HSET', jk, fields, 2) end
 end
 
 -- Reads a job's data, given the values of its `d` and `dc` fields.
@@ -116,7 +117,7 @@ local function readData(base, id, jk, inline, chunks)
   if chunks then
     local names = {}
     for i = 1, tonumber(chunks) do names[i] = 'd' .. i end
-    return table.concat(redis.call('HMGET', jk, unpack(names)))
+    return table.concat(chunked('HMGET', jk, names))
   end
   return redis.call('GET', dataKey(base, id)) or 'null'
 end
@@ -135,7 +136,7 @@ local function jobKeys(base, id, into)
 end
 
 local function deleteJob(base, id)
-  redis.call('DEL', unpack(jobKeys(base, id, {})))
+  chunked('DEL', nil, jobKeys(base, id, {}))
 end
 
 -- In simple deduplication mode the key lives until the job finishes or is removed.

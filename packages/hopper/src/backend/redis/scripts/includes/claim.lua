@@ -7,9 +7,11 @@
   none), whether a scheduler needs advancing (0/1), the number of jobs, then one row per job: { name, data, opts, timestamp, attemptsMade,
   attemptsStarted, priority, delay, progress, id } (absent values are nil). With `exact`, the single claimed
   job's token is tokenPrefix itself (manual processing with the caller's token). Used by claim, complete and fail so a worker acknowledges
-  finished jobs and takes the next ones in one round trip. ]]
+  finished jobs and takes the next ones in one round trip. At most CLAIM_MAX (1,000) jobs per call. ]]
 
 local PROMOTE_BATCH = 1000
+-- Most jobs one call claims: a worker with more free slots asks again (runtime/dispatcher).
+local CLAIM_MAX = 1000
 
 -- Moves delayed jobs whose due time has come to their ready structure (bounded per call).
 -- Returns how many jobs were promoted, and whether a scheduler's occurrence fell due (its
@@ -18,7 +20,7 @@ local function promoteDue(k, base, now, cap)
   local due = redis.call('ZRANGEBYSCORE', k.delayed, '-inf', now, 'LIMIT', 0, PROMOTE_BATCH)
   if #due == 0 then return 0, false end
   local fired = false
-  redis.call('ZREM', k.delayed, unpack(due))
+  chunked('ZREM', k.delayed, due)
   for i = 1, #due do
     local id = due[i]
     local jk = jobKey(base, id)
@@ -50,7 +52,7 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
   local ring, gl = base .. 'gr', base .. 'gl'
   local reopened = redis.call('ZRANGEBYSCORE', gl, '-inf', now, 'LIMIT', 0, 100)
   if #reopened > 0 then
-    redis.call('ZREM', gl, unpack(reopened))
+    chunked('ZREM', gl, reopened)
     for i = 1, #reopened do
       redis.call('HSET', groups().groupHashKey(base, reopened[i]), 'st', 'r')
       groups().pushRing(base, reopened[i])
@@ -185,7 +187,7 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
               local fields = {}
               if counts then fields[1] = 'a'; fields[2] = active end
               if f[7] or q ~= weight then fields[#fields + 1] = 'q'; fields[#fields + 1] = q end
-              if #fields > 0 then redis.call('HSET', gk, unpack(fields)) end
+              if #fields > 0 then chunked('HSET', gk, fields, 2) end
               if midTurn then head = member else tail[#tail + 1] = member end
             end
           end
@@ -196,8 +198,8 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
     local front = {}
     for j = #batch, stopAt, -1 do front[#front + 1] = batch[j] end
     if head then front[#front + 1] = head end
-    if #front > 0 then redis.call('LPUSH', ring, unpack(front)) end
-    if #tail > 0 then redis.call('RPUSH', ring, unpack(tail)) end
+    if #front > 0 then chunked('LPUSH', ring, front) end
+    if #tail > 0 then chunked('RPUSH', ring, tail) end
     ringLen = ringLen + #front + #tail
     -- A whole turn of the ring without a job: nothing is ready.
     if #ids == before and #batch == size then break end
@@ -217,6 +219,7 @@ local function recordStart(starts, key, ttl, now, id, started)
 end
 
 local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, out)
+  if count > CLAIM_MAX then count = CLAIM_MAX end
   local _, fired = promoteDue(k, base, now, cap)
   local schedulersDue = 0
   if fired then schedulersDue = 1 end
@@ -329,11 +332,11 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   out[countAt] = claimed
   for i = 1, #starts do
     local key = starts[i]
-    redis.call('ZADD', key, unpack(starts[key]))
+    chunked('ZADD', key, starts[key], 2)
     redis.call('PEXPIRE', key, starts[key].ttl)
   end
   if claimed > 0 then
-    redis.call('ZADD', k.active, unpack(locks))
+    chunked('ZADD', k.active, locks, 2)
     emitBatch(k.events, cap, 'active', claimedIds)
     if #ids == count and (qs.groups or redis.call('LLEN', k.wait) + redis.call('ZCARD', k.prio) > 0) then
       -- Work is left (with groups: may be): pass the wake-up on to the next idle worker.

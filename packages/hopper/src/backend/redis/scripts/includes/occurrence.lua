@@ -12,14 +12,14 @@ local function createOccurrence(k, base, id, schedId, instant, due, now, tpl, re
   if tpl.priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = tpl.priority end
   dataFields(base, id, tpl.data, fields)
   if ready then
-    redis.call('HSET', jk, unpack(fields))
+    chunked('HSET', jk, fields, 2)
     local state = pushReady(k, jk, id, tpl.priority, false, group or false)
     signalWork(k.marker)
     return state
   end
   fields[#fields + 1] = 'dl'; fields[#fields + 1] = math.max(due - now, 0)
   fields[#fields + 1] = 's'; fields[#fields + 1] = 'delayed'
-  redis.call('HSET', jk, unpack(fields))
+  chunked('HSET', jk, fields, 2)
   pushDelayed(k, jk, id, due)
   return 'delayed'
 end

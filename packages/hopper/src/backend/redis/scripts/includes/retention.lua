@@ -35,10 +35,10 @@ end
 -- Removes jobs `ids` from the finished set and deletes their keys, in two calls.
 local function dropFinished(fin, ids)
   if #ids == 0 then return end
-  redis.call('ZREM', fin.setKey, unpack(ids))
+  chunked('ZREM', fin.setKey, ids)
   local keys = {}
   for i = 1, #ids do jobKeys(fin.base, ids[i], keys) end
-  redis.call('DEL', unpack(keys))
+  chunked('DEL', nil, keys)
 end
 
 -- Records that job `id` finished under `spec`, with its final `fields` (a flat field/value list,
@@ -52,7 +52,7 @@ local function finish(fin, jk, id, spec, fields)
   end
   fields[#fields + 1] = 'tk'
   fields[#fields + 1] = ''
-  redis.call('HSET', jk, unpack(fields))
+  chunked('HSET', jk, fields, 2)
   fin.kept[#fin.kept + 1] = fin.now
   fin.kept[#fin.kept + 1] = id
   if spec ~= 'k' then fin.specs[spec] = true end
@@ -61,9 +61,9 @@ end
 
 -- Applies the batch: deletions, additions to the finished set, then trimming.
 local function flushFinisher(fin)
-  if #fin.dels > 0 then redis.call('DEL', unpack(fin.dels)) end
+  if #fin.dels > 0 then chunked('DEL', nil, fin.dels) end
   if #fin.kept == 0 then return end
-  redis.call('ZADD', fin.setKey, unpack(fin.kept))
+  chunked('ZADD', fin.setKey, fin.kept, 2)
   local budget = 2 * fin.n
   for spec in pairs(fin.specs) do
     local count, age = parseKeep(spec)
