@@ -14,6 +14,7 @@
       one that waits for its time; 0 for catch-up ones, due now).
   Returns: number created; 0 nothing to do; -1 no such scheduler; -2 someone else advanced it. ]]
 --@include base
+--@include pending
 --@include occurrence
 
 local now = nowMs(argv.now)
@@ -30,7 +31,7 @@ if s[3] == '1' then
   return 0
 end
 if (s[2] or '') ~= argv.expectedLast then return -2 end
-if s[4] and s[4] ~= '' and redis.call('HGET', jobKey(base, s[4]), 's') == 'delayed' then
+if isWaitingOccurrence(base, s[4]) then
   -- Its pending occurrence is still waiting for its time: nothing to advance.
   redis.call('ZREM', k.schedDue, schedId)
   return 0
