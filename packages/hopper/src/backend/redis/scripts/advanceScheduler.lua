@@ -4,14 +4,14 @@
   of processes may advance concurrently and each occurrence is created once; an instant at or
   before the last one is never created (a backward clock jump changes nothing).
   Scheduler hash fields: spec, tpl (template JSON), hash, ov/cu/cw (overlap, catch-up policy and
-  window), limit, paused, last (last instant created), after (the fire after `last`), pid (pending
-  occurrence id), run/buf (latest run, buffered run), inst (pending instant), prev (the last
-  instant before the pending one: restored if the pending is withdrawn), counters fired,
-  skipped, missed, created, createdAt.
+  window), limit, paused, last (last instant created), after (when the fire after `last` is
+  due, jitter included), pid (pending occurrence id), run/buf (latest run, buffered run), inst
+  (pending instant), prev (the last instant before the pending one: restored if the pending is
+  withdrawn), counters fired, skipped, missed, created, createdAt.
   KEYS: schedulers, schedDue, delayed, events, meta, marker
   ARGV: now, base, id, expectedLast, missed, after, ...occurrences
-    occurrences: 3 values each, ascending: instant, due (instant + jitter), pending (1 for the
-      one that waits for its time; 0 for catch-up ones, due now).
+    occurrences: 3 values each, ascending: instant, due (instant + jitter, never before now),
+      pending (1 for the one that waits for its time; 0 for catch-up ones, due now).
   Returns: number created; 0 nothing to do; -1 no such scheduler; -2 someone else advanced it. ]]
 --@include base
 --@include pending
