@@ -75,7 +75,7 @@ export class SchedulerTick {
     this.timer?.cancel();
     this.busy = this.runOnce();
     this.busy
-      .catch((err: unknown) => this.o.onError(err))
+      .catch((err: unknown) => this.report(err))
       .finally(() => {
         this.busy = undefined;
         if (this.again) {
@@ -106,12 +106,21 @@ export class SchedulerTick {
       this.dueTimer = this.o.clock.setTimeout(
         () => {
           this.dueTimer = undefined;
-          this.promoteDue().catch((err: unknown) => this.o.onError(err));
+          this.promoteDue().catch((err: unknown) => this.report(err));
         },
         Math.max(0, due - now),
       );
     }
     return created;
+  }
+
+  /**
+   * Reports a failed run, unless the tick was stopped meanwhile: the worker is closing and its
+   * connection may be gone; nothing is lost (advancing is guarded and promotion happens at the
+   * next claim of any worker).
+   */
+  private report(err: unknown): void {
+    if (this.running) this.o.onError(err);
   }
 
   /** Promotes due delayed jobs (scheduler occurrences among them) without claiming any. */

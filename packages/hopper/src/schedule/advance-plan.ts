@@ -13,7 +13,11 @@ import type { ScheduleSpec } from './repeat-options.js';
 export interface PlannedOccurrence {
   /** The scheduled instant (epoch ms): the occurrence's id is `sched:<schedulerId>:<instant>`. */
   instant: number;
-  /** When it becomes due: the instant plus its jitter (catch-up runs: due at once). */
+  /**
+   * When it becomes due: the instant plus its jitter (catch-up runs, and a new `every`
+   * scheduler's first occurrence whose slot began before now: due at once). Lateness is measured
+   * from it.
+   */
   due: number;
   /** The one occurrence that waits for its time; the others are catch-up runs. */
   pending: boolean;
@@ -22,7 +26,10 @@ export interface PlannedOccurrence {
 /** The result of {@link planAdvance}. */
 export interface AdvancePlan {
   occurrences: PlannedOccurrence[];
-  /** The fire after the pending occurrence (null if none), so the engine can tell when a later one is due too. */
+  /**
+   * When the occurrence after the pending one is due (its instant plus its jitter; null if
+   * none), so the engine can tell when a later occurrence is due too.
+   */
   after: number | null;
   /** Overdue occurrences not created (outside the catch-up window, or left out by the policy). */
   missed: number;
@@ -41,13 +48,14 @@ export interface AdvanceInput {
 
 /**
  * Plans a scheduler's next occurrences. A new scheduler gets its first occurrence (`every`: the
- * current grid slot, due at once; cron: the first fire after now). Otherwise the occurrences
+ * current grid slot, due at once however long ago the slot began; cron: the first fire after
+ * now). Otherwise the occurrences
  * after `last` that are overdue go through catch-up planning (window and policy), and the next
  * fire after now becomes the pending occurrence. `limit` caps the total created.
  *
  * @example
  * planAdvance({ schedulerId: 'poll', spec, last: null, created: 0, now });
- * // { occurrences: [{ instant: slot, due: slot, pending: true }], after: slot + every, missed: 0 }
+ * // { occurrences: [{ instant: slot, due: now, pending: true }], after: slot + every, missed: 0 }
  */
 export function planAdvance(input: AdvanceInput): AdvancePlan {
   const { schedulerId, spec, last, created, now } = input;
@@ -71,9 +79,18 @@ export function planAdvance(input: AdvanceInput): AdvancePlan {
   missed += Math.max(0, catchupRuns.length - occurrences.length);
   let after: number | null = null;
   if (pending !== null && occurrences.length < remaining) {
-    after = nextFireAfter(spec, pending);
-    const due = Math.max(pending, pending + jitterFor(schedulerId, pending, spec.jitter, after));
+    const next = nextFireAfter(spec, pending);
+    // Never due before now: the first `every` occurrence is the current slot, which may have
+    // begun up to `every` ago; it runs at once and is late only if it waits from now on.
+    const due = Math.max(now, pending + jitterFor(schedulerId, pending, spec.jitter, next));
     occurrences.push({ instant: pending, due, pending: true });
+    after = next === null ? null : dueTime(schedulerId, spec, next);
   }
   return { occurrences, after, missed };
+}
+
+/** When the occurrence at `instant` is due: the instant plus its jitter. */
+function dueTime(schedulerId: string, spec: ScheduleSpec, instant: number): number {
+  if (!(spec.jitter >= 1)) return instant;
+  return instant + jitterFor(schedulerId, instant, spec.jitter, nextFireAfter(spec, instant));
 }

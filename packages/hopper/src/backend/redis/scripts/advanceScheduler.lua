@@ -4,16 +4,17 @@
   of processes may advance concurrently and each occurrence is created once; an instant at or
   before the last one is never created (a backward clock jump changes nothing).
   Scheduler hash fields: spec, tpl (template JSON), hash, ov/cu/cw (overlap, catch-up policy and
-  window), limit, paused, last (last instant created), after (the fire after `last`), pid (pending
-  occurrence id), run/buf (latest run, buffered run), inst (pending instant), prev (the last
-  instant before the pending one: restored if the pending is withdrawn), counters fired,
-  skipped, missed, created, createdAt.
+  window), limit, paused, last (last instant created), after (when the fire after `last` is
+  due, jitter included), pid (pending occurrence id), run/buf (latest run, buffered run), inst
+  (pending instant), prev (the last instant before the pending one: restored if the pending is
+  withdrawn), counters fired, skipped, missed, created, createdAt.
   KEYS: schedulers, schedDue, delayed, events, meta, marker
   ARGV: now, base, id, expectedLast, missed, after, ...occurrences
-    occurrences: 3 values each, ascending: instant, due (instant + jitter), pending (1 for the
-      one that waits for its time; 0 for catch-up ones, due now).
+    occurrences: 3 values each, ascending: instant, due (instant + jitter, never before now),
+      pending (1 for the one that waits for its time; 0 for catch-up ones, due now).
   Returns: number created; 0 nothing to do; -1 no such scheduler; -2 someone else advanced it. ]]
 --@include base
+--@include pending
 --@include occurrence
 
 local now = nowMs(argv.now)
@@ -30,7 +31,7 @@ if s[3] == '1' then
   return 0
 end
 if (s[2] or '') ~= argv.expectedLast then return -2 end
-if s[4] and s[4] ~= '' and redis.call('HGET', jobKey(base, s[4]), 's') == 'delayed' then
+if isWaitingOccurrence(base, s[4]) then
   -- Its pending occurrence is still waiting for its time: nothing to advance.
   redis.call('ZREM', k.schedDue, schedId)
   return 0

@@ -5,6 +5,7 @@
   ARGV: now, base, id, paused
   Returns: 1 changed, 0 already so, -1 no such scheduler. ]]
 --@include base
+--@include pending
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -14,7 +15,7 @@ if not state[3] then return -1 end
 if (state[1] == '1') == (argv.paused == '1') then return 0 end
 if argv.paused == '1' then
   local pid = state[2]
-  if pid and pid ~= '' and redis.call('HGET', jobKey(base, pid), 's') == 'delayed' then
+  if isWaitingOccurrence(base, pid) then
     redis.call('ZREM', k.delayed, pid)
     deleteJob(base, pid)
     -- Withdrawn before it ran: the schedule resumes from the instant before it.

@@ -20,11 +20,13 @@ local out = {}
 for i = 1, #ids do
   local id = ids[i]
   local jk = jobKey(base, id)
-  if redis.call('ZREM', k.delayed, id) == 1 then
+  local due = redis.call('ZSCORE', k.delayed, id)
+  if due and redis.call('ZREM', k.delayed, id) == 1 then
     redis.call('HSET', jk, 'dl', 0)
-    local f = redis.call('HMGET', jk, 'p', 'sk')
-    if f[2] then
-      fireOccurrence(k, base, id, jk, f[2], tonumber(f[1]) or 0, nowMs(''), cap)
+    local f = redis.call('HMGET', jk, 'p', 'sk', 'as')
+    if f[2] and not f[3] then
+      -- An occurrence that never started (a retry of one is an ordinary job).
+      fireOccurrence(k, base, id, jk, f[2], tonumber(f[1]) or 0, tonumber(due), nowMs(''), cap)
     else
       local state = pushReady(k, jk, id, tonumber(f[1]) or 0, false)
       emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'delayed', 'state', state)

@@ -4,12 +4,13 @@
   ARGV: base, id
   Returns: 1 removed, 0 no such scheduler. ]]
 --@include base
+--@include pending
 
 local base = argv.base
 local sk = base .. 's:' .. argv.id
 local pid = redis.call('HGET', sk, 'pid')
 if redis.call('EXISTS', sk) == 0 then return 0 end
-if pid and pid ~= '' and redis.call('HGET', jobKey(base, pid), 's') == 'delayed' then
+if isWaitingOccurrence(base, pid) then
   redis.call('ZREM', k.delayed, pid)
   deleteJob(base, pid)
 end

@@ -8,6 +8,7 @@
     hash: a digest of spec + template, to tell an unchanged upsert.
   Returns: 0 unchanged, 1 created, 2 replaced. ]]
 --@include base
+--@include pending
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -18,7 +19,7 @@ local result = 1
 if current then
   result = 2
   local pid = redis.call('HGET', sk, 'pid')
-  if pid and pid ~= '' and redis.call('HGET', jobKey(base, pid), 's') == 'delayed' then
+  if isWaitingOccurrence(base, pid) then
     redis.call('ZREM', k.delayed, pid)
     deleteJob(base, pid)
     -- Withdrawn before it ran: the schedule resumes from the instant before it.

@@ -17,18 +17,21 @@ local CLAIM_MAX = 1000
 -- Returns how many jobs were promoted, and whether a scheduler's occurrence fell due (its
 -- scheduler then needs its next occurrence, which TypeScript computes).
 local function promoteDue(k, base, now, cap)
-  local due = redis.call('ZRANGEBYSCORE', k.delayed, '-inf', now, 'LIMIT', 0, PROMOTE_BATCH)
-  if #due == 0 then return 0, false end
+  local scored = redis.call('ZRANGEBYSCORE', k.delayed, '-inf', now, 'WITHSCORES', 'LIMIT', 0, PROMOTE_BATCH)
+  if #scored == 0 then return 0, false end
+  local due = {}
+  for i = 1, #scored, 2 do due[#due + 1] = scored[i] end
   local fired = false
   chunked('ZREM', k.delayed, due)
   for i = 1, #due do
     local id = due[i]
     local jk = jobKey(base, id)
-    local f = redis.call('HMGET', jk, 'p', 'sk', 'g')
+    local f = redis.call('HMGET', jk, 'p', 'sk', 'g', 'as')
     local priority = tonumber(f[1]) or 0
-    if f[2] then
-      -- A scheduler's occurrence: its scheduler's policies decide (includes/scheduler).
-      fireOccurrence(k, base, id, jk, f[2], priority, now, cap)
+    if f[2] and not f[4] then
+      -- A scheduler's occurrence (never started: a retry is an ordinary job): its scheduler's
+      -- policies decide (includes/scheduler), lateness counted from its due time.
+      fireOccurrence(k, base, id, jk, f[2], priority, tonumber(scored[2 * i]), now, cap)
       fired = true
     else
       local state = pushReady(k, jk, id, priority, false, f[3])

@@ -2,16 +2,19 @@
   are promoted). A scheduler lives in hash base..'s:'..id (see advanceScheduler for its fields);
   an occurrence is a delayed job whose `sk` field names its scheduler.
   The decision, in order:
-  1. missed: the scheduler's pending occurrence is older than the catch-up window, or (policy
-     latest/none) a later occurrence is already due too: it does not run, it is counted in
-     `missed`, and catch-up planning (advanceScheduler) takes over from its instant;
+  1. missed: the scheduler's pending occurrence fell due (its instant plus jitter: its delayed
+     score) longer ago than the catch-up window, or (policy latest/none) the next occurrence is
+     already due too (`after` holds its due time): it does not run, it is counted in `missed`,
+     and catch-up planning (advanceScheduler) takes over from its instant;
   2. overlap: the previous run is not terminal (waiting, active, delayed for a retry, waiting for
      children): `skip` drops it (counted in `skipped`); `bufferOne` lets one occurrence wait behind
      the running one and drops further ones; `allowAll` runs it;
   3. otherwise it becomes ready like any job, its instant is recorded among the fired ones
      (bounded), and it is the scheduler's latest run.
   Either way the scheduler is marked due for advancing (its next occurrence is computed in
-  TypeScript, where the cron and time-zone rules live). ]]
+  TypeScript, where the cron and time-zone rules live).
+  Only an occurrence that never started comes here: a retry of one (delayed for its backoff, or
+  moved to delayed by its processor; `as` set) is an ordinary job and is promoted as such. ]]
 
 local FIRED_RECORD_MAX = 1000
 
@@ -21,8 +24,9 @@ local function isLive(base, jobId)
   return state ~= false and state ~= 'completed' and state ~= 'failed'
 end
 
--- Returns true if the occurrence was made ready, false if it was dropped (job deleted).
-local function fireOccurrence(k, base, id, jk, schedId, priority, now, cap)
+-- Returns true if the occurrence was made ready, false if it was dropped (job deleted). `due` is
+-- the time it was due (its delayed score): lateness is counted from it.
+local function fireOccurrence(k, base, id, jk, schedId, priority, due, now, cap)
   local sk = base .. 's:' .. schedId
   local s = redis.call('HMGET', sk, 'ov', 'cu', 'cw', 'after', 'run', 'buf', 'pid', 'inst')
   redis.call('ZADD', base .. 'sched-due', now, schedId)
@@ -34,7 +38,7 @@ local function fireOccurrence(k, base, id, jk, schedId, priority, now, cap)
   local instant = tonumber(redis.call('HGET', jk, 'si')) or now
   local reason = nil
   if id == s[7] then
-    local late = now - instant
+    local late = now - (due or instant)
     if late > tonumber(s[3]) then
       reason = 'missed'
     elseif s[2] ~= 'all' and s[4] and s[4] ~= '' and tonumber(s[4]) <= now then
