@@ -2,7 +2,8 @@
  * The driver of the model-based tests: runs each command against the real backend (through the
  * seam, with the model's clock as `now`) and against the model (model-support.ts), then checks
  * that every job's state and attempts, every group's counters and every parent's dependencies
- * agree, with the invariant audit (every `auditEvery` steps, and at the end).
+ * agree, with the invariant audit (every `auditEvery` steps, and at the end; it also checks each
+ * group's counted active jobs, `a`, against the jobs actually active).
  */
 import { expect } from 'vitest';
 import { createBackend } from '../../src/backend/create.js';
@@ -223,11 +224,20 @@ export class Harness {
     ids.forEach((id, i) => {
       const job = model.jobs.get(id)!;
       const real = stored[i];
-      expect({ id, state: real?.state, made: real?.attemptsMade, started: real?.attemptsStarted }).toEqual({
+      // A job that ended while cancelled ended as cancelled: its failed reason is the cancel reason.
+      const cancelledEnd = job.state === 'failed' && job.cancelled !== undefined;
+      expect({
+        id,
+        state: real?.state,
+        made: real?.attemptsMade,
+        started: real?.attemptsStarted,
+        reason: cancelledEnd ? real?.failedReason : undefined,
+      }).toEqual({
         id,
         state: job.state,
         made: job.attemptsMade,
         started: job.attemptsStarted,
+        reason: cancelledEnd ? job.cancelled : undefined,
       });
     });
     for (const [g, group] of model.groups) {
@@ -242,7 +252,7 @@ export class Harness {
       }).toEqual({
         group: g,
         paused: group.paused,
-        active: model.countedActive(g),
+        active: [...model.jobs.values()].filter((j) => j.group === g && j.state === 'active').length,
         waiting: ready.filter((j) => j.priority === 0).length,
         prioritized: ready.filter((j) => j.priority > 0).length,
       });
