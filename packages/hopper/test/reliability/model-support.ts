@@ -285,12 +285,15 @@ export class Model {
   }
 
   /**
-   * Cancels a job: 1 cancelled now, 2 active (marked), 0 missing, -3 finished. With `cascade`
+   * Cancels a job: 1 cancelled now (or it ended cancelled already), 2 active (marked), 0 missing,
+   * -3 finished otherwise. With `cascade`
    * (as Queue.cancelJob), the pending children are cancelled too, and theirs.
    */
   cancel(id: string, reason: string, cascade: boolean): number {
     const job = this.jobs.get(id);
     if (!job) return 0;
+    // Idempotent (a re-sent cancel): a job that ended cancelled answers as the first call did.
+    if (job.state === 'failed' && job.cancelled !== undefined) return 1;
     if (job.state === 'completed' || job.state === 'failed') return -3;
     const children = [...job.pending];
     let code: number;
