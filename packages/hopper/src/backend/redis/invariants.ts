@@ -70,7 +70,7 @@ export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys)
   const pipeline = client.pipeline();
   for (const id of ids) pipeline.hmget(keys.job(id), 's', 'tk', 'n', 'pl', 'us', 'cf', 'g', 'ga');
   const rows = ((await pipeline.exec()) ?? []) as [unknown, (string | null)[]][];
-  const children: { id: string; state: string; parentBase: string; parentId: string }[] = [];
+  const children: { id: string; state: string; parentBase: string; parentId: string; policy: string }[] = [];
   const parents: string[] = [];
   let i = 0;
   for (const id of ids) {
@@ -78,7 +78,7 @@ export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys)
     if (group !== null && state !== null) grouped.push({ id, state, group, counted: counted === '1' });
     if (link !== null && state !== null) {
       const parent = parseParentLink(link);
-      children.push({ id, state, parentBase: parent.base, parentId: parent.id });
+      children.push({ id, state, parentBase: parent.base, parentId: parent.id, policy: link.slice(0, link.indexOf('\n')) });
     }
     if (state === 'waiting-children' && unsealed === null && continued === null) parents.push(id);
     const list = where.get(id) ?? [];
@@ -120,12 +120,14 @@ export async function checkQueueInvariants(client: RedisClient, keys: QueueKeys)
 /**
  * Flow invariants: a sealed parent in waiting-children has a pending child (else it would wait
  * forever), and an unfinished child is among its unfinished parent's pending children (else its
- * completion would not count).
+ * completion would not count), unless its parent let go of it when it failed (its policy 'i' or
+ * 'c' records the failure on the parent, 'r' drops the dependency) and it was retried since: it
+ * then runs on its own.
  */
 async function checkFlows(
   client: RedisClient,
   keys: QueueKeys,
-  children: { id: string; state: string; parentBase: string; parentId: string }[],
+  children: { id: string; state: string; parentBase: string; parentId: string; policy: string }[],
   parents: string[],
 ): Promise<string[]> {
   const problems: string[] = [];
@@ -141,14 +143,17 @@ async function checkFlows(
   if (unfinished.length > 0) {
     const pipeline = client.pipeline();
     for (const c of unfinished) {
+      const key = publicKeyOf(keys.base, c.id);
       pipeline.hget(`${c.parentBase}j:${c.parentId}`, 's');
-      pipeline.sismember(`${c.parentBase}dp:${c.parentId}`, publicKeyOf(keys.base, c.id));
+      pipeline.sismember(`${c.parentBase}dp:${c.parentId}`, key);
+      pipeline.hexists(`${c.parentBase}fc:${c.parentId}`, key);
     }
     const replies = ((await pipeline.exec()) ?? []) as [unknown, unknown][];
     unfinished.forEach((c, n) => {
-      const parentState = replies[2 * n][1] as string | null;
-      const pending = Number(replies[2 * n + 1][1]) === 1;
-      if (parentState !== null && parentState !== 'completed' && parentState !== 'failed' && !pending) {
+      const parentState = replies[3 * n][1] as string | null;
+      const pending = Number(replies[3 * n + 1][1]) === 1;
+      const letGo = c.policy === 'r' || ((c.policy === 'i' || c.policy === 'c') && Number(replies[3 * n + 2][1]) === 1);
+      if (parentState !== null && parentState !== 'completed' && parentState !== 'failed' && !pending && !letGo) {
         problems.push(`child ${c.id} (${c.state}) is not among the pending children of its parent ${c.parentId} (${parentState})`);
       }
     });
