@@ -36,6 +36,9 @@ import { LockRenewer } from '../runtime/lock-renewer.js';
 import { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
 import { heartbeat, positiveInteger, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from './worker-options.js';
 import { QueueBase } from './queue-base.js';
+import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
+import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
+import { JobMeter, producerContext, trace, validateTelemetry } from '../telemetry/trace.js';
 
 export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
 
@@ -66,6 +69,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private runPromise: Promise<void> | undefined;
   private resolveRun: (() => void) | undefined;
   private closePromise: Promise<void> | undefined;
+  private readonly telemetry: Telemetry | undefined;
+  private readonly jobMeter: JobMeter | undefined;
+  private readonly metrics: MetricsRecorder | undefined;
 
   /**
    * @param processor the function that processes jobs; or the path (or file URL) of a module
@@ -91,8 +97,17 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.completeKeep = toRetention(opts.removeOnComplete, toRetention(DEFAULT_REMOVE_ON_COMPLETE, { kind: 'keep' }));
     this.failKeep = toRetention(opts.removeOnFail, { kind: 'keep' });
 
+    validateTelemetry(opts.telemetry, `Worker "${name}"`);
+    this.telemetry = opts.telemetry;
+    this.jobMeter = opts.telemetry?.meter && new JobMeter(opts.telemetry.meter, name);
+    const maxDataPoints = metricsDataPoints(opts.metrics);
+    this.metrics =
+      maxDataPoints === undefined
+        ? undefined
+        : new MetricsRecorder({ backend: this.backend, clock: this.clock, maxDataPoints, onError: (err) => this.emitError(err) });
+
     this.executor = new Executor(
-      (job, token, signal) => (this.processor as Processor)(job, token, signal),
+      (job, token, signal) => (this.telemetry ? this.traceProcess(job, token, signal) : (this.processor as Processor)(job, token, signal)),
       (entry, outcome) => this.settled(entry, outcome),
     );
     this.dispatcher = new Dispatcher({
@@ -311,6 +326,51 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.emit('progress', job, progress);
   }
 
+  /**
+   * Runs the processor in a `process <queue>` consumer span, linked to the job's producer
+   * context. The span ends when the attempt settles (before its result is written).
+   */
+  private async traceProcess(job: Job, token: string | undefined, signal: AbortSignal): Promise<unknown> {
+    const outcome = await trace(
+      this.telemetry,
+      SpanKind.CONSUMER,
+      this.name,
+      'process',
+      this.name,
+      async (span) => {
+        span?.setAttributes({
+          [TelemetryAttributes.WorkerId]: this.id,
+          [TelemetryAttributes.WorkerName]: this.opts.name,
+          [TelemetryAttributes.JobId]: job.id,
+          [TelemetryAttributes.JobName]: job.name,
+          [TelemetryAttributes.JobProcessedTimestamp]: job.processedOn,
+        });
+        try {
+          const value: unknown = await (this.processor as Processor)(job, token, signal);
+          span?.addEvent('job completed', { [TelemetryAttributes.JobResult]: safeJson(value) });
+          return { ok: true as const, value };
+        } catch (error) {
+          const err = toError(error);
+          if (err instanceof DelayedError || err instanceof WaitingChildrenError || err instanceof RateLimitError) {
+            span?.addEvent(`job moved: ${err.name}`);
+          } else {
+            span?.addEvent('job failed', { [TelemetryAttributes.JobFailedReason]: err.message });
+            span?.recordException(err);
+          }
+          return { ok: false as const, error };
+        } finally {
+          span?.setAttributes({
+            [TelemetryAttributes.JobAttemptFinishedTimestamp]: Date.now(),
+            [TelemetryAttributes.JobAttemptsMade]: job.attemptsMade + 1,
+          });
+        }
+      },
+      { srcMetadata: producerContext(job.opts) },
+    );
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  }
+
   private startJob(job: Job): void {
     this.emit('active', job, 'waiting');
     const entry = this.executor.start(job);
@@ -425,6 +485,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       }
       job.attemptsMade += 1;
       job.token = undefined;
+      if (this.jobMeter || this.metrics) this.meterFinished(batch, item, code, result.now);
       if (code === WriteCode.Cancelled) {
         // Cancelled while it ran: recorded as failed with the cancel reason, whatever it returned.
         job.finishedOn = result.now;
@@ -440,6 +501,22 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         this.emit('failed', job, item.outcome, 'active');
       }
     }
+  }
+
+  /** Records a finished attempt on the telemetry meter and in the per-minute metrics. */
+  private meterFinished(batch: AckBatch, item: PendingAck<Completion | Failure>, code: WriteCode, now: number): void {
+    const retryDelay = batch.kind === 'fail' ? (item.ack as Failure).retryDelay : undefined;
+    const state =
+      code === WriteCode.Cancelled || (retryDelay !== undefined && retryDelay < 0)
+        ? 'failed'
+        : retryDelay === undefined
+          ? 'completed'
+          : retryDelay > 0
+            ? 'delayed'
+            : 'retried';
+    const processedOn = item.job.processedOn;
+    this.jobMeter?.record(state, item.job.name, processedOn ? now - processedOn : undefined);
+    if (state === 'completed' || state === 'failed') this.metrics?.note(state);
   }
 
   /**
@@ -467,6 +544,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     }
     await this.sandbox?.close();
     this.renewer.stop();
+    this.metrics?.stop();
     const timeout = this.opts.closeTimeout ?? 10_000;
     const unregistered = this.backend.unregisterWorker(this.id).catch(() => undefined);
     let timer: NodeJS.Timeout | undefined;
@@ -488,12 +566,25 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       );
       this.backend.disconnect();
     } else {
-      await Promise.race([unregistered.then(() => this.backend.close()), new Promise((resolve) => setTimeout(resolve, timeout).unref())]);
+      const flushed = this.metrics?.flush().catch((err: unknown) => this.emitError(err));
+      await Promise.race([
+        Promise.all([unregistered, flushed]).then(() => this.backend.close()),
+        new Promise((resolve) => setTimeout(resolve, timeout).unref()),
+      ]);
       this.backend.disconnect();
     }
     this.closed = true;
     this.running = false;
     this.resolveRun?.();
     this.emit('closed');
+  }
+}
+
+/** A value as a span attribute: its JSON, or '' when it has none. */
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '';
   }
 }

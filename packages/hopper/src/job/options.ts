@@ -3,6 +3,7 @@
  * is written; a bad value throws a typed error that names the option and says how to fix it.
  */
 import { InvalidDataError, InvalidJobIdError, InvalidNameError, InvalidOptionsError } from './errors.js';
+import type { JobTelemetryOptions } from '../telemetry/telemetry.js';
 
 /**
  * Retention by count and/or age (seconds), as in BullMQ: `{ count }` keeps at most that many
@@ -97,6 +98,11 @@ export interface JobsOptions {
    * order (FIFO, priority within the group).
    */
   group?: GroupOptions;
+  /**
+   * Trace propagation (BullMQ's option): `metadata` is the producer's serialised context, set by
+   * a Queue or FlowProducer with `telemetry`; `omitContext: true` adds the job without it.
+   */
+  telemetry?: JobTelemetryOptions;
 }
 
 /** A job's group (BullMQ Pro's option). */
@@ -287,6 +293,17 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
   if (o.keepLogs !== undefined) checkNonNegativeInteger(o.keepLogs, 'keepLogs');
   if (o.stackTraceLimit !== undefined) checkNonNegativeInteger(o.stackTraceLimit, 'stackTraceLimit');
   if (o.sizeLimit !== undefined) checkNonNegativeInteger(o.sizeLimit, 'sizeLimit');
+  if (o.telemetry !== undefined) validateJobTelemetry(o.telemetry);
+}
+
+function validateJobTelemetry(value: unknown): void {
+  if (
+    !isPlainObject(value) ||
+    (value.metadata !== undefined && typeof value.metadata !== 'string') ||
+    (value.omitContext !== undefined && typeof value.omitContext !== 'boolean')
+  ) {
+    throw new InvalidOptionsError(`telemetry must be { metadata?: string, omitContext?: boolean }, got ${JSON.stringify(value)}.`);
+  }
 }
 
 function validateFlowOptions(o: JobsOptions): void {
