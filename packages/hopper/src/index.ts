@@ -34,6 +34,7 @@ export {
   type MetricOptions,
   type JobTelemetryOptions,
 } from './telemetry/telemetry.js';
+export { UNSUPPORTED_OPTIONS, IMPLEMENTED_OPTIONS, type OptionsOwner } from './job/compat.js';
 export { MetricsTime, type MetricsOptions, type Metrics } from './telemetry/metrics-recorder.js';
 export {
   FlowProducer,
@@ -82,6 +83,7 @@ export {
   ReplayRefusedError,
   FlowConflictError,
   GroupMaxSizeExceededError,
+  UnsupportedOptionError,
   hopperErrorCode,
 } from './job/errors.js';
 export type { ConnectionOptions } from './backend/create.js';

@@ -31,6 +31,7 @@ import { checkServer, DEFAULT_PREFIX } from './queue-base.js';
 import { checkFlowSlots, explainRefusal, FLOW_CHUNK, resolveParent, toFlowNode } from './flows.js';
 import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
 import { trace, validateTelemetry } from '../telemetry/trace.js';
+import { refuseUnsupported } from '../job/compat.js';
 
 /** Options of a FlowProducer. */
 export interface FlowProducerOptions {
@@ -45,6 +46,12 @@ export interface FlowProducerOptions {
    * (`addFlow <queue>`, `addBulkFlows`) whose context travels with every job of the flow.
    */
   telemetry?: Telemetry;
+  /** Accepted for BullMQ compatibility: Hopper checks the server once at start (Redis 7+ is required). */
+  skipVersionCheck?: boolean;
+  /** Accepted for BullMQ compatibility: Hopper's commands wait for the connection they need. */
+  skipWaitingForReady?: boolean;
+  /** Accepted for BullMQ compatibility: a FlowProducer needs no blocking connection. */
+  blockingConnection?: boolean;
 }
 
 /** A job of a flow and its children (BullMQ's `FlowJob`). */
@@ -119,6 +126,7 @@ export class FlowProducer extends EventEmitter {
     validatePrefix(this.prefix);
     this.clock = opts.clock ?? systemClock;
     validateTelemetry(opts.telemetry, 'FlowProducer');
+    refuseUnsupported('FlowProducer', opts);
     // The connection's backend: each queue gets a sibling on the same connection.
     this.primary = createBackend({
       connection: opts.connection,

@@ -8,6 +8,7 @@ import { InvalidOptionsError } from '../job/errors.js';
 import type { Metrics } from '../telemetry/metrics-recorder.js';
 import { MetricNames, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
 import { validateTelemetry } from '../telemetry/trace.js';
+import { refuseUnsupported } from '../job/compat.js';
 import type { QueueBaseOptions } from './queue-base.js';
 import { QueueGroups } from './queue-groups.js';
 
@@ -32,6 +33,7 @@ export abstract class QueueMetrics<DataType = any, ResultType = any, NameType ex
   protected constructor(name: string, opts: QueueBaseOptions & { telemetry?: Telemetry }, role: 'command' | 'worker') {
     // Checked before connecting: a refused option leaves nothing running.
     validateTelemetry(opts.telemetry, `Queue "${name}"`);
+    refuseUnsupported('Queue', opts);
     super(name, opts, role);
     this.telemetry = opts.telemetry;
   }

@@ -36,6 +36,7 @@ import { LockRenewer } from '../runtime/lock-renewer.js';
 import { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
 import { heartbeat, positiveInteger, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from './worker-options.js';
 import { QueueBase } from './queue-base.js';
+import { refuseUnsupported } from '../job/compat.js';
 import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
 import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
 import { JobMeter, producerContext, trace, validateTelemetry } from '../telemetry/trace.js';
@@ -79,6 +80,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
    *   so CPU-bound work cannot block this process; or null for manual processing.
    */
   constructor(name: string, processor?: Processor<DataType, ResultType, NameType> | string | URL | null, opts: WorkerOptions = {}) {
+    // Checked before connecting: a refused option leaves nothing running.
+    validateTelemetry(opts.telemetry, `Worker "${name}"`);
+    refuseUnsupported('Worker', opts);
+    refuseUnsupported('settings', opts.settings);
     super(name, opts, 'worker');
     this.opts = opts;
     this.concurrencyValue = positiveInteger(opts.concurrency, 'concurrency', 1);
@@ -97,7 +102,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.completeKeep = toRetention(opts.removeOnComplete, toRetention(DEFAULT_REMOVE_ON_COMPLETE, { kind: 'keep' }));
     this.failKeep = toRetention(opts.removeOnFail, { kind: 'keep' });
 
-    validateTelemetry(opts.telemetry, `Worker "${name}"`);
     this.telemetry = opts.telemetry;
     this.jobMeter = opts.telemetry?.meter && new JobMeter(opts.telemetry.meter, name);
     const maxDataPoints = metricsDataPoints(opts.metrics);

@@ -4,6 +4,7 @@
  */
 import { InvalidDataError, InvalidJobIdError, InvalidNameError, InvalidOptionsError } from './errors.js';
 import type { JobTelemetryOptions } from '../telemetry/telemetry.js';
+import { refuseUnsupported } from './compat.js';
 
 /**
  * Retention by count and/or age (seconds), as in BullMQ: `{ count }` keeps at most that many
@@ -245,6 +246,7 @@ function validateBackoff(value: unknown, customTypes: readonly string[]): void {
 
 function validateDeduplication(value: unknown, name: string): void {
   if (value === undefined) return;
+  refuseUnsupported('deduplication', value);
   if (!isPlainObject(value) || typeof value.id !== 'string' || value.id === '') {
     throw new InvalidOptionsError(`${name} must be { id: non-empty string, ttl?, extend?, replace? }, got ${JSON.stringify(value)}.`);
   }
@@ -263,6 +265,7 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
   if (opts === undefined) return;
   if (!isPlainObject(opts)) throw new InvalidOptionsError(`Job options must be an object, got ${JSON.stringify(opts)}.`);
   const o = opts as JobsOptions;
+  refuseUnsupported('job', o);
   if (o.jobId !== undefined) validateJobId(o.jobId);
   if (o.delay !== undefined) checkNonNegativeNumber(o.delay, 'delay');
   if (o.priority !== undefined) checkNonNegativeInteger(o.priority, 'priority', MAX_PRIORITY);
