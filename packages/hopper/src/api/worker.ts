@@ -38,8 +38,8 @@ import { heartbeat, positiveInteger, warnBlockedLoop, workerSettings, type Proce
 import { QueueBase } from './queue-base.js';
 import { refuseUnsupported } from '../job/compat.js';
 import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
-import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
-import { JobMeter, producerContext, trace, validateTelemetry } from '../telemetry/trace.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
+import { finishedState, JobMeter, traceAttempt, validateTelemetry } from '../telemetry/trace.js';
 
 export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
 
@@ -111,7 +111,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         : new MetricsRecorder({ backend: this.backend, clock: this.clock, maxDataPoints, onError: (err) => this.emitError(err) });
 
     this.executor = new Executor(
-      (job, token, signal) => (this.telemetry ? this.traceProcess(job, token, signal) : (this.processor as Processor)(job, token, signal)),
+      (job, token, signal) =>
+        this.telemetry
+          ? traceAttempt(this.telemetry, this.name, this.id, this.opts.name, job, () => (this.processor as Processor)(job, token, signal))
+          : (this.processor as Processor)(job, token, signal),
       (entry, outcome) => this.settled(entry, outcome),
     );
     this.dispatcher = new Dispatcher({
@@ -330,51 +333,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.emit('progress', job, progress);
   }
 
-  /**
-   * Runs the processor in a `process <queue>` consumer span, linked to the job's producer
-   * context. The span ends when the attempt settles (before its result is written).
-   */
-  private async traceProcess(job: Job, token: string | undefined, signal: AbortSignal): Promise<unknown> {
-    const outcome = await trace(
-      this.telemetry,
-      SpanKind.CONSUMER,
-      this.name,
-      'process',
-      this.name,
-      async (span) => {
-        span?.setAttributes({
-          [TelemetryAttributes.WorkerId]: this.id,
-          [TelemetryAttributes.WorkerName]: this.opts.name,
-          [TelemetryAttributes.JobId]: job.id,
-          [TelemetryAttributes.JobName]: job.name,
-          [TelemetryAttributes.JobProcessedTimestamp]: job.processedOn,
-        });
-        try {
-          const value: unknown = await (this.processor as Processor)(job, token, signal);
-          span?.addEvent('job completed', { [TelemetryAttributes.JobResult]: safeJson(value) });
-          return { ok: true as const, value };
-        } catch (error) {
-          const err = toError(error);
-          if (err instanceof DelayedError || err instanceof WaitingChildrenError || err instanceof RateLimitError) {
-            span?.addEvent(`job moved: ${err.name}`);
-          } else {
-            span?.addEvent('job failed', { [TelemetryAttributes.JobFailedReason]: err.message });
-            span?.recordException(err);
-          }
-          return { ok: false as const, error };
-        } finally {
-          span?.setAttributes({
-            [TelemetryAttributes.JobAttemptFinishedTimestamp]: Date.now(),
-            [TelemetryAttributes.JobAttemptsMade]: job.attemptsMade + 1,
-          });
-        }
-      },
-      { srcMetadata: producerContext(job.opts) },
-    );
-    if (!outcome.ok) throw outcome.error;
-    return outcome.value;
-  }
-
   private startJob(job: Job): void {
     this.emit('active', job, 'waiting');
     const entry = this.executor.start(job);
@@ -509,15 +467,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
 
   /** Records a finished attempt on the telemetry meter and in the per-minute metrics. */
   private meterFinished(batch: AckBatch, item: PendingAck<Completion | Failure>, code: WriteCode, now: number): void {
-    const retryDelay = batch.kind === 'fail' ? (item.ack as Failure).retryDelay : undefined;
-    const state =
-      code === WriteCode.Cancelled || (retryDelay !== undefined && retryDelay < 0)
-        ? 'failed'
-        : retryDelay === undefined
-          ? 'completed'
-          : retryDelay > 0
-            ? 'delayed'
-            : 'retried';
+    const state = finishedState(batch.kind === 'fail' ? (item.ack as Failure).retryDelay : undefined, code === WriteCode.Cancelled);
     const processedOn = item.job.processedOn;
     this.jobMeter?.record(state, item.job.name, processedOn ? now - processedOn : undefined);
     if (state === 'completed' || state === 'failed') this.metrics?.note(state);
@@ -581,14 +531,5 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.running = false;
     this.resolveRun?.();
     this.emit('closed');
-  }
-}
-
-/** A value as a span attribute: its JSON, or '' when it has none. */
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? '';
-  } catch {
-    return '';
   }
 }

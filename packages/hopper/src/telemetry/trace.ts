@@ -3,7 +3,8 @@
  * that wraps an operation in a span (with context propagation through the job's options), and
  * the instruments a worker records jobs on. Costs nothing without the option.
  */
-import { InvalidOptionsError } from '../job/errors.js';
+import { DelayedError, InvalidOptionsError, RateLimitError, WaitingChildrenError } from '../job/errors.js';
+import { toError } from '../job/failure.js';
 import {
   MetricNames,
   SpanKind,
@@ -83,8 +84,90 @@ export function producerContext(opts: { telemetry?: { metadata?: string; omitCon
   return tm && !tm.omitContext && typeof tm.metadata === 'string' && tm.metadata !== '' ? tm.metadata : undefined;
 }
 
+/** The job fields a processing span reads. */
+interface TracedJob {
+  id?: string;
+  name: string;
+  processedOn?: number;
+  attemptsMade: number;
+  opts: { telemetry?: { metadata?: string; omitContext?: boolean } };
+}
+
+/**
+ * Runs one attempt (`run`: the processor) in a `process <queue>` consumer span, linked to the
+ * job's producer context. The span ends when the attempt settles (before its result is written).
+ * A failure is recorded as a `job failed` event and an exception; the signals a processor throws
+ * after moving its job itself (DelayedError, WaitingChildrenError, RateLimitError) are not failures.
+ */
+export async function traceAttempt(
+  telemetry: Telemetry,
+  queueName: string,
+  workerId: string,
+  workerName: string | undefined,
+  job: TracedJob,
+  run: () => Promise<unknown>,
+): Promise<unknown> {
+  const outcome = await trace(
+    telemetry,
+    SpanKind.CONSUMER,
+    queueName,
+    'process',
+    queueName,
+    async (span) => {
+      span?.setAttributes({
+        [TelemetryAttributes.WorkerId]: workerId,
+        [TelemetryAttributes.WorkerName]: workerName,
+        [TelemetryAttributes.JobId]: job.id,
+        [TelemetryAttributes.JobName]: job.name,
+        [TelemetryAttributes.JobProcessedTimestamp]: job.processedOn,
+      });
+      try {
+        const value = await run();
+        span?.addEvent('job completed', { [TelemetryAttributes.JobResult]: safeJson(value) });
+        return { ok: true as const, value };
+      } catch (error) {
+        const err = toError(error);
+        if (err instanceof DelayedError || err instanceof WaitingChildrenError || err instanceof RateLimitError) {
+          span?.addEvent(`job moved: ${err.name}`);
+        } else {
+          span?.addEvent('job failed', { [TelemetryAttributes.JobFailedReason]: err.message });
+          span?.recordException(err);
+        }
+        return { ok: false as const, error };
+      } finally {
+        span?.setAttributes({
+          [TelemetryAttributes.JobAttemptFinishedTimestamp]: Date.now(),
+          [TelemetryAttributes.JobAttemptsMade]: job.attemptsMade + 1,
+        });
+      }
+    },
+    { srcMetadata: producerContext(job.opts) },
+  );
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
+}
+
+/** A value as a span attribute: its JSON, or '' when it has none. */
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '';
+  }
+}
+
 /** What a worker records per finished attempt: the state a job reached. */
 export type MeteredState = 'completed' | 'failed' | 'delayed' | 'retried';
+
+/**
+ * The state an acknowledged attempt left its job in: `retryDelay` is the failure's (undefined for
+ * a completion; < 0 failed for good, 0 retried now, > 0 retried after a backoff).
+ */
+export function finishedState(retryDelay: number | undefined, cancelled: boolean): MeteredState {
+  if (cancelled || (retryDelay !== undefined && retryDelay < 0)) return 'failed';
+  if (retryDelay === undefined) return 'completed';
+  return retryDelay > 0 ? 'delayed' : 'retried';
+}
 
 const COUNTERS: Record<MeteredState, MetricNames> = {
   completed: MetricNames.JobsCompleted,
