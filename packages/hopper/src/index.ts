@@ -15,6 +15,28 @@ export type { JobSchedulerInfo, JobSchedulerTemplate } from './api/job-scheduler
 export { Worker, type WorkerOptions, type Processor, type AdvancedSettings } from './api/worker.js';
 export { QueueEvents, type QueueEventsOptions } from './api/queue-events.js';
 export {
+  SpanKind,
+  TelemetryAttributes,
+  MetricNames,
+  type Telemetry,
+  type Tracer,
+  type Span,
+  type SpanOptions,
+  type ContextManager,
+  type Attributes,
+  type AttributeValue,
+  type Exception,
+  type Time,
+  type Meter,
+  type Counter,
+  type Histogram,
+  type Gauge,
+  type MetricOptions,
+  type JobTelemetryOptions,
+} from './telemetry/telemetry.js';
+export { UNSUPPORTED_OPTIONS, IMPLEMENTED_OPTIONS, type OptionsOwner } from './job/compat.js';
+export { MetricsTime, type MetricsOptions, type Metrics } from './telemetry/metrics-recorder.js';
+export {
   FlowProducer,
   type FlowProducerOptions,
   type FlowJob,
@@ -61,6 +83,7 @@ export {
   ReplayRefusedError,
   FlowConflictError,
   GroupMaxSizeExceededError,
+  UnsupportedOptionError,
   hopperErrorCode,
 } from './job/errors.js';
 export type { ConnectionOptions } from './backend/create.js';

@@ -29,6 +29,9 @@ import { parseJobKey } from '../job/job-key.js';
 import { validateJobName, validateJobOptions, validatePrefix, validateQueueName, type JobsOptions } from '../job/options.js';
 import { checkServer, DEFAULT_PREFIX } from './queue-base.js';
 import { checkFlowSlots, explainRefusal, FLOW_CHUNK, resolveParent, toFlowNode } from './flows.js';
+import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
+import { trace, validateTelemetry } from '../telemetry/trace.js';
+import { refuseUnsupported } from '../job/compat.js';
 
 /** Options of a FlowProducer. */
 export interface FlowProducerOptions {
@@ -38,6 +41,17 @@ export interface FlowProducerOptions {
   prefix?: string;
   /** The clock deciding due times (tests pass a FakeClock). */
   clock?: Clock;
+  /**
+   * A telemetry adapter (BullMQ's interface; `bullmq-otel` works): each add is a producer span
+   * (`addFlow <queue>`, `addBulkFlows`) whose context travels with every job of the flow.
+   */
+  telemetry?: Telemetry;
+  /** Accepted for BullMQ compatibility: Hopper checks the server once at start (Redis 7+ is required). */
+  skipVersionCheck?: boolean;
+  /** Accepted for BullMQ compatibility: Hopper's commands wait for the connection they need. */
+  skipWaitingForReady?: boolean;
+  /** Accepted for BullMQ compatibility: a FlowProducer needs no blocking connection. */
+  blockingConnection?: boolean;
 }
 
 /** A job of a flow and its children (BullMQ's `FlowJob`). */
@@ -111,6 +125,8 @@ export class FlowProducer extends EventEmitter {
     this.prefix = opts.prefix ?? DEFAULT_PREFIX;
     validatePrefix(this.prefix);
     this.clock = opts.clock ?? systemClock;
+    validateTelemetry(opts.telemetry, 'FlowProducer');
+    refuseUnsupported('FlowProducer', opts);
     // The connection's backend: each queue gets a sibling on the same connection.
     this.primary = createBackend({
       connection: opts.connection,
@@ -159,6 +175,24 @@ export class FlowProducer extends EventEmitter {
    * nothing is added and the existing flow is returned.
    */
   async add(flow: FlowJob, opts: FlowOpts = {}): Promise<JobNode> {
+    const telemetry = this.opts.telemetry;
+    if (!telemetry) return this.addFlow(flow, opts);
+    const queue = typeof flow === 'object' && flow !== null ? String(flow.queueName) : '';
+    return trace(
+      telemetry,
+      SpanKind.PRODUCER,
+      queue,
+      'addFlow',
+      queue,
+      async (span, metadata) => {
+        span?.setAttributes({ [TelemetryAttributes.FlowName]: flow?.name });
+        return this.addFlow(withFlowContext(flow, metadata), opts);
+      },
+      { propagate: true },
+    );
+  }
+
+  private async addFlow(flow: FlowJob, opts: FlowOpts): Promise<JobNode> {
     const root = this.flatten(flow, opts, true);
     await this.ready();
     checkFlowSlots(this.backendFor(root.queue), queuesOf(root));
@@ -173,13 +207,35 @@ export class FlowProducer extends EventEmitter {
    * nothing); larger sets are added flow by flow.
    */
   async addBulk(flows: FlowJob[]): Promise<JobNode[]> {
+    const telemetry = this.opts.telemetry;
+    if (!telemetry) return this.addFlows(flows);
+    return trace(
+      telemetry,
+      SpanKind.PRODUCER,
+      '',
+      'addBulkFlows',
+      '',
+      async (span, metadata) => {
+        if (Array.isArray(flows)) {
+          span?.setAttributes({
+            [TelemetryAttributes.BulkNames]: flows.map((flow) => flow?.name).join(','),
+            [TelemetryAttributes.BulkCount]: flows.length,
+          });
+        }
+        return this.addFlows(Array.isArray(flows) ? flows.map((flow) => withFlowContext(flow, metadata)) : flows);
+      },
+      { propagate: true },
+    );
+  }
+
+  private async addFlows(flows: FlowJob[]): Promise<JobNode[]> {
     if (!Array.isArray(flows))
       throw new InvalidOptionsError('addBulk takes an array of flows ({ name, queueName, data, opts, children }).');
     const roots = flows.map((flow) => this.flatten(flow, {}, true));
     if (roots.length === 0) return [];
     await this.ready();
     const total = roots.reduce((sum, r) => sum + r.size, 0);
-    if (total > FLOW_CHUNK) return Promise.all(flows.map((flow) => this.add(flow)));
+    if (total > FLOW_CHUNK) return Promise.all(flows.map((flow) => this.addFlow(flow, {})));
     checkFlowSlots(
       this.backendFor(roots[0].queue),
       roots.flatMap((r) => [...queuesOf(r)]),
@@ -351,4 +407,17 @@ function queuesOf(root: Flat): Set<string> {
   };
   visit(root);
   return queues;
+}
+
+/**
+ * A flow whose every job carries the producer's serialised context (`opts.telemetry.metadata`),
+ * except jobs that opt out (`omitContext`) or bring their own. Malformed nodes are left for
+ * validation to report.
+ */
+function withFlowContext<T extends FlowJob | FlowChildJob>(flow: T, metadata: string | undefined): T {
+  if (metadata === undefined || typeof flow !== 'object' || flow === null) return flow;
+  const tm = flow.opts?.telemetry;
+  const opts = tm?.omitContext || tm?.metadata !== undefined ? flow.opts : { ...flow.opts, telemetry: { ...tm, metadata } };
+  const children = Array.isArray(flow.children) ? flow.children.map((child) => withFlowContext(child, metadata)) : flow.children;
+  return { ...flow, opts, children };
 }

@@ -22,6 +22,12 @@ export interface QueueBaseOptions {
    * delays, lock expiry and stall rescue without sleeping.
    */
   clock?: Clock;
+  /** Accepted for BullMQ compatibility: Hopper checks the server once at start (Redis 7+ or Valkey 7.2+ is required). */
+  skipVersionCheck?: boolean;
+  /** Accepted for BullMQ compatibility: Hopper's commands wait for the connection they need. */
+  skipWaitingForReady?: boolean;
+  /** Accepted for BullMQ compatibility: Hopper opens the blocking connections each role needs by itself. */
+  blockingConnection?: boolean;
 }
 
 /** The default key prefix. */

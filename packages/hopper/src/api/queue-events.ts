@@ -8,6 +8,7 @@
  * events.on('completed', ({ jobId, returnvalue }) => console.log(jobId, returnvalue));
  * events.on('failed', ({ jobId, failedReason }) => console.error(jobId, failedReason));
  */
+import { refuseUnsupported } from '../job/compat.js';
 import { WaitTimeoutError } from '../job/errors.js';
 import type { JobFinishWaiter } from '../job/job.js';
 import { QueueBase, type QueueBaseOptions } from './queue-base.js';
@@ -41,6 +42,7 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
   private runPromise: Promise<void> | undefined;
 
   constructor(name: string, opts: QueueEventsOptions = {}) {
+    refuseUnsupported('QueueEvents', opts);
     super(name, opts, 'worker');
     this.opts = opts;
     this.lastId = opts.lastEventId ?? '$';

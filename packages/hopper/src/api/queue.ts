@@ -14,7 +14,9 @@ import { validateJobName, validateJobOptions, type JobsOptions } from '../job/op
 import { toNewJob } from '../job/new-job.js';
 import type { QueueBaseOptions } from './queue-base.js';
 import type { JobType } from './queue-getters.js';
-import { QueueGroups } from './queue-groups.js';
+import { QueueMetrics } from './queue-metrics.js';
+import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
+import { trace } from '../telemetry/trace.js';
 import { replayDeadLetters, type ReplayDeadLettersOptions, type ReplayResult } from './dead-letters.js';
 
 export type { ReplayDeadLettersOptions, ReplayResult } from './dead-letters.js';
@@ -45,6 +47,11 @@ export interface QueueOptions extends QueueBaseOptions {
    * every producer; leave it unset in clients that should not change it.
    */
   failParentOnChildFailure?: boolean;
+  /**
+   * A telemetry adapter (BullMQ's interface; `bullmq-otel` works): adds are traced as producer
+   * spans, and their context travels with each job to the worker's processing span.
+   */
+  telemetry?: Telemetry;
 }
 
 /** A job to add in `addBulk`. */
@@ -74,7 +81,11 @@ interface PendingAdd<DataType, ResultType, NameType extends string> {
 
 // `any` defaults keep BullMQ's generic signature (`Queue` alone accepts any data).
 /* eslint-disable @typescript-eslint/no-explicit-any */
-export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueGroups<DataType, ResultType, NameType> {
+export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueMetrics<
+  DataType,
+  ResultType,
+  NameType
+> {
   /* eslint-enable @typescript-eslint/no-explicit-any */
   /** The options this queue was created with. */
   readonly opts: QueueOptions;
@@ -115,6 +126,24 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    * @example await queue.add('resize', { path: '/img/1.png' }, { attempts: 3, backoff: { type: 'exponential', delay: 1000 } });
    */
   add(name: NameType, data: DataType, opts?: JobsOptions): Promise<Job<DataType, ResultType, NameType>> {
+    if (!this.telemetry) return this.enqueue(name, data, opts);
+    return trace(
+      this.telemetry,
+      SpanKind.PRODUCER,
+      this.name,
+      'add',
+      `${this.name}.${name}`,
+      async (span, metadata) => {
+        span?.setAttributes({ [TelemetryAttributes.JobName]: name, [TelemetryAttributes.JobOptions]: JSON.stringify(opts ?? {}) });
+        const job = await this.enqueue(name, data, withContext(opts, metadata));
+        span?.setAttributes({ [TelemetryAttributes.JobId]: job.id });
+        return job;
+      },
+      { propagate: true },
+    );
+  }
+
+  private enqueue(name: NameType, data: DataType, opts?: JobsOptions): Promise<Job<DataType, ResultType, NameType>> {
     let entry: PendingAdd<DataType, ResultType, NameType>;
     try {
       entry = this.prepare({ name, data, opts });
@@ -161,6 +190,31 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    * so one call does not hold Redis for long.
    */
   async addBulk(jobs: BulkJob<DataType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
+    if (!this.telemetry) return this.addAll(jobs);
+    return trace(
+      this.telemetry,
+      SpanKind.PRODUCER,
+      this.name,
+      'addBulk',
+      this.name,
+      async (span, metadata) => {
+        if (Array.isArray(jobs)) {
+          span?.setAttributes({
+            [TelemetryAttributes.BulkNames]: jobs.map((job) => job?.name),
+            [TelemetryAttributes.BulkCount]: jobs.length,
+          });
+        }
+        const added = await this.addAll(
+          Array.isArray(jobs) ? jobs.map((job) => ({ ...job, opts: withContext(job?.opts, metadata) })) : jobs,
+        );
+        span?.setAttributes({ [TelemetryAttributes.JobIds]: added.map((job) => job.id as string) });
+        return added;
+      },
+      { propagate: true },
+    );
+  }
+
+  private async addAll(jobs: BulkJob<DataType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
     if (!Array.isArray(jobs)) throw new InvalidOptionsError('addBulk takes an array of { name, data, opts }.');
     const entries = jobs.map((job) => this.prepare(job));
     if (entries.length === 0) return [];
@@ -332,6 +386,19 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    * @example await queue.clean(24 * 3600_000, 0, 'completed'); // completed more than a day ago
    */
   async clean(grace: number, limit: number, type: JobType | 'active' = 'completed'): Promise<string[]> {
+    return trace(this.telemetry, SpanKind.INTERNAL, this.name, 'clean', this.name, async (span) => {
+      span?.setAttributes({
+        [TelemetryAttributes.QueueGrace]: grace,
+        [TelemetryAttributes.JobType]: type,
+        [TelemetryAttributes.QueueCleanLimit]: limit,
+      });
+      const removed = await this.cleanJobs(grace, limit, type);
+      span?.setAttributes({ [TelemetryAttributes.QueueCleanCount]: removed.length });
+      return removed;
+    });
+  }
+
+  private async cleanJobs(grace: number, limit: number, type: JobType | 'active'): Promise<string[]> {
     if (!(Number.isFinite(grace) && grace >= 0)) throw new InvalidOptionsError(`clean: grace must be a number of ms >= 0, got ${grace}.`);
     if (!(Number.isInteger(limit) && limit >= 0))
       throw new InvalidOptionsError(`clean: limit must be an integer >= 0 (0 = no limit), got ${limit}.`);
@@ -446,7 +513,14 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     repeat: RepeatOptions,
     template?: JobSchedulerTemplate<DataType, NameType>,
   ): Promise<Job<DataType, ResultType, NameType> | undefined> {
-    return this.schedulers.upsert(id, repeat, template) as Promise<Job<DataType, ResultType, NameType> | undefined>;
+    const upsert = () => this.schedulers.upsert(id, repeat, template) as Promise<Job<DataType, ResultType, NameType> | undefined>;
+    if (!this.telemetry) return upsert();
+    return trace(this.telemetry, SpanKind.PRODUCER, this.name, 'add', `${this.name}.${template?.name ?? id}`, async (span) => {
+      span?.setAttributes({ [TelemetryAttributes.JobSchedulerId]: id });
+      const job = await upsert();
+      if (job) span?.setAttributes({ [TelemetryAttributes.JobId]: job.id });
+      return job;
+    });
   }
 
   /** A job scheduler with its next run and counters, or undefined. */
@@ -500,4 +574,13 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     await this.backend.close();
     this.emit('closed');
   }
+}
+
+/**
+ * A job's options with the producer's serialised context (`telemetry.metadata`), unless the job
+ * opts out (`omitContext`) or brings its own.
+ */
+function withContext(opts: JobsOptions | undefined, metadata: string | undefined): JobsOptions | undefined {
+  if (metadata === undefined || opts?.telemetry?.omitContext || opts?.telemetry?.metadata !== undefined) return opts;
+  return { ...opts, telemetry: { ...opts?.telemetry, metadata } };
 }

@@ -10,6 +10,8 @@ import type { KeepJobs } from '../job/options.js';
 import type { SandboxOptions } from '../runtime/sandbox/index.js';
 import type { QueueBaseOptions } from './queue-base.js';
 import { validateLimiter, type RateLimiterOptions } from './queue-groups.js';
+import type { MetricsOptions } from '../telemetry/metrics-recorder.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 /**
  * The function that processes a job: receives the job, the attempt's lock token and an
@@ -87,6 +89,18 @@ export interface WorkerOptions extends QueueBaseOptions {
   /** Events older than this are trimmed by the stalled check, ms (0 = only the count cap). Default 0. */
   eventsMaxAge?: number;
   settings?: AdvancedSettings;
+  /**
+   * A telemetry adapter (BullMQ's interface; `bullmq-otel` works): each attempt runs in a
+   * `process <queue>` consumer span linked to the context of its add, and with a meter, finished
+   * jobs are counted (completed, failed, delayed, retried) and their duration recorded.
+   */
+  telemetry?: Telemetry;
+  /**
+   * Per-minute counts of completed and failed jobs, read with `queue.getMetrics` (BullMQ's
+   * option). This worker counts in memory and writes once a minute and when it closes.
+   * Default: off.
+   */
+  metrics?: MetricsOptions;
 }
 
 /** Reads a positive integer option, or its default; throws InvalidOptionsError naming it. */

@@ -37,6 +37,10 @@ import { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
 import { RELEASE_GRACE_MS, Shutdown } from '../runtime/shutdown.js';
 import { heartbeat, positiveInteger, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from './worker-options.js';
 import { QueueBase } from './queue-base.js';
+import { refuseUnsupported } from '../job/compat.js';
+import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
+import { finishedState, JobMeter, traceAttempt, validateTelemetry } from '../telemetry/trace.js';
 
 export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
 
@@ -70,6 +74,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private runPromise: Promise<void> | undefined;
   private resolveRun: (() => void) | undefined;
   private closePromise: Promise<void> | undefined;
+  private readonly telemetry: Telemetry | undefined;
+  private readonly jobMeter: JobMeter | undefined;
+  private readonly metrics: MetricsRecorder | undefined;
 
   /**
    * @param processor the function that processes jobs; or the path (or file URL) of a module
@@ -77,6 +84,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
    *   so CPU-bound work cannot block this process; or null for manual processing.
    */
   constructor(name: string, processor?: Processor<DataType, ResultType, NameType> | string | URL | null, opts: WorkerOptions = {}) {
+    // Checked before connecting: a refused option leaves nothing running.
+    validateTelemetry(opts.telemetry, `Worker "${name}"`);
+    refuseUnsupported('Worker', opts);
+    refuseUnsupported('settings', opts.settings);
     super(name, opts, 'worker');
     this.opts = opts;
     this.concurrencyValue = positiveInteger(opts.concurrency, 'concurrency', 1);
@@ -97,8 +108,19 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.completeKeep = toRetention(opts.removeOnComplete, toRetention(DEFAULT_REMOVE_ON_COMPLETE, { kind: 'keep' }));
     this.failKeep = toRetention(opts.removeOnFail, { kind: 'keep' });
 
+    this.telemetry = opts.telemetry;
+    this.jobMeter = opts.telemetry?.meter && new JobMeter(opts.telemetry.meter, name);
+    const maxDataPoints = metricsDataPoints(opts.metrics);
+    this.metrics =
+      maxDataPoints === undefined
+        ? undefined
+        : new MetricsRecorder({ backend: this.backend, clock: this.clock, maxDataPoints, onError: (err) => this.emitError(err) });
+
     this.executor = new Executor(
-      (job, token, signal) => (this.processor as Processor)(job, token, signal),
+      (job, token, signal) =>
+        this.telemetry
+          ? traceAttempt(this.telemetry, this.name, this.id, this.opts.name, job, () => (this.processor as Processor)(job, token, signal))
+          : (this.processor as Processor)(job, token, signal),
       (entry, outcome) => this.settled(entry, outcome),
     );
     this.dispatcher = new Dispatcher({
@@ -491,6 +513,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       }
       job.attemptsMade += 1;
       job.token = undefined;
+      if (this.jobMeter || this.metrics) this.meterFinished(batch, item, code, result.now);
       if (code === WriteCode.Cancelled) {
         // Cancelled while it ran: recorded as failed with the cancel reason, whatever it returned.
         job.finishedOn = result.now;
@@ -506,6 +529,14 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         this.emit('failed', job, item.outcome, 'active');
       }
     }
+  }
+
+  /** Records a finished attempt on the telemetry meter and in the per-minute metrics. */
+  private meterFinished(batch: AckBatch, item: PendingAck<Completion | Failure>, code: WriteCode, now: number): void {
+    const state = finishedState(batch.kind === 'fail' ? (item.ack as Failure).retryDelay : undefined, code === WriteCode.Cancelled);
+    const processedOn = item.job.processedOn;
+    this.jobMeter?.record(state, item.job.name, processedOn ? now - processedOn : undefined);
+    if (state === 'completed' || state === 'failed') this.metrics?.note(state);
   }
 
   /**
@@ -536,6 +567,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.schedulerTick.stop();
     const error = await this.shutdown.stop(force, this.closeTimeout);
     this.renewer.stop();
+    this.metrics?.stop();
     this.dispatcher.dispose();
     const grace = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
     await Promise.race([this.sandbox?.close(), grace(RELEASE_GRACE_MS)]);
@@ -543,7 +575,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       this.backend.disconnect();
     } else {
       const unregistered = this.backend.unregisterWorker(this.id).catch(() => undefined);
-      await Promise.race([unregistered.then(() => this.backend.close()), grace(RELEASE_GRACE_MS)]);
+      const flushed = this.metrics?.flush().catch((err: unknown) => this.emitError(err));
+      await Promise.race([Promise.all([unregistered, flushed]).then(() => this.backend.close()), grace(RELEASE_GRACE_MS)]);
       this.backend.disconnect();
     }
     this.closed = true;

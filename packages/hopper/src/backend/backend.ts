@@ -473,11 +473,43 @@ export interface QueueBackend {
   /** The backend's clock (Redis TIME), ms. */
   time(): Promise<number>;
 
+  // metrics (per-minute counts of finished jobs; see recordMetrics.lua)
+  /** Adds a worker's per-minute counts of finished jobs, oldest minute first (at most 300 buckets per call). */
+  recordMetrics(type: MetricsType, buckets: MetricsBucket[], maxDataPoints: number): Promise<void>;
+  /** Reads the metrics of `type`: the totals and the data points (newest first) of rank range `start..end`. */
+  getMetrics(type: MetricsType, start: number, end: number): Promise<MetricsRecord>;
+
   // test and audit support
   /** Checks that every job is in exactly one state structure, agreeing with its stored state; returns the violations. */
   checkInvariants(): Promise<string[]>;
   /** Subscribes to connection events of the command connection (reconnects). */
   onReconnect(listener: () => void): void;
+}
+
+/** The finished jobs metrics are kept for. */
+export type MetricsType = 'completed' | 'failed';
+
+/** How many jobs finished in one minute, as a worker counted them. */
+export interface MetricsBucket {
+  /** The minute: floor(ms / 60,000). */
+  minute: number;
+  /** When the first of them finished, ms. */
+  first: number;
+  count: number;
+}
+
+/** Stored metrics: totals (BullMQ's meta) and one page of per-minute data points, newest first. */
+export interface MetricsRecord {
+  /** Jobs counted in all. */
+  count: number;
+  /** When the first job of the minute being filled finished, ms (0: none yet). */
+  prevTS: number;
+  /** `count` when that minute began. */
+  prevCount: number;
+  /** The page of data points asked for. */
+  data: number[];
+  /** How many data points are stored. */
+  length: number;
 }
 
 /** Reads across the queues under one prefix (the base of the admin API, and of the test audit). */

@@ -35,6 +35,7 @@ export const ErrorCode = {
   ReplayRefused: 'ERR_HOPPER_REPLAY_REFUSED',
   FlowConflict: 'ERR_HOPPER_FLOW_CONFLICT',
   GroupMaxSizeExceeded: 'ERR_HOPPER_GROUP_MAX_SIZE_EXCEEDED',
+  UnsupportedOption: 'ERR_HOPPER_UNSUPPORTED_OPTION',
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */
@@ -86,6 +87,24 @@ function branded<C extends ErrorCode>(code: C) {
 
 /** An option had a value Hopper cannot use. The message names the option and the fix. */
 export class InvalidOptionsError extends branded(ErrorCode.InvalidOptions) {}
+
+/**
+ * A BullMQ option Hopper does not implement was used with a value that asks for something:
+ * refused rather than silently ignored. The message names it and what to use instead; `owner`
+ * says where it was passed (`Queue`, `Worker`, `job`, ...) and `option` its name.
+ */
+export class UnsupportedOptionError extends branded(ErrorCode.UnsupportedOption) {
+  /** Where the option was passed: `Queue`, `Worker`, `QueueEvents`, `FlowProducer`, `job`, `deduplication`, `settings`. */
+  readonly owner: string;
+  /** The option's name. */
+  readonly option: string;
+
+  constructor(message: string, owner = '', option = '') {
+    super(message);
+    this.owner = owner;
+    this.option = option;
+  }
+}
 
 /** Job data (or a return value, progress, log) cannot be stored: not JSON-serialisable or too big. */
 export class InvalidDataError extends branded(ErrorCode.InvalidData) {}

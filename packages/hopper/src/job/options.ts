@@ -3,6 +3,8 @@
  * is written; a bad value throws a typed error that names the option and says how to fix it.
  */
 import { InvalidDataError, InvalidJobIdError, InvalidNameError, InvalidOptionsError } from './errors.js';
+import type { JobTelemetryOptions } from '../telemetry/telemetry.js';
+import { refuseUnsupported } from './compat.js';
 
 /**
  * Retention by count and/or age (seconds), as in BullMQ: `{ count }` keeps at most that many
@@ -97,6 +99,11 @@ export interface JobsOptions {
    * order (FIFO, priority within the group).
    */
   group?: GroupOptions;
+  /**
+   * Trace propagation (BullMQ's option): `metadata` is the producer's serialised context, set by
+   * a Queue or FlowProducer with `telemetry`; `omitContext: true` adds the job without it.
+   */
+  telemetry?: JobTelemetryOptions;
 }
 
 /** A job's group (BullMQ Pro's option). */
@@ -239,6 +246,7 @@ function validateBackoff(value: unknown, customTypes: readonly string[]): void {
 
 function validateDeduplication(value: unknown, name: string): void {
   if (value === undefined) return;
+  refuseUnsupported('deduplication', value);
   if (!isPlainObject(value) || typeof value.id !== 'string' || value.id === '') {
     throw new InvalidOptionsError(`${name} must be { id: non-empty string, ttl?, extend?, replace? }, got ${JSON.stringify(value)}.`);
   }
@@ -257,6 +265,7 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
   if (opts === undefined) return;
   if (!isPlainObject(opts)) throw new InvalidOptionsError(`Job options must be an object, got ${JSON.stringify(opts)}.`);
   const o = opts as JobsOptions;
+  refuseUnsupported('job', o);
   if (o.jobId !== undefined) validateJobId(o.jobId);
   if (o.delay !== undefined) checkNonNegativeNumber(o.delay, 'delay');
   if (o.priority !== undefined) checkNonNegativeInteger(o.priority, 'priority', MAX_PRIORITY);
@@ -287,6 +296,17 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
   if (o.keepLogs !== undefined) checkNonNegativeInteger(o.keepLogs, 'keepLogs');
   if (o.stackTraceLimit !== undefined) checkNonNegativeInteger(o.stackTraceLimit, 'stackTraceLimit');
   if (o.sizeLimit !== undefined) checkNonNegativeInteger(o.sizeLimit, 'sizeLimit');
+  if (o.telemetry !== undefined) validateJobTelemetry(o.telemetry);
+}
+
+function validateJobTelemetry(value: unknown): void {
+  if (
+    !isPlainObject(value) ||
+    (value.metadata !== undefined && typeof value.metadata !== 'string') ||
+    (value.omitContext !== undefined && typeof value.omitContext !== 'boolean')
+  ) {
+    throw new InvalidOptionsError(`telemetry must be { metadata?: string, omitContext?: boolean }, got ${JSON.stringify(value)}.`);
+  }
 }
 
 function validateFlowOptions(o: JobsOptions): void {

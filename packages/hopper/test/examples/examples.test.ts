@@ -19,6 +19,16 @@ async function example(file: string, env: Record<string, string> = {}): Promise<
 }
 
 describe('examples', () => {
+  it('telemetry.mjs: a trace from add to processing, meter counts, metrics, Prometheus, a refused option', async () => {
+    const out = await example('telemetry.mjs');
+    expect(out).toMatch(/span process emails \(consumer\) trace=(t\d+) parent="add emails\.welcome"/);
+    expect(out).toContain('processing welcome: active span is "process emails"');
+    expect(out).toContain('meter bullmq.jobs.completed +1 (job digest)');
+    expect(out).toContain("getMetrics('completed'): 3 jobs counted");
+    expect(out).toContain('bullmq_job_completed_total{queue="emails", env="example"} 3');
+    expect(out).toContain('refused: repeat (a job option in BullMQ) is not supported by Hopper');
+  });
+
   it('flows.mjs: a report from its children, an ignored failure, dynamic children', async () => {
     const out = await example('flows.mjs');
     expect(out).toContain('state: waiting-children');

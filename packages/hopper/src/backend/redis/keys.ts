@@ -85,6 +85,10 @@ export interface QueueKeys {
   groupQueue(id: string): string;
   /** Sorted set of one group's job start times (its rate limit's sliding window). */
   groupWindow(id: string): string;
+  /** Hash of the totals of the metrics of finished jobs of one type (count, prevTS, prevCount). */
+  metrics(type: 'completed' | 'failed'): string;
+  /** List of per-minute data points of those metrics, newest first. */
+  metricsData(type: 'completed' | 'failed'): string;
 }
 
 const TAG = /\{[^}]+\}/;
@@ -133,6 +137,8 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     group: (id) => `${base}g:${id}`,
     groupQueue: (id) => `${base}gq:${id}`,
     groupWindow: (id) => `${base}gw:${id}`,
+    metrics: (type) => `${base}metrics:${type}`,
+    metricsData: (type) => `${base}metrics:${type}:data`,
   };
 }
 

@@ -1,12 +1,14 @@
 /**
  * The read side of the Redis backend: jobs, states, counts, logs, events, workers, meta, and the
- * invariant audit. Plain commands and pipelines; no script.
+ * invariant audit. Plain commands and pipelines; no script, but for the metrics write
+ * (redis-metrics.ts), which sits beside its read.
  */
-import type { EventsRead, JobRecord, SchedulerRecord, StateCounts } from '../backend.js';
+import type { EventsRead, JobRecord, MetricsBucket, MetricsRecord, MetricsType, SchedulerRecord, StateCounts } from '../backend.js';
 import { isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
 import { checkQueueInvariants } from './invariants.js';
 import { RedisQueueConnection } from './redis-connection.js';
 import { compareStreamIds, toRecord } from './replies.js';
+import { getMetrics, recordMetrics } from './redis-metrics.js';
 
 export abstract class RedisQueueReads extends RedisQueueConnection {
   async getEpoch(): Promise<string> {
@@ -206,5 +208,13 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
   async time(): Promise<number> {
     const [seconds, micros] = (await this.client.call('TIME')) as [string, string];
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  }
+
+  async recordMetrics(type: MetricsType, buckets: MetricsBucket[], maxDataPoints: number): Promise<void> {
+    await recordMetrics(this.client, this.keys, type, buckets, maxDataPoints);
+  }
+
+  async getMetrics(type: MetricsType, start: number, end: number): Promise<MetricsRecord> {
+    return getMetrics(this.client, this.keys, type, start, end);
   }
 }
