@@ -62,6 +62,9 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
     end
   end
   groups().sweepIdleGroups(base, 2)
+  -- Starts this call made per group: a group's rate-limit window is written only after the walk,
+  -- so a group that gets a second turn in the same claim must count its own starts.
+  local taken = {}
   local ringLen = redis.call('LLEN', ring)
   local defaultWeight = qs.gwt or 1
   -- With no group defaults, a group without settings of its own ('p' member) needs no read.
@@ -150,10 +153,11 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
           if not park and lm and lm > 0 then
             gwk = groups().groupWindowKey(base, g)
             redis.call('ZREMRANGEBYSCORE', gwk, '-inf', now - ld)
-            local used = redis.call('ZCARD', gwk)
+            local used = redis.call('ZCARD', gwk) + (taken[g] or 0)
             if used >= lm then
               park = 'l'
-              reopen = tonumber(redis.call('ZRANGE', gwk, 0, 0, 'WITHSCORES')[2]) + ld
+              -- An empty window here means this call's own starts filled it: they began now.
+              reopen = (tonumber(redis.call('ZRANGE', gwk, 0, 0, 'WITHSCORES')[2]) or now) + ld
             else
               room = math.min(room, lm - used)
             end
@@ -170,7 +174,10 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
               ids[#ids + 1] = popped[i]
               groupOf[popped[i]] = g
             end
-            if gwk and n > 0 then windows[g] = { gwk, ld } end
+            if gwk and n > 0 then
+              windows[g] = { gwk, ld }
+              taken[g] = (taken[g] or 0) + n
+            end
             if counts then
               counted[g] = true
               active = active + n
@@ -223,7 +230,9 @@ end
 
 local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, out)
   if count > CLAIM_MAX then count = CLAIM_MAX end
-  local _, fired = promoteDue(k, base, now, cap)
+  local promoted, fired = promoteDue(k, base, now, cap)
+  -- Promoting a due grouped job may have turned groups on after the settings were read.
+  if promoted > 0 and not qs.groups and redis.call('HEXISTS', k.meta, 'gm') == 1 then qs.groups = true end
   local schedulersDue = 0
   if fired then schedulersDue = 1 end
   if paused then
