@@ -98,7 +98,7 @@ describe('flows against the model', () => {
         (childFailure, commands) => runModel(env, { childFailure, auditEvery: 1 }, commands, apply),
       ),
       {
-        numRuns: 80,
+        numRuns: 60,
         examples: [
           // A child failing under each policy, one flow per policy; then the parents run.
           ...(['', 'f', 'c', 'i', 'r'] as const).map((p): ['wait', Command[]] => [
@@ -115,6 +115,19 @@ describe('flows against the model', () => {
               { kind: 'claim', count: 3 },
             ],
           ]),
+          // A child its parent let go of (ignored failure), retried: it runs on its own.
+          [
+            'wait',
+            [
+              { kind: 'flow', root: child('', [child('i'), child('')]) },
+              { kind: 'cancel', pick: 1 },
+              { kind: 'retry', pick: 0 },
+              { kind: 'claim', count: 3 },
+              { kind: 'complete', pick: 0 },
+              { kind: 'complete', pick: 0 },
+              { kind: 'claim', count: 1 },
+            ],
+          ],
           // Cancelling a parent cancels its pending children (and theirs), active ones included.
           [
             'fail',

@@ -96,8 +96,18 @@ describe('groups against the model', () => {
         runModel(env, { grouped: true, auditEvery: 1 }, commands, apply),
       ),
       {
-        numRuns: 100,
+        numRuns: 70,
         examples: [
+          // A rate-limited group alone in the ring gets a second turn in the same claim: its limit still holds.
+          [[{ kind: 'limiter', group: 'b', on: true }, addTo('b'), addTo('b'), { kind: 'claim', count: 2 }]],
+          // The queue's first grouped job to become ready does so from delayed, inside the claim that takes it.
+          [
+            [
+              { ...addTo('a'), delay: 300 },
+              { kind: 'advance', ms: 600 },
+              { kind: 'claim', count: 1 },
+            ],
+          ],
           // A group at its concurrency: its stalled job is rescued, the slot freed, the next one runs.
           [
             [
