@@ -61,6 +61,7 @@ export {
   ReplayRefusedError,
   FlowConflictError,
   GroupMaxSizeExceededError,
+  SchedulerJobError,
   hopperErrorCode,
 } from './job/errors.js';
 export type { ConnectionOptions } from './backend/create.js';

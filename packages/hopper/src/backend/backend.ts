@@ -295,7 +295,7 @@ export interface QueueBackend {
   releaseOrphans(workerId: string, known: string[]): Promise<number>;
   pause(): Promise<boolean>;
   resume(): Promise<boolean>;
-  /** Removes a job that is not active: 1 removed, 0 missing, -4 active. */
+  /** Removes a job that is not active: 1 removed, 0 missing, -4 active, -5 a job scheduler's pending run (kept). */
   removeJob(id: string, now?: number): Promise<number>;
   /** Adds trees of jobs across queues atomically (this backend's queue routes the call). */
   addFlow(nodes: FlowNodeWrite[], request: AddRequest | undefined, now?: number): Promise<AddFlowResult>;
@@ -305,7 +305,7 @@ export interface QueueBackend {
   moveToWaitingChildren(id: string, fence: Fence, now?: number): Promise<{ code: number; reason: string }>;
   /** Takes up to `count` children of a cancelled parent still to cancel (public keys). */
   takeChildrenToCancel(id: string, count: number): Promise<string[]>;
-  /** Removes up to `limit` not-started jobs (delayed too if asked); returns how many. */
+  /** Removes up to `limit` not-started jobs (delayed too if asked, but not schedulers' pending runs); returns how many. */
   drain(includeDelayed: boolean, limit: number): Promise<number>;
   /** One bounded step of clean: removes old jobs in `state`; returns removed ids and the next cursor (-1 when done). */
   clean(state: CleanableState, graceMs: number, limit: number, cursor: number, now?: number): Promise<{ ids: string[]; cursor: number }>;
@@ -337,7 +337,7 @@ export interface QueueBackend {
   configureQueue(fields: Record<string, string>): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
   removeDeduplicationKey(id: string): Promise<number>;
-  /** Cancels a job: 1 cancelled now, 2 active (its worker is told), 0 missing, -3 already finished. */
+  /** Cancels a job: 1 cancelled now, 2 active (its worker is told), 0 missing, -3 already finished, -5 a job scheduler's pending run (kept). */
   cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number>;
   /** Replays dead letters of this (dead-letter) queue: one code per id (see replayDeadLetters.lua). */
   replayDeadLetters(ids: string[], now?: number): Promise<number[]>;

@@ -6,10 +6,13 @@
   A parent's pending children are copied to cc:<id> for the caller to cancel in batches.
   KEYS: meta, wait, prio, delayed, failed, events, waitingChildren
   ARGV: now, base, id, reason, channel, failKeep
-  Returns: 1 cancelled now; 2 active: its worker was told; 0 no such job; -3 already finished. ]]
+  A job scheduler's pending run is refused (includes/pending): cancel or pause the scheduler.
+  Returns: 1 cancelled now; 2 active: its worker was told; 0 no such job; -3 already finished;
+    -5 a scheduler's pending run. ]]
 --@include base
 --@include remove
 --@include retention
+--@include pending
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -19,6 +22,7 @@ local f = redis.call('HMGET', jk, 's', 'o', 'pl')
 local state = f[1]
 if not state then return 0 end
 if state == 'completed' or state == 'failed' then return -3 end
+if state == 'delayed' and pendingRunOf(base, id) then return -5 end
 local cap = eventsCap(k.meta)
 -- A parent's pending children are cancelled too, by the caller, from a set of their own that
 -- outlives the parent's retention (cc:<id>, kept a day).

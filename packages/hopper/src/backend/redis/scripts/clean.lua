@@ -2,12 +2,13 @@
   before now - graceMs (completed, failed) or created before it (waiting, prioritized, delayed).
   Walks the structure from its oldest end in bounded steps; call again with the cursor. Waiting
   and prioritized jobs of groups are walked after the others, group by group (the cursor is a
-  rank in that sequence, as in getRange).
+  rank in that sequence, as in getRange). A job scheduler's pending run is kept (includes/pending).
   KEYS: meta, wait, prio, delayed, completed, failed, events
   ARGV: now, base, state, graceMs, limit, cursor
   Returns: { nextCursor (-1 when done), removed ids... } ]]
 --@include base
 --@include remove
+--@include pending
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -30,7 +31,9 @@ if state == 'completed' or state == 'failed' then
 else
   -- Not ordered by creation: check each job's timestamp, a window at a time.
   local walked, kept = 0, 0
+  -- (A scheduler's pending run is never cleaned: the scheduler keeps firing.)
   local function isOld(id)
+    if state == 'delayed' and pendingRunOf(base, id) then return false end
     return (tonumber(redis.call('HGET', jobKey(base, id), 't')) or 0) <= cutoff
   end
   local size

@@ -1,11 +1,14 @@
 --[[ drain: removes up to `limit` jobs that have not started: waiting and prioritized ones, and
-  delayed ones too when asked. Call again until it returns 0 (bounded work per call).
+  delayed ones too when asked, except job schedulers' pending runs (includes/pending: the
+  schedulers keep firing). Call again until it returns 0 (bounded work per call: `limit` jobs
+  removed, plus the pending runs walked past, at most one per scheduler).
   KEYS: meta, wait, prio, delayed, events
   ARGV: now, base, delayed, limit
     delayed: 1 to remove delayed jobs as well.
   Returns: the number of jobs removed by this call. ]]
 --@include base
 --@include remove
+--@include pending
 
 local base = argv.base
 local now = nowMs(argv.now)
@@ -16,14 +19,29 @@ for i = 1, #ids do
   discardJob(base, ids[i], now)
 end
 removed = #ids
-local sets = { k.prio }
-if argv.delayed == '1' then sets[2] = k.delayed end
-for s = 1, #sets do
-  if removed < limit then
-    local popped = redis.call('ZPOPMIN', sets[s], limit - removed)
-    for i = 1, #popped, 2 do
-      discardJob(base, popped[i], now)
-      removed = removed + 1
+if removed < limit then
+  local popped = redis.call('ZPOPMIN', k.prio, limit - removed)
+  for i = 1, #popped, 2 do
+    discardJob(base, popped[i], now)
+    removed = removed + 1
+  end
+end
+if argv.delayed == '1' then
+  -- Earliest first; a scheduler's pending run stays where it is (at the front of what is left),
+  -- so each window starts past the ones kept so far.
+  local kept = 0
+  while removed < limit do
+    local window = redis.call('ZRANGE', k.delayed, kept, kept + limit - removed - 1)
+    if #window == 0 then break end
+    for i = 1, #window do
+      local id = window[i]
+      if pendingRunOf(base, id) then
+        kept = kept + 1
+      else
+        redis.call('ZREM', k.delayed, id)
+        discardJob(base, id, now)
+        removed = removed + 1
+      end
     end
   end
 end
