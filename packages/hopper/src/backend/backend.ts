@@ -361,8 +361,18 @@ export interface QueueBackend {
   removeScheduler(id: string): Promise<boolean>;
   /** 1 changed, 0 already so, -1 no such scheduler. */
   pauseScheduler(id: string, paused: boolean, now?: number): Promise<number>;
-  /** Runs occurrences now, outside the schedule (trigger: one at now; else the given past instants). Returns created ids, or undefined if no such scheduler. */
-  runScheduled(id: string, trigger: boolean, instants: number[], now?: number): Promise<string[] | undefined>;
+  /**
+   * Runs occurrences now, outside the schedule (trigger: one at now; else the given past instants).
+   * Returns created ids, or undefined if no such scheduler. A numbered `request` re-sent after a
+   * lost reply returns the first call's ids instead of running again.
+   */
+  runScheduled(
+    id: string,
+    trigger: boolean,
+    instants: number[],
+    request: AddRequest | undefined,
+    now?: number,
+  ): Promise<string[] | undefined>;
   updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode>;
   updateData(id: string, data: string, fence: Fence | undefined): Promise<WriteCode>;
   /** Stores a durable step's record (fenced); returns the code and the record now stored (a stored success wins). */
