@@ -84,6 +84,7 @@ export {
   FlowConflictError,
   GroupMaxSizeExceededError,
   UnsupportedOptionError,
+  SchedulerJobError,
   hopperErrorCode,
 } from './job/errors.js';
 export type { ConnectionOptions } from './backend/create.js';

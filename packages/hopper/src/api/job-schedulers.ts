@@ -4,7 +4,8 @@
  * occurrence in the claim script (includes/scheduler.lua), and the creation of the next ones in
  * maintenance/scheduler-tick. This module is the Queue's side: validation and the calls.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import type { AddRequest } from '../backend/backend.js';
 import { InvalidOptionsError, InvalidScheduleError } from '../job/errors.js';
 import type { Job } from '../job/job.js';
 import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
@@ -100,6 +101,10 @@ function storeTemplate(
 
 /** The Queue's part of job schedulers; the Queue's methods call these. */
 export class JobSchedulers {
+  /** Numbers trigger and backfill calls, so a call ioredis re-sends after a lost reply runs once. */
+  private readonly producerId = `s${randomBytes(6).toString('base64url')}`;
+  private seq = 0;
+
   constructor(
     private readonly queue: QueueGetters,
     private readonly defaults: () => JobsOptions,
@@ -197,10 +202,14 @@ export class JobSchedulers {
     return result === 1;
   }
 
+  private request(): AddRequest {
+    return { producerId: this.producerId, seq: ++this.seq, keep: 64 };
+  }
+
   async trigger(id: string): Promise<Job | undefined> {
     checkId(id);
     await this.queue.ready();
-    const ids = await this.backend.runScheduled(id, true, [], this.queue.clock.backendNow());
+    const ids = await this.backend.runScheduled(id, true, [], this.request(), this.queue.clock.backendNow());
     if (!ids) throw new InvalidOptionsError(`No job scheduler "${id}" in queue "${this.queue.name}".`);
     return ids[0] ? this.queue.getJob(ids[0]) : undefined;
   }
@@ -224,7 +233,7 @@ export class JobSchedulers {
         `backfillJobScheduler would create more than ${MAX_BACKFILL} runs: backfill a shorter range at a time.`,
       );
     }
-    const created = await this.backend.runScheduled(id, false, instants, this.queue.clock.backendNow());
+    const created = await this.backend.runScheduled(id, false, instants, this.request(), this.queue.clock.backendNow());
     return created ?? [];
   }
 }

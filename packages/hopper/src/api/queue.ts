@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CleanableState, NewJob, QueueBackend } from '../backend/backend.js';
 import { cancelChildren, checkFlowSlots, explainRefusal, toFlowNode } from './flows.js';
-import { CrossSlotError, InvalidOptionsError, JobActiveError } from '../job/errors.js';
+import { CrossSlotError, InvalidOptionsError, JobActiveError, SchedulerJobError } from '../job/errors.js';
 import { Job } from '../job/job.js';
 import { validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
 import { toNewJob } from '../job/new-job.js';
@@ -321,11 +321,15 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    *
    * Cancelling a parent (a flow, or a job with dynamic children) also cancels its pending
    * children, and theirs, from this call, in batches; children that already finished are left.
+   *
+   * A job scheduler's pending run (its delayed occurrence) is refused with a SchedulerJobError:
+   * remove or pause the scheduler instead. A running occurrence is an ordinary job.
    */
   async cancelJob(jobId: string, reason = 'cancelled'): Promise<'cancelled' | 'signalled' | 'missing' | 'finished'> {
     await this.ready();
     const failedReason = `CancelledError: ${reason}`;
     const code = await this.backend.cancelJob(String(jobId), failedReason, { kind: 'keep' }, this.clock.backendNow());
+    if (code === -5) throw SchedulerJobError.of(String(jobId), SchedulerJobError.schedulerOf(String(jobId)), 'cancelled');
     if (code === 1 || code === 2) {
       const siblings = new Map<string, QueueBackend>([[this.name, this.backend]]);
       const backendFor = (queue: string): QueueBackend => {
@@ -367,7 +371,8 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
 
   /**
    * Removes every job that has not started: waiting and prioritized ones, and delayed ones too
-   * with `delayed: true`. Active and finished jobs stay. Works in batches of 1,000.
+   * with `delayed: true`. Active and finished jobs stay, and so do job schedulers' pending runs
+   * (the schedulers keep firing: remove or pause a scheduler to stop it). Works in batches of 1,000.
    */
   async drain(delayed = false): Promise<void> {
     await this.ready();
@@ -381,7 +386,8 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    * Removes jobs in `type` older than `grace` ms (finished before now - grace for completed and
    * failed; created before it for waiting, prioritized, delayed), at most `limit` (0 = all).
    * Returns the removed ids. Works in batches of 1,000, so cleaning a million jobs never holds
-   * Redis long. Active jobs cannot be cleaned (their workers would lose them silently).
+   * Redis long. Active jobs cannot be cleaned (their workers would lose them silently), and job
+   * schedulers' pending runs are kept (the schedulers keep firing).
    *
    * @example await queue.clean(24 * 3600_000, 0, 'completed'); // completed more than a day ago
    */
@@ -446,13 +452,18 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     } while (cursor !== '0');
   }
 
-  /** Removes a job (any state but active). Returns 1 if removed, 0 if it did not exist. */
+  /**
+   * Removes a job (any state but active). Returns 1 if removed, 0 if it did not exist. A job
+   * scheduler's pending run (its delayed occurrence) is refused with a SchedulerJobError: remove
+   * or pause the scheduler instead (`removeJobScheduler`, `pauseJobScheduler`).
+   */
   async remove(jobId: string): Promise<number> {
     await this.ready();
     const code = await this.backend.removeJob(String(jobId), this.clock.backendNow());
     if (code === -4) {
       throw new JobActiveError(`Cannot remove job ${jobId} in queue "${this.name}": it is active. Let it finish or fail first.`);
     }
+    if (code === -5) throw SchedulerJobError.of(String(jobId), SchedulerJobError.schedulerOf(String(jobId)), 'removed');
     return code;
   }
 

@@ -320,7 +320,7 @@ export interface QueueBackend {
   releaseJobs(jobs: ({ id: string; started: boolean } & Fence)[], failKeep: Retention, now?: number): Promise<WriteCode[]>;
   pause(): Promise<boolean>;
   resume(): Promise<boolean>;
-  /** Removes a job that is not active: 1 removed, 0 missing, -4 active. */
+  /** Removes a job that is not active: 1 removed, 0 missing, -4 active, -5 a job scheduler's pending run (kept). */
   removeJob(id: string, now?: number): Promise<number>;
   /** Adds trees of jobs across queues atomically (this backend's queue routes the call). */
   addFlow(nodes: FlowNodeWrite[], request: AddRequest | undefined, now?: number): Promise<AddFlowResult>;
@@ -331,7 +331,8 @@ export interface QueueBackend {
   /** Takes up to `count` children of a cancelled parent still to cancel (public keys). */
   takeChildrenToCancel(id: string, count: number): Promise<string[]>;
   /**
-   * One bounded step of drain: removes up to `limit` not-started jobs (delayed too if asked), then
+   * One bounded step of drain: removes up to `limit` not-started jobs (delayed too if asked, but not
+   * schedulers' pending runs), then
    * grouped ready jobs, walking at most a few hundred groups from `cursor` ('' starts). Returns how
    * many it removed, how many groups it visited, and the next cursor (null when done).
    */
@@ -369,7 +370,7 @@ export interface QueueBackend {
   configureQueue(fields: Record<string, string>): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
   removeDeduplicationKey(id: string): Promise<number>;
-  /** Cancels a job: 1 cancelled now, 2 active (its worker is told), 0 missing, -3 already finished. */
+  /** Cancels a job: 1 cancelled now, 2 active (its worker is told), 0 missing, -3 already finished, -5 a job scheduler's pending run (kept). */
   cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number>;
   /** Replays dead letters of this (dead-letter) queue: one code per id (see replayDeadLetters.lua). */
   replayDeadLetters(ids: string[], now?: number): Promise<number[]>;
@@ -393,8 +394,18 @@ export interface QueueBackend {
   removeScheduler(id: string): Promise<boolean>;
   /** 1 changed, 0 already so, -1 no such scheduler. */
   pauseScheduler(id: string, paused: boolean, now?: number): Promise<number>;
-  /** Runs occurrences now, outside the schedule (trigger: one at now; else the given past instants). Returns created ids, or undefined if no such scheduler. */
-  runScheduled(id: string, trigger: boolean, instants: number[], now?: number): Promise<string[] | undefined>;
+  /**
+   * Runs occurrences now, outside the schedule (trigger: one at now; else the given past instants).
+   * Returns created ids, or undefined if no such scheduler. A numbered `request` re-sent after a
+   * lost reply returns the first call's ids instead of running again.
+   */
+  runScheduled(
+    id: string,
+    trigger: boolean,
+    instants: number[],
+    request: AddRequest | undefined,
+    now?: number,
+  ): Promise<string[] | undefined>;
   updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode>;
   updateData(id: string, data: string, fence: Fence | undefined): Promise<WriteCode>;
   /** Stores a durable step's record (fenced); returns the code and the record now stored (a stored success wins). */

@@ -36,6 +36,7 @@ export const ErrorCode = {
   FlowConflict: 'ERR_HOPPER_FLOW_CONFLICT',
   GroupMaxSizeExceeded: 'ERR_HOPPER_GROUP_MAX_SIZE_EXCEEDED',
   UnsupportedOption: 'ERR_HOPPER_UNSUPPORTED_OPTION',
+  SchedulerJob: 'ERR_HOPPER_SCHEDULER_JOB',
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */
@@ -271,5 +272,37 @@ export class GroupMaxSizeExceededError extends branded(ErrorCode.GroupMaxSizeExc
     err.maxSize = maxSize;
     err.size = size;
     return err;
+  }
+}
+
+/**
+ * The job is a job scheduler's pending run (the delayed occurrence waiting for its time, which
+ * keeps the scheduler going): it cannot be removed or cancelled directly, or the scheduler
+ * would stop for good. Nothing was changed. Remove or pause the scheduler instead
+ * (`queue.removeJobScheduler(id)`, `queue.pauseJobScheduler(id)`). Once the occurrence runs it
+ * is an ordinary job. `jobId` and `schedulerId` say which (BullMQ refuses the same).
+ */
+export class SchedulerJobError extends branded(ErrorCode.SchedulerJob) {
+  /** The refused job. */
+  jobId = '';
+  /** The scheduler whose pending run it is. */
+  schedulerId = '';
+
+  /** Builds the error for an attempt to remove or cancel (`action`) scheduler `schedulerId`'s pending run `jobId`. */
+  static of(jobId: string, schedulerId: string, action: 'removed' | 'cancelled'): SchedulerJobError {
+    const quoted = schedulerId.replace(/[\\']/g, '\\$&');
+    const err = new SchedulerJobError(
+      `Job ${jobId} belongs to job scheduler ${schedulerId} and cannot be ${action} directly: ` +
+        `call queue.removeJobScheduler('${quoted}') to stop the schedule, or queue.pauseJobScheduler('${quoted}') to pause it.`,
+    );
+    err.jobId = jobId;
+    err.schedulerId = schedulerId;
+    return err;
+  }
+
+  /** The scheduler id in a pending run's id (`sched:<schedulerId>:<instant>`). */
+  static schedulerOf(jobId: string): string {
+    const match = /^sched:(.*):-?\d+$/s.exec(jobId);
+    return match ? match[1] : jobId;
   }
 }

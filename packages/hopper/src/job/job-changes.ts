@@ -3,7 +3,7 @@
  * replay a dead letter, promote a delayed one, change its delay or priority. The logic behind
  * those Job methods.
  */
-import { InvalidStateError, JobActiveError, JobNotFoundError, ReplayRefusedError } from './errors.js';
+import { InvalidStateError, JobActiveError, JobNotFoundError, ReplayRefusedError, SchedulerJobError } from './errors.js';
 import type { Job } from './job.js';
 import { validateJobOptions } from './options.js';
 
@@ -38,6 +38,7 @@ export async function removeJob(job: Job): Promise<void> {
       `Cannot remove job ${id} in queue "${job.queueName}": it is active. Let it finish or fail, or close its worker first.`,
     );
   }
+  if (code === -5) throw SchedulerJobError.of(id, SchedulerJobError.schedulerOf(id), 'removed');
   if (code === 0) throw new JobNotFoundError(`Cannot remove job ${id} in queue "${job.queueName}": it no longer exists.`);
 }
 

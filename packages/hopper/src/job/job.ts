@@ -278,6 +278,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /**
    * Removes the job (any state but active, which would silently lose a running attempt's work).
    * A removed child no longer blocks its parent; a removed parent's children are left as they are.
+   * A job scheduler's pending run is refused with a SchedulerJobError (remove or pause the scheduler).
    */
   async remove(): Promise<void> {
     return removeJob(this);

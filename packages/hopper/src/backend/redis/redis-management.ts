@@ -2,7 +2,7 @@
  * Bounded management operations in the Redis backend (drain, clean, obliterate, retryJobs,
  * promoteJobs: one batch per call, looped from TypeScript) and job scheduler writes.
  */
-import type { BoundedStep, CleanableState, OccurrencePlan, SchedulerWrite } from '../backend.js';
+import type { AddRequest, BoundedStep, CleanableState, OccurrencePlan, SchedulerWrite } from '../backend.js';
 import { RedisQueueGroups } from './redis-groups.js';
 import { timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
@@ -140,7 +140,13 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
     })) as number;
   }
 
-  async runScheduled(id: string, trigger: boolean, instants: number[], now?: number): Promise<string[] | undefined> {
+  async runScheduled(
+    id: string,
+    trigger: boolean,
+    instants: number[],
+    request: AddRequest | undefined,
+    now?: number,
+  ): Promise<string[] | undefined> {
     const k = this.keys;
     const reply = await runScript(
       this.client,
@@ -154,8 +160,9 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
         wait: k.wait,
         prio: k.prio,
         prioCounter: k.prioCounter,
+        requests: k.requests(request?.producerId ?? '-'),
       },
-      { now: timeArg(now), base: k.base, id, trigger: trigger ? 1 : 0 },
+      { now: timeArg(now), base: k.base, id, trigger: trigger ? 1 : 0, seq: request ? request.seq : '', keep: request ? request.keep : 0 },
       instants,
     );
     return Array.isArray(reply) ? reply.map(String) : undefined;

@@ -7,12 +7,15 @@
   Idempotent (ioredis re-sends a command whose reply was lost): a job already cancelled answers
   as the first call did (1 for one that ended cancelled, 2 for an active one already told), and
   nothing is written or emitted twice.
+  A job scheduler's pending run is refused (includes/pending): cancel or pause the scheduler.
   KEYS: meta, wait, prio, delayed, failed, events, waitingChildren
   ARGV: now, base, id, reason, channel, failKeep
-  Returns: 1 cancelled now; 2 active: its worker was told; 0 no such job; -3 already finished. ]]
+  Returns: 1 cancelled now; 2 active: its worker was told; 0 no such job; -3 already finished;
+    -5 a scheduler's pending run. ]]
 --@include base
 --@include remove
 --@include retention
+--@include pending
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -24,6 +27,7 @@ if not state then return 0 end
 if state == 'failed' and f[4] then return 1 end
 if state == 'completed' or state == 'failed' then return -3 end
 if state == 'active' and f[4] then return 2 end
+if state == 'delayed' and pendingRunOf(base, id) then return -5 end
 local cap = eventsCap(k.meta)
 -- A parent's pending children are cancelled too, by the caller, from a set of their own that
 -- outlives the parent's retention (cc:<id>, kept a day).

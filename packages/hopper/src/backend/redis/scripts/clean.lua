@@ -3,7 +3,7 @@
   Walks the structure from its oldest end in bounded steps; call again with the cursor. Waiting
   and prioritized jobs of groups are walked after the others, group by group in name order, at
   most GROUPS_PER_CALL groups per call (so a call is bounded however many groups there are, and
-  the whole walk linear).
+  the whole walk linear). A job scheduler's pending run is kept (includes/pending).
   KEYS: meta, wait, prio, delayed, completed, failed, events
   ARGV: now, base, state, graceMs, limit, cursor
     cursor: '' to start; else as returned: 'N' (jobs kept so far in the state's own structure) or
@@ -11,6 +11,7 @@
   Returns: { done (0/1), next cursor, visited groups, removed ids... } ]]
 --@include base
 --@include remove
+--@include pending
 
 local GROUPS_PER_CALL = 200
 local now = nowMs(argv.now)
@@ -23,6 +24,8 @@ local removed = {}
 local key, kind = structureOf(k, state)
 
 local function isOld(id)
+  -- A scheduler's pending run is never cleaned: the scheduler keeps firing.
+  if state == 'delayed' and pendingRunOf(base, id) then return false end
   return (tonumber(redis.call('HGET', jobKey(base, id), 't')) or 0) <= cutoff
 end
 

@@ -1,7 +1,9 @@
 --[[ drain: removes up to `limit` jobs that have not started: waiting and prioritized ones, and
-  delayed ones too when asked; then grouped ready jobs, walking the groups from `cursor` in name
+  delayed ones too when asked, except job schedulers' pending runs (includes/pending: the
+  schedulers keep firing); then grouped ready jobs, walking the groups from `cursor` in name
   order, at most GROUPS_PER_CALL groups per call. Call again with the returned cursor until it
-  says done (bounded work per call, linear in total: each group is visited about once).
+  says done (bounded work per call: `limit` jobs removed, plus the pending runs walked past, at
+  most one per scheduler; linear in total: each group is visited about once).
   KEYS: meta, wait, prio, delayed, events
   ARGV: now, base, delayed, limit, cursor
     delayed: 1 to remove delayed jobs as well.
@@ -9,6 +11,7 @@
   Returns: { removed, visited groups, done (0/1), next cursor } ]]
 --@include base
 --@include remove
+--@include pending
 
 local GROUPS_PER_CALL = 200
 local base = argv.base
@@ -24,12 +27,26 @@ end
 
 local ids = redis.call('LPOP', k.wait, limit) or {}
 for i = 1, #ids do dropJob(ids[i]) end
-local sets = { k.prio }
-if argv.delayed == '1' then sets[2] = k.delayed end
-for s = 1, #sets do
-  if removed < limit then
-    local popped = redis.call('ZPOPMIN', sets[s], limit - removed)
-    for i = 1, #popped, 2 do dropJob(popped[i]) end
+if removed < limit then
+  local popped = redis.call('ZPOPMIN', k.prio, limit - removed)
+  for i = 1, #popped, 2 do dropJob(popped[i]) end
+end
+if argv.delayed == '1' then
+  -- Earliest first; a scheduler's pending run stays where it is (at the front of what is left),
+  -- so each window starts past the ones kept so far.
+  local kept = 0
+  while removed < limit do
+    local window = redis.call('ZRANGE', k.delayed, kept, kept + limit - removed - 1)
+    if #window == 0 then break end
+    for i = 1, #window do
+      local id = window[i]
+      if pendingRunOf(base, id) then
+        kept = kept + 1
+      else
+        redis.call('ZREM', k.delayed, id)
+        dropJob(id)
+      end
+    end
   end
 end
 

@@ -2,14 +2,20 @@
   `triggerJobScheduler` (instant = now), or past instants for `backfillJobScheduler`. Backfill
   uses the regular occurrence ids and skips an instant that already has a job or is in the
   scheduler's bounded record of fired instants, so it never repeats a run that happened. These
-  runs do not move the scheduler's last instant and are not judged by overlap.
-  KEYS: schedulers, delayed, events, meta, marker, wait, prio, prioCounter
-  ARGV: now, base, id, trigger, ...instants
+  runs do not move the scheduler's last instant and are not judged by overlap. A numbered call
+  (seq) is applied once (includes/requests): a trigger ioredis re-sent after its reply was lost
+  (a few ms later, so a new trigger id) returns the first call's ids instead of running again.
+  KEYS: schedulers, delayed, events, meta, marker, wait, prio, prioCounter, requests
+  ARGV: now, base, id, trigger, seq, keep, ...instants
     trigger: 1 for a trigger (id sched:<id>:trigger:<now>), 0 for backfill.
+    seq, keep: the caller's call number ('' = not numbered) and how many results to remember.
   Returns: { created ids... } or -1 when there is no such scheduler. ]]
 --@include base
 --@include occurrence
+--@include requests
 
+local previous = previousResult(k.requests, argv.seq)
+if previous then return previous end
 local now = nowMs(argv.now)
 local base = argv.base
 local schedId = argv.id
@@ -44,4 +50,5 @@ end
 local dues = {}
 for i = 1, #out do dues[i] = 0 end
 emitBatch(k.events, eventsCap(k.meta), 'added', out, 'names', cjson.encode(names), 'states', cjson.encode(states), 'delays', cjson.encode(dues))
+recordResult(k.requests, argv.seq, argv.keep, out)
 return out
