@@ -345,12 +345,13 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     const claim = this.claims.add(job);
     if (this.shutdown.releasing) {
       // Closing without waiting: a job that arrives now goes straight back, unstarted.
-      void this.shutdown.release(new Error('The worker was closing: the job was released unstarted.'), [claim]);
+      this.shutdown.releaseUnstarted(claim);
       return;
     }
     // A new attempt of a job this worker still runs: the old attempt lost its lock (the job was
     // rescued), so it is aborted and its result will not be recorded.
-    for (const old of this.executor.attemptsOf(job.id as string)) {
+    const old = this.executor.current(job.id as string);
+    if (old) {
       this.executor.abort(
         old.token,
         new LockLostError(`Lost the lock of job ${job.id}: it was rescued and started again. This attempt's result will not be recorded.`),
@@ -368,11 +369,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
 
   /** A running job was cancelled (pub/sub message, or reported by lock renewal): abort its signal. */
   private cancelRunning(jobId: string): void {
-    for (const entry of this.executor.attemptsOf(jobId)) {
-      if (entry.cancelled) continue;
-      entry.cancelled = true;
-      entry.controller.abort(new CancelledError(`Job ${jobId} was cancelled.`));
-    }
+    // The latest attempt: an older one still running here lost its lock, its result is dropped anyway.
+    const entry = this.executor.current(jobId);
+    if (!entry || entry.cancelled) return;
+    entry.cancelled = true;
+    entry.controller.abort(new CancelledError(`Job ${jobId} was cancelled.`));
   }
 
   /**

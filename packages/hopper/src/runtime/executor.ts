@@ -48,6 +48,8 @@ export interface ExecutorOptions {
 export class Executor {
   /** Running attempts by lock token (unique per attempt). */
   readonly running = new Map<string, RunningJob>();
+  /** The latest attempt by job id (an O(1) lookup for claims and cancellations). */
+  private readonly latest = new Map<string, RunningJob>();
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly o: ExecutorOptions) {}
@@ -56,11 +58,12 @@ export class Executor {
     return this.running.size;
   }
 
-  /** The running attempts of job `id` (usually one; two after a lost lock and a reclaim). */
-  attemptsOf(id: string): RunningJob[] {
-    const found: RunningJob[] = [];
-    for (const entry of this.running.values()) if (entry.job.id === id) found.push(entry);
-    return found;
+  /**
+   * The latest running attempt of job `id`, if any. An older one may still run beside it (it lost
+   * its lock; its result will not be recorded), reachable by token only.
+   */
+  current(id: string): RunningJob | undefined {
+    return this.latest.get(id);
   }
 
   /** Starts processing `job` (a claimed job: it carries its attempt's token). */
@@ -77,6 +80,7 @@ export class Executor {
       timers: [],
     };
     this.running.set(entry.token, entry);
+    this.latest.set(job.id as string, entry);
     let result: unknown;
     try {
       result = this.o.processor(job, job.token, entry.controller.signal);
@@ -134,6 +138,7 @@ export class Executor {
     for (const timer of entry.timers) timer.cancel();
     // Only this attempt's entry: another attempt of the same job keeps its own.
     if (this.running.get(entry.token) === entry) this.running.delete(entry.token);
+    if (this.latest.get(entry.job.id as string) === entry) this.latest.delete(entry.job.id as string);
     this.o.onSettled(entry, outcome);
     if (this.running.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
