@@ -406,7 +406,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.renewer.stop();
     this.dispatcher.dispose();
     const grace = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
-    await Promise.race([this.sandbox?.close(), grace(RELEASE_GRACE_MS)]);
+    // The pool ends its children within its kill grace; past the deadline it gets 1 s at most.
+    if (error) await Promise.race([this.sandbox?.close(), grace(RELEASE_GRACE_MS)]);
+    else await this.sandbox?.close();
     if (error) {
       this.backend.disconnect();
     } else {
