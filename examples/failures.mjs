@@ -1,6 +1,7 @@
 // Failures handled by Hopper: a job that fails for good lands in a dead-letter queue and is
-// replayed once the cause is fixed; an active job is cancelled from another client; a job that
-// runs too long times out and is retried.
+// replayed once the cause is fixed; an active job is cancelled from another client, then retried
+// (a retry lifts the cancellation); a job that runs too long times out and is retried; a worker
+// whose processor ignores its signal still closes by its deadline, releasing the job.
 // Run with `npm run build && node examples/failures.mjs` (uses REDIS_URL or a local Redis).
 import { Queue, QueueEvents, Worker } from 'hopper';
 import { redisUrl } from './lib/redis.mjs';
@@ -20,7 +21,8 @@ const worker = new Worker(
     if (job.name === 'export' || job.name === 'slow') {
       // Long work that honours its signal (a cancel or a timeout aborts it).
       await new Promise((resolve, reject) => {
-        const timer = setTimeout(resolve, job.name === 'slow' && job.attemptsMade > 0 ? 10 : 60_000);
+        const rerun = job.name === 'slow' ? job.attemptsMade > 0 : job.attemptsStarted > 1;
+        const timer = setTimeout(resolve, rerun ? 10 : 60_000);
         signal.addEventListener('abort', () => {
           clearTimeout(timer);
           reject(signal.reason);
@@ -51,6 +53,21 @@ await exportJob.waitUntilFinished(events, 10_000).catch((err) => console.log(`ex
 // 3. A timeout: the first attempt is aborted after 200 ms and retried.
 const slow = await orders.add('slow', {}, { timeout: 200, attempts: 2 });
 console.log(`slow after its retry: ${await slow.waitUntilFinished(events, 10_000)}`);
+
+// 4. A retry lifts a cancellation: the cancelled export runs again.
+await orders.retryJobs({ state: 'failed' });
+console.log(`export after retryJobs: ${await exportJob.waitUntilFinished(events, 10_000)}`);
+
+// 5. close() never hangs: past closeTimeout a job whose processor ignores its signal is released
+// for another worker at once, and close says which.
+const reports = new Queue('reports', { connection, prefix });
+const stubborn = new Worker('reports', () => new Promise(() => {}), { connection, prefix, closeTimeout: 300 });
+const report = await reports.add('quarterly', {});
+await new Promise((resolve) => stubborn.once('active', resolve));
+await stubborn.close().catch((err) => console.log(`close: ${err.name}, released job(s) ${err.jobIds.join(', ')}`));
+console.log(`report is now ${await reports.getJobState(report.id)}`);
+await reports.obliterate({ force: true });
+await reports.close();
 
 await worker.close();
 await events.close();

@@ -11,28 +11,20 @@
  * worker.on('failed', (job, err) => console.error(job?.id, err.message));
  */
 import { randomBytes } from 'node:crypto';
-import type { AckResult, ClaimedJob, Completion, Failure, Retention } from '../backend/backend.js';
-import { WriteCode } from '../backend/backend.js';
-import {
-  CancelledError,
-  DelayedError,
-  TimeoutError,
-  InvalidOptionsError,
-  LockLostError,
-  RateLimitError,
-  WaitingChildrenError,
-} from '../job/errors.js';
-import { failureOf, toError, type StrategyFn } from '../job/failure.js';
+import type { ClaimedJob, Retention } from '../backend/backend.js';
+import { CancelledError, InvalidOptionsError, LockLostError, RateLimitError } from '../job/errors.js';
+import type { StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
-import { DEFAULT_REMOVE_ON_COMPLETE, serialize } from '../job/options.js';
+import { DEFAULT_REMOVE_ON_COMPLETE } from '../job/options.js';
 import { toRetention } from '../job/retention.js';
 import { SchedulerTick } from '../maintenance/scheduler-tick.js';
 import { StallRescuer } from '../maintenance/stall-rescuer.js';
 import { Claims } from '../runtime/claims.js';
-import { Completer, type PendingAck } from '../runtime/completer.js';
-import { Dispatcher, type AckBatch } from '../runtime/dispatcher.js';
-import { Executor, type Outcome, type RunningJob } from '../runtime/executor.js';
+import { Completer } from '../runtime/completer.js';
+import { Dispatcher } from '../runtime/dispatcher.js';
+import { Executor } from '../runtime/executor.js';
 import { LockRenewer } from '../runtime/lock-renewer.js';
+import { Outcomes } from '../runtime/outcomes.js';
 import { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
 import { RELEASE_GRACE_MS, Shutdown } from '../runtime/shutdown.js';
 import { heartbeat, positiveInteger, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from './worker-options.js';
@@ -40,7 +32,7 @@ import { QueueBase } from './queue-base.js';
 import { refuseUnsupported } from '../job/compat.js';
 import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
-import { finishedState, JobMeter, traceAttempt, validateTelemetry } from '../telemetry/trace.js';
+import { attemptRecorder, JobMeter, traceAttempt, validateTelemetry } from '../telemetry/trace.js';
 
 export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
 
@@ -58,6 +50,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly claims = new Claims();
   private readonly dispatcher: Dispatcher;
   private readonly shutdown: Shutdown;
+  private readonly outcomes: Outcomes;
   private readonly renewer: LockRenewer;
   private readonly rescuer: StallRescuer;
   private readonly schedulerTick: SchedulerTick;
@@ -107,7 +100,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.closeTimeout = closeTimeout;
     this.completeKeep = toRetention(opts.removeOnComplete, toRetention(DEFAULT_REMOVE_ON_COMPLETE, { kind: 'keep' }));
     this.failKeep = toRetention(opts.removeOnFail, { kind: 'keep' });
-
     this.telemetry = opts.telemetry;
     this.jobMeter = opts.telemetry?.meter && new JobMeter(opts.telemetry.meter, name);
     const maxDataPoints = metricsDataPoints(opts.metrics);
@@ -116,13 +108,32 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         ? undefined
         : new MetricsRecorder({ backend: this.backend, clock: this.clock, maxDataPoints, onError: (err) => this.emitError(err) });
 
-    this.executor = new Executor(
-      (job, token, signal) =>
+    this.outcomes = new Outcomes({
+      backend: this.backend,
+      claims: this.claims,
+      completer: this.completer,
+      queueName: this.name,
+      completeKeep: this.completeKeep,
+      failKeep: this.failKeep,
+      backoffStrategy: () => this.backoffStrategy,
+      isClosed: () => this.closed,
+      schedulePump: () => this.dispatcher.schedulePump(),
+      emit: (event, ...args) => this.emit(event, ...args),
+      onRecorded: attemptRecorder(this.jobMeter, this.metrics),
+      onError: (err) => this.emitError(err),
+    });
+    this.executor = new Executor({
+      processor: (job, token, signal) =>
         this.telemetry
           ? traceAttempt(this.telemetry, this.name, this.id, this.opts.name, job, () => (this.processor as Processor)(job, token, signal))
           : (this.processor as Processor)(job, token, signal),
-      (entry, outcome) => this.settled(entry, outcome),
-    );
+      onSettled: (entry, outcome) => this.outcomes.settled(entry, outcome),
+      clock: this.clock,
+      timeoutGrace: opts.timeoutGrace ?? 5000,
+      // A sandboxed attempt's child is ended (its run then settles); an in-process one is given up on.
+      terminate: this.sandbox && ((entry) => this.sandbox?.terminate(entry.job.id as string, entry.token) ?? Promise.resolve()),
+      onError: (err) => this.emitError(err),
+    });
     this.dispatcher = new Dispatcher({
       backend: this.backend,
       clock: this.clock,
@@ -137,7 +148,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       failKeep: this.failKeep,
       makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(this, claimed, now),
       onClaimed: (job) => this.claimed(job),
-      onAcked: (batch, result, resent) => this.acked(batch, result, resent),
+      onAcked: (batch, result, resent) => this.outcomes.acked(batch, result, resent),
       onDrained: () => this.emit('drained'),
       onSchedulersDue: () => this.schedulerTick.runSoon(),
       onError: (err) => {
@@ -356,12 +367,13 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     const claim = this.claims.add(job);
     if (this.shutdown.releasing) {
       // Closing without waiting: a job that arrives now goes straight back, unstarted.
-      void this.shutdown.release(new Error('The worker was closing: the job was released unstarted.'), [claim]);
+      this.shutdown.releaseUnstarted(claim);
       return;
     }
     // A new attempt of a job this worker still runs: the old attempt lost its lock (the job was
     // rescued), so it is aborted and its result will not be recorded.
-    for (const old of this.executor.attemptsOf(job.id as string)) {
+    const old = this.executor.current(job.id as string);
+    if (old) {
       this.executor.abort(
         old.token,
         new LockLostError(`Lost the lock of job ${job.id}: it was rescued and started again. This attempt's result will not be recorded.`),
@@ -374,169 +386,16 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
 
   private startJob(job: Job): void {
     this.emit('active', job, 'waiting');
-    const entry = this.executor.start(job);
-    const timeout = job.opts.timeout;
-    if (timeout !== undefined && !entry.settled) {
-      entry.timers.push(this.clock.setTimeout(() => this.timedOut(entry, timeout), timeout));
-    }
-  }
-
-  /**
-   * The attempt ran past its timeout: abort its signal, then give it `timeoutGrace` to settle.
-   * Until then it keeps its slot (its retry cannot start, so the job never runs twice at once);
-   * after it, the attempt fails with the TimeoutError and the slot is freed. A late result is
-   * rejected by the fencing token.
-   */
-  private timedOut(entry: RunningJob, timeout: number): void {
-    if (entry.settled) return;
-    entry.timedOut = true;
-    const error = new TimeoutError(`Job ${entry.job.id} timed out after ${timeout} ms (its timeout option).`);
-    entry.controller.abort(error);
-    const grace = this.opts.timeoutGrace ?? 5000;
-    entry.timers.push(
-      this.clock.setTimeout(() => {
-        if (entry.settled) return;
-        // A sandboxed attempt's child is ended (its run then settles); an in-process one is given up on.
-        if (this.sandbox) this.sandbox.terminate(entry.job.id as string).catch((err: unknown) => this.emitError(err));
-        else this.executor.giveUp(entry, { ok: false, error });
-      }, grace),
-    );
+    this.executor.start(job);
   }
 
   /** A running job was cancelled (pub/sub message, or reported by lock renewal): abort its signal. */
   private cancelRunning(jobId: string): void {
-    for (const entry of this.executor.attemptsOf(jobId)) {
-      if (entry.cancelled) continue;
-      entry.cancelled = true;
-      entry.controller.abort(new CancelledError(`Job ${jobId} was cancelled.`));
-    }
-  }
-
-  private settled(entry: RunningJob, outcome: Outcome): void {
-    if (this.closed) return;
-    const claim = this.claims.get(entry.token);
-    if (entry.lost || !claim || claim.releasing) {
-      // The result is dropped, but the slot is free: take the next job.
-      if (!claim?.releasing) this.claims.drop(entry.token);
-      this.dispatcher.schedulePump();
-      return;
-    }
-    const job = entry.job;
-    const fence = { token: entry.token, attempt: entry.attempt };
-    // A cancelled or timed-out attempt fails, whatever the processor returned.
-    if (entry.cancelled) outcome = { ok: false, error: new CancelledError(`Job ${job.id} was cancelled.`) };
-    else if (entry.timedOut && (outcome.ok || !(outcome.error instanceof TimeoutError))) {
-      outcome = { ok: false, error: new TimeoutError(`Job ${job.id} timed out (its timeout option).`) };
-    }
-    if (outcome.ok) {
-      let returnvalue: string;
-      try {
-        returnvalue = outcome.value === undefined || outcome.value === null ? 'null' : serialize(outcome.value, 'The return value');
-      } catch (err) {
-        return this.settled(entry, { ok: false, error: err });
-      }
-      claim.recording = true;
-      this.completer.addCompletion({
-        ack: {
-          id: job.id as string,
-          token: fence.token,
-          attempt: fence.attempt,
-          returnvalue,
-          keep: toRetention(job.opts.removeOnComplete, this.completeKeep),
-        },
-        job,
-        outcome: outcome.value,
-      });
-      this.dispatcher.schedulePump();
-      return;
-    }
-    const error = toError(outcome.error);
-    // The processor moved the job itself (moveToDelayed, moveToWaitingChildren): nothing to record.
-    if (error instanceof DelayedError || error instanceof WaitingChildrenError) {
-      this.claims.drop(entry.token);
-      this.dispatcher.schedulePump();
-      return;
-    }
-    if (error instanceof RateLimitError) {
-      this.backend.moveToWait(job.id as string, fence).then(
-        (code) => {
-          // A cancelled job is not put back: it ends as cancelled.
-          if (code === WriteCode.RefusedCancelled) return this.recordFailure(entry, new CancelledError(`Job ${job.id} was cancelled.`));
-          this.claims.drop(entry.token);
-          this.dispatcher.schedulePump();
-        },
-        (err: unknown) => {
-          this.claims.drop(entry.token);
-          this.emitError(err);
-        },
-      );
-      return;
-    }
-    this.recordFailure(entry, error);
-  }
-
-  /** Computes the failure (retry or not, backoff) and hands it to the completer; the job stays held meanwhile. */
-  private recordFailure(entry: RunningJob, error: Error): void {
-    const job = entry.job;
-    failureOf(job, { token: entry.token, attempt: entry.attempt }, error, this.backoffStrategy, this.failKeep).then(
-      (failure) => {
-        const claim = this.claims.get(entry.token);
-        // Released by a closing worker meanwhile: nothing to record.
-        if (this.closed || !claim || claim.releasing) return;
-        claim.recording = true;
-        this.completer.addFailure({ ack: failure, job, outcome: error });
-        this.dispatcher.schedulePump();
-      },
-      (err: unknown) => {
-        this.claims.drop(entry.token);
-        this.emitError(err);
-      },
-    );
-  }
-
-  private acked(batch: AckBatch, result: AckResult, resent: boolean): void {
-    for (let i = 0; i < batch.items.length; i++) {
-      const code = result.codes[i];
-      const item: PendingAck<Completion | Failure> = batch.items[i];
-      const job = item.job;
-      this.claims.drop(item.ack.token);
-      // After a reconnect the call may have run twice: the first run did the work.
-      const done = code > 0 || (resent && (code === WriteCode.Missing || code === WriteCode.NotActive));
-      if (!done) {
-        this.emitError(
-          new LockLostError(
-            `Job ${job.id} in queue "${this.name}": its result was not recorded because this attempt no longer holds it (code ${code}: ` +
-              `${code === WriteCode.Missing ? 'the job was removed' : code === WriteCode.NotActive ? 'the job is no longer active' : 'another attempt holds it'}).`,
-          ),
-        );
-        continue;
-      }
-      job.attemptsMade += 1;
-      job.token = undefined;
-      if (this.jobMeter || this.metrics) this.meterFinished(batch, item, code, result.now);
-      if (code === WriteCode.Cancelled) {
-        // Cancelled while it ran: recorded as failed with the cancel reason, whatever it returned.
-        job.finishedOn = result.now;
-        this.emit('failed', job, new CancelledError(`Job ${job.id} was cancelled.`), 'active');
-      } else if (batch.kind === 'complete') {
-        job.returnvalue = item.outcome;
-        job.finishedOn = result.now;
-        this.emit('completed', job, item.outcome, 'active');
-      } else {
-        const failure = item.ack as Failure;
-        job.failedReason = failure.reason;
-        if (failure.retryDelay < 0) job.finishedOn = result.now;
-        this.emit('failed', job, item.outcome, 'active');
-      }
-    }
-  }
-
-  /** Records a finished attempt on the telemetry meter and in the per-minute metrics. */
-  private meterFinished(batch: AckBatch, item: PendingAck<Completion | Failure>, code: WriteCode, now: number): void {
-    const state = finishedState(batch.kind === 'fail' ? (item.ack as Failure).retryDelay : undefined, code === WriteCode.Cancelled);
-    const processedOn = item.job.processedOn;
-    this.jobMeter?.record(state, item.job.name, processedOn ? now - processedOn : undefined);
-    if (state === 'completed' || state === 'failed') this.metrics?.note(state);
+    // The latest attempt: an older one still running here lost its lock, its result is dropped anyway.
+    const entry = this.executor.current(jobId);
+    if (!entry || entry.cancelled) return;
+    entry.cancelled = true;
+    entry.controller.abort(new CancelledError(`Job ${jobId} was cancelled.`));
   }
 
   /**
@@ -570,7 +429,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.metrics?.stop();
     this.dispatcher.dispose();
     const grace = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
-    await Promise.race([this.sandbox?.close(), grace(RELEASE_GRACE_MS)]);
+    // The pool ends its children within its kill grace; past the deadline it gets 1 s at most.
+    if (error) await Promise.race([this.sandbox?.close(), grace(RELEASE_GRACE_MS)]);
+    else await this.sandbox?.close();
     if (error) {
       this.backend.disconnect();
     } else {

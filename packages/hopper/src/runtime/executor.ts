@@ -1,9 +1,11 @@
 /**
- * Executor: runs the processor on each claimed job with its abort signal, and reports how each
- * attempt settled. Tracks the running attempts by lock token (their fences feed lock renewal):
+ * Executor: runs the processor on each claimed job with its abort signal and its timeout, and
+ * reports how each attempt settled. Tracks the running attempts by lock token (their fences feed lock renewal):
  * two attempts of one job may run here at once (the first lost its lock, was rescued, and this
  * worker claimed the job again), and each has its own entry, abort signal and lock.
  */
+import type { Clock } from '../clock/clock.js';
+import { TimeoutError } from '../job/errors.js';
 import type { Job } from '../job/job.js';
 
 /** A processor, as the runtime calls it. */
@@ -32,25 +34,36 @@ export interface RunningJob {
 /** How an attempt ended: the processor's value, or what it threw. */
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+export interface ExecutorOptions {
+  processor: RunProcessor;
+  onSettled(entry: RunningJob, outcome: Outcome): void;
+  clock: Clock;
+  /** After a job's `timeout`, how long its attempt may still take to settle, ms. */
+  timeoutGrace: number;
+  /** Ends a timed-out attempt's run at the end of its grace (a sandboxed child); without it, the attempt is given up on. */
+  terminate?(entry: RunningJob): Promise<void>;
+  onError(err: unknown): void;
+}
+
 export class Executor {
   /** Running attempts by lock token (unique per attempt). */
   readonly running = new Map<string, RunningJob>();
+  /** The latest attempt by job id (an O(1) lookup for claims and cancellations). */
+  private readonly latest = new Map<string, RunningJob>();
   private idleWaiters: (() => void)[] = [];
 
-  constructor(
-    private readonly processor: RunProcessor,
-    private readonly onSettled: (entry: RunningJob, outcome: Outcome) => void,
-  ) {}
+  constructor(private readonly o: ExecutorOptions) {}
 
   get size(): number {
     return this.running.size;
   }
 
-  /** The running attempts of job `id` (usually one; two after a lost lock and a reclaim). */
-  attemptsOf(id: string): RunningJob[] {
-    const found: RunningJob[] = [];
-    for (const entry of this.running.values()) if (entry.job.id === id) found.push(entry);
-    return found;
+  /**
+   * The latest running attempt of job `id`, if any. An older one may still run beside it (it lost
+   * its lock; its result will not be recorded), reachable by token only.
+   */
+  current(id: string): RunningJob | undefined {
+    return this.latest.get(id);
   }
 
   /** Starts processing `job` (a claimed job: it carries its attempt's token). */
@@ -67,9 +80,10 @@ export class Executor {
       timers: [],
     };
     this.running.set(entry.token, entry);
+    this.latest.set(job.id as string, entry);
     let result: unknown;
     try {
-      result = this.processor(job, job.token, entry.controller.signal);
+      result = this.o.processor(job, job.token, entry.controller.signal);
     } catch (error) {
       this.settle(entry, { ok: false, error });
       return entry;
@@ -83,7 +97,31 @@ export class Executor {
       // A synchronous processor: settle on a microtask so callers see a uniform order.
       queueMicrotask(() => this.settle(entry, { ok: true, value: result }));
     }
+    const timeout = job.opts.timeout;
+    if (timeout !== undefined && !entry.settled) {
+      entry.timers.push(this.o.clock.setTimeout(() => this.timedOut(entry, timeout), timeout));
+    }
     return entry;
+  }
+
+  /**
+   * The attempt ran past its timeout: abort its signal, then give it `timeoutGrace` to settle.
+   * Until then it keeps its slot (its retry cannot start, so the job never runs twice at once);
+   * after it, the attempt fails with the TimeoutError and the slot is freed. A late result is
+   * rejected by the fencing token.
+   */
+  private timedOut(entry: RunningJob, timeout: number): void {
+    if (entry.settled) return;
+    entry.timedOut = true;
+    const error = new TimeoutError(`Job ${entry.job.id} timed out after ${timeout} ms (its timeout option).`);
+    entry.controller.abort(error);
+    entry.timers.push(
+      this.o.clock.setTimeout(() => {
+        if (entry.settled) return;
+        if (this.o.terminate) this.o.terminate(entry).catch((err: unknown) => this.o.onError(err));
+        else this.giveUp(entry, { ok: false, error });
+      }, this.o.timeoutGrace),
+    );
   }
 
   /**
@@ -100,7 +138,8 @@ export class Executor {
     for (const timer of entry.timers) timer.cancel();
     // Only this attempt's entry: another attempt of the same job keeps its own.
     if (this.running.get(entry.token) === entry) this.running.delete(entry.token);
-    this.onSettled(entry, outcome);
+    if (this.latest.get(entry.job.id as string) === entry) this.latest.delete(entry.job.id as string);
+    this.o.onSettled(entry, outcome);
     if (this.running.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];

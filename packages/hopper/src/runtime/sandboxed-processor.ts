@@ -44,9 +44,9 @@ export class SandboxedProcessor {
   /** The processor as the executor calls it. */
   readonly run: RunProcessor = (job, _token, signal) => this.pool.run(toSandboxJob(job), hooksFor(job), signal);
 
-  /** Ends the child running `jobId` (a timed-out attempt that ignored its signal). */
-  terminate(jobId: string): Promise<void> {
-    return this.pool.terminate(jobId);
+  /** Ends the child running attempt `token` of `jobId` (a timed-out attempt that ignored its signal). */
+  terminate(jobId: string, token: string): Promise<void> {
+    return this.pool.terminate(jobId, token);
   }
 
   close(): Promise<void> {

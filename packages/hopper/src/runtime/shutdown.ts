@@ -44,6 +44,7 @@ export class Shutdown {
   /** Set once held jobs are given back: jobs claimed from now on are released unstarted. */
   releasing = false;
   private readonly pending = new Set<Promise<void>>();
+  private arrived: Claim[] = [];
 
   constructor(private readonly o: ShutdownOptions) {}
 
@@ -89,6 +90,17 @@ export class Shutdown {
       });
     this.pending.add(call);
     return call.then(() => ids);
+  }
+
+  /** Releases `claim` unstarted, batched with the other jobs of the same reply (one call). */
+  releaseUnstarted(claim: Claim): void {
+    this.arrived.push(claim);
+    if (this.arrived.length > 1) return;
+    queueMicrotask(() => {
+      const batch = this.arrived;
+      this.arrived = [];
+      void this.release(new Error('The worker was closing: the job was released unstarted.'), batch);
+    });
   }
 
   /**

@@ -3,6 +3,9 @@
  * that wraps an operation in a span (with context propagation through the job's options), and
  * the instruments a worker records jobs on. Costs nothing without the option.
  */
+import { WriteCode, type Failure } from '../backend/backend.js';
+import type { OutcomesOptions } from '../runtime/outcomes.js';
+import type { MetricsRecorder } from './metrics-recorder.js';
 import { DelayedError, InvalidOptionsError, RateLimitError, WaitingChildrenError } from '../job/errors.js';
 import { toError } from '../job/failure.js';
 import {
@@ -167,6 +170,20 @@ export function finishedState(retryDelay: number | undefined, cancelled: boolean
   if (cancelled || (retryDelay !== undefined && retryDelay < 0)) return 'failed';
   if (retryDelay === undefined) return 'completed';
   return retryDelay > 0 ? 'delayed' : 'retried';
+}
+
+/**
+ * The worker's hook for each recorded attempt (Outcomes' onRecorded): counts it on the telemetry
+ * meter and in the per-minute metrics. Undefined when neither is on (nothing to do per job).
+ */
+export function attemptRecorder(jobMeter: JobMeter | undefined, metrics: MetricsRecorder | undefined): OutcomesOptions['onRecorded'] {
+  if (!jobMeter && !metrics) return undefined;
+  return (batch, item, code, now) => {
+    const state = finishedState(batch.kind === 'fail' ? (item.ack as Failure).retryDelay : undefined, code === WriteCode.Cancelled);
+    const processedOn = item.job.processedOn;
+    jobMeter?.record(state, item.job.name, processedOn ? now - processedOn : undefined);
+    if (state === 'completed' || state === 'failed') metrics?.note(state);
+  };
 }
 
 const COUNTERS: Record<MeteredState, MetricNames> = {

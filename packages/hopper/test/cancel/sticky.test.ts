@@ -43,6 +43,9 @@ describe('sticky cancellation', () => {
     expect(result).toMatchObject({ rescued: [], failed: ['pay'] });
     await expectCancelledFailure(name, 'pay', 'user cancelled');
     expect((await queue.getJob('pay'))?.attemptsMade).toBe(1);
+    // Reported as a cancellation, as when the processor itself ends a cancelled attempt.
+    const { events } = await backendOf(name).readEvents('0-0', -1, 1000, false);
+    expect(events.filter((e) => e.event === 'cancelled').map((e) => e.fields.jobId)).toEqual(['pay']);
   });
 
   it('orphan release after a reconnect ends a cancelled orphan failed as cancelled', async () => {

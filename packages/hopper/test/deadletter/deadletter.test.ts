@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CrossSlotError, InvalidOptionsError, ReplayRefusedError, UnrecoverableError, type Job } from '../../src/index.js';
 import { collect, once, signal } from '../helpers/wait.js';
+import { createBackend } from '../../src/backend/create.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper({ fakeClock: true });
@@ -44,10 +45,10 @@ describe('dead-letter queue', () => {
     // Stalls: claimed by a worker that dies, twice (maxStalledCount 1).
     await queue.add('stally', {}, { ...opts, jobId: 's' });
     const rescuer = env.worker(name, null, { autorun: false, maxStalledCount: 1 });
+    const dead = env.track(createBackend({ connection: env.url, prefix: env.prefix, queueName: name, role: 'command' }));
     for (let i = 0; i < 2; i++) {
-      const dead = env.worker(name, async () => new Promise(() => undefined), { lockDuration: 1000, lockRenewTime: 1_000_000 });
-      await once(dead, 'active');
-      await dead.close(true);
+      const { jobs } = await dead.claim({ count: 1, lockMs: 1000, tokenPrefix: `dead:${i}:` }, env.clock!.backendNow());
+      expect(jobs.map((j) => j.id)).toEqual(['s']);
       env.clock!.advance(1001);
       await rescuer.stallRescuer.runOnce(true);
     }

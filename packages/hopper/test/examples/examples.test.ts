@@ -59,6 +59,9 @@ describe('examples', () => {
     expect(out).toContain('cancelJob: signalled');
     expect(out).toContain('export ended: CancelledError: user closed the tab');
     expect(out).toContain('slow after its retry: slow done');
+    expect(out).toContain('export after retryJobs: export done');
+    expect(out).toContain('close: CloseTimeoutError, released job(s) 1');
+    expect(out).toContain('report is now waiting');
   });
 
   it('groups.mjs: a small tenant is not stuck behind a big one; caps, pause and limits hold', async () => {

@@ -8,6 +8,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { createBackend } from '../../src/backend/create.js';
 import { DelayedError, WaitingChildrenError, Worker, type Job } from '../../src/index.js';
 import { once, signal, waitFor } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
@@ -100,11 +101,11 @@ describe('groups: a group at its concurrency limit is released by each way a job
 
     let worker: Worker;
     if (way === 'stall') {
-      // a1's worker dies holding it (closed with force, locks not renewed).
-      const dead = env.worker(name, async () => new Promise(() => undefined), { lockDuration: 1000, lockRenewTime: 1_000_000 });
-      await once(dead, 'active');
+      // a1's worker dies holding it (claimed through the seam, never renewed nor finished).
+      const dead = env.track(createBackend({ connection: env.url, prefix: env.prefix, queueName: name, role: 'command' }));
+      const { jobs } = await dead.claim({ count: 1, lockMs: 1000, tokenPrefix: 'dead:1:' }, clock.backendNow());
+      expect(jobs.map((j) => j.id)).toEqual([a1.id]);
       await expectHeld(queue);
-      await dead.close(true);
       clock.advance(1001);
       const rescuer = env.worker(name, null, { autorun: false });
       expect((await rescuer.stallRescuer.runOnce(true)).rescued).toEqual([a1.id]);

@@ -139,12 +139,13 @@ export class SandboxPool extends EventEmitter<SandboxPoolEvents> {
    * Ends the child running job `jobId` now (a process: SIGTERM, then SIGKILL after
    * `killGraceMs`; a thread: at once), for a processor that ignores its aborted signal. Its
    * `run` rejects with a {@link SandboxTerminatedError} once the child is gone; this resolves
-   * then too. A run still waiting for a child is rejected at once.
+   * then too. A run still waiting for a child is rejected at once. With `token`, only that
+   * attempt's run (another attempt of the job may run beside it).
    */
-  async terminate(jobId: string): Promise<void> {
+  async terminate(jobId: string, token?: string): Promise<void> {
     const ends: Promise<unknown>[] = [];
     for (const run of this.runs) {
-      if (run.job.id !== jobId) continue;
+      if (run.job.id !== jobId || (token !== undefined && run.job.token !== token)) continue;
       if (run.child === undefined) run.cancel(new SandboxTerminatedError(jobId, 'terminated'));
       else ends.push(this.endChild(run.child, 'terminated'));
     }

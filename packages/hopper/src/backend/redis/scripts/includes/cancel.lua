@@ -18,5 +18,6 @@ local function endCancelled(fin, base, eventsKey, cap, jk, id, keep, f, now, sta
   releaseDedup(base, jk, id)
   finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
   emit(eventsKey, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'cancelled', '1', 'attemptsMade', made)
+  emit(eventsKey, cap, 'cancelled', 'jobId', id, 'reason', reason)
   notifyParent(base, id, f[3], 'failed', reason, now)
 end
