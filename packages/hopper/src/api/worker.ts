@@ -127,6 +127,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       lockDuration: this.lockDuration,
       limiter: opts.limiter && { max: opts.limiter.max, duration: opts.limiter.duration },
       drainDelay: drainDelayMs,
+      maxLimitWait: opts.maximumRateLimitDelay,
       makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(this, claimed, now),
       onClaimed: (job) => this.startJob(job),
       onAcked: (batch, result, resent) => this.acked(batch, result, resent),

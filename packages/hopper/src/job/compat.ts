@@ -41,9 +41,6 @@ export const UNSUPPORTED_OPTIONS: Readonly<Record<OptionsOwner, Readonly<Record<
     maxStartedAttempts: {
       hint: 'Limit attempts with the job option attempts (and maxStalledCount for stalls): Hopper does not cap started attempts separately yet.',
     },
-    maximumRateLimitDelay: {
-      hint: 'A rate-limited Hopper worker waits exactly until its window reopens (limiter, queue.setGlobalRateLimit), with no separate cap: remove the option.',
-    },
     skipLockRenewal: {
       hint: 'Hopper renews the locks of the jobs a processor runs; for long jobs raise lockDuration, for manual processing (getNextJob) call job.extendLock(token, ms).',
       allows: [false],
@@ -105,6 +102,7 @@ export const IMPLEMENTED_OPTIONS: Readonly<Record<OptionsOwner, readonly string[
     'autorun',
     'concurrency',
     'limiter',
+    'maximumRateLimitDelay',
     'metrics',
     'maxStalledCount',
     'stalledInterval',
