@@ -73,7 +73,9 @@ export function explainRefusal(result: AddFlowResult, nodes: FlowNodeWrite[]): v
   const parent = node.parent ?? { queue: '?', id: '?' };
   if (result.state === 'missing') {
     throw new JobNotFoundError(
-      `The parent job ${parent.id} of queue "${parent.queue}" does not exist, so job "${node.name}" cannot become its child. Nothing was written.`,
+      // BullMQ's key phrase first (alerts match it), then what happened.
+      `Missing key for parent job ${parent.queue}:${parent.id}: the parent job ${parent.id} of queue "${parent.queue}" does not exist, ` +
+        `so job "${node.name}" cannot become its child. Nothing was written.`,
     );
   }
   throw new FlowConflictError(

@@ -84,6 +84,12 @@ export interface WorkerOptions extends QueueBaseOptions {
    * Without it, the queue's limit applies (`queue.setGlobalRateLimit`), if any.
    */
   limiter?: RateLimiterOptions;
+  /**
+   * Longest time a rate-limited worker waits before it claims again, ms (BullMQ's option). Default:
+   * until the limit's window reopens. Set it when a long limit (`worker.rateLimit`) may be lifted
+   * early (`queue.removeRateLimitKey()`), so workers notice within that time.
+   */
+  maximumRateLimitDelay?: number;
   /** A name for this worker, shown by `queue.getWorkers()`. */
   name?: string;
   /** Events older than this are trimmed by the stalled check, ms (0 = only the count cap). Default 0. */
@@ -132,6 +138,7 @@ export function workerSettings(opts: WorkerOptions): {
   if (!(drainDelaySeconds > 0))
     throw new InvalidOptionsError(`drainDelay must be a positive number of seconds, got ${String(opts.drainDelay)}.`);
   const schedulerInterval = positiveInteger(opts.schedulerInterval, 'schedulerInterval', 5000);
+  if (opts.maximumRateLimitDelay !== undefined) positiveInteger(opts.maximumRateLimitDelay, 'maximumRateLimitDelay', 0);
   const closeTimeout = positiveInteger(opts.closeTimeout, 'closeTimeout', 10_000);
   return {
     lockDuration,

@@ -146,6 +146,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       drainDelay: drainDelayMs,
       held: () => this.claims.pairs(),
       failKeep: this.failKeep,
+      maxLimitWait: opts.maximumRateLimitDelay,
       makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(this, claimed, now),
       onClaimed: (job) => this.claimed(job),
       onAcked: (batch, result, resent) => this.outcomes.acked(batch, result, resent),

@@ -41,9 +41,6 @@ export const UNSUPPORTED_OPTIONS: Readonly<Record<OptionsOwner, Readonly<Record<
     maxStartedAttempts: {
       hint: 'Limit attempts with the job option attempts (and maxStalledCount for stalls): Hopper does not cap started attempts separately yet.',
     },
-    maximumRateLimitDelay: {
-      hint: 'A rate-limited Hopper worker waits exactly until its window reopens (limiter, queue.setGlobalRateLimit), with no separate cap: remove the option.',
-    },
     skipLockRenewal: {
       hint: 'Hopper renews the locks of the jobs a processor runs; for long jobs raise lockDuration, for manual processing (getNextJob) call job.extendLock(token, ms).',
       allows: [false],
@@ -105,6 +102,7 @@ export const IMPLEMENTED_OPTIONS: Readonly<Record<OptionsOwner, readonly string[
     'autorun',
     'concurrency',
     'limiter',
+    'maximumRateLimitDelay',
     'metrics',
     'maxStalledCount',
     'stalledInterval',
@@ -158,6 +156,11 @@ export const IMPLEMENTED_OPTIONS: Readonly<Record<OptionsOwner, readonly string[
   settings: ['backoffStrategy'],
 };
 
+const REFUSED = Object.fromEntries(Object.entries(UNSUPPORTED_OPTIONS).map(([owner, table]) => [owner, Object.entries(table)])) as Record<
+  OptionsOwner,
+  [string, Refusal][]
+>;
+
 /** Where a refused option was passed, for the message. */
 const PLACES: Record<OptionsOwner, string> = {
   Queue: 'a Queue option',
@@ -175,11 +178,9 @@ const PLACES: Record<OptionsOwner, string> = {
  */
 export function refuseUnsupported(owner: OptionsOwner, opts: unknown): void {
   if (typeof opts !== 'object' || opts === null) return;
-  const table = UNSUPPORTED_OPTIONS[owner];
-  for (const key of Object.keys(opts)) {
-    if (!Object.hasOwn(table, key)) continue;
+  // A few lookups per call (the refused names), not a walk of the options: this runs on every add.
+  for (const [key, refusal] of REFUSED[owner]) {
     const value = (opts as Record<string, unknown>)[key];
-    const refusal = table[key];
     if (value === undefined || refusal.allows?.includes(value)) continue;
     throw new UnsupportedOptionError(`${key} (${PLACES[owner]} in BullMQ) is not supported by Hopper. ${refusal.hint}`, owner, key);
   }

@@ -34,6 +34,8 @@ export interface DispatcherOptions {
   held(): string[];
   /** Retention of cancelled orphans that set no removeOnFail. */
   failKeep: Retention;
+  /** Longest wait while the queue is rate-limited before claiming again, ms (default: until the window reopens). */
+  maxLimitWait?: number;
   /** Builds the Job for a claimed record. */
   makeJob(claimed: ClaimedJob, now: number): Job;
   /** A claimed job is ready to run. */
@@ -232,11 +234,14 @@ export class Dispatcher {
       // The queue is rate-limited: wait for the window to reopen instead of polling.
       this.idle = true;
       this.limitTimer?.cancel();
-      this.limitTimer = this.o.clock.setTimeout(() => {
-        this.limitTimer = undefined;
-        this.idle = false;
-        this.pump();
-      }, result.limitedFor);
+      this.limitTimer = this.o.clock.setTimeout(
+        () => {
+          this.limitTimer = undefined;
+          this.idle = false;
+          this.pump();
+        },
+        Math.min(result.limitedFor, this.o.maxLimitWait ?? Infinity),
+      );
       return;
     }
     if (result.jobs.length < requested && !result.paused) {
