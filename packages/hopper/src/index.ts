@@ -46,6 +46,7 @@ export {
   CloseTimeoutError,
   UnsupportedRedisError,
   CrossSlotError,
+  ScriptError,
   JobNotFoundError,
   UnknownBackoffError,
   WaitTimeoutError,

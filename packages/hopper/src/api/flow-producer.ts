@@ -29,6 +29,7 @@ import { parseJobKey } from '../job/job-key.js';
 import { validateJobName, validateJobOptions, validatePrefix, validateQueueName, type JobsOptions } from '../job/options.js';
 import { checkServer, DEFAULT_PREFIX } from './queue-base.js';
 import { checkFlowSlots, explainRefusal, FLOW_CHUNK, resolveParent, toFlowNode } from './flows.js';
+import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 
 /** Options of a FlowProducer. */
 export interface FlowProducerOptions {
@@ -162,6 +163,7 @@ export class FlowProducer extends EventEmitter {
     const root = this.flatten(flow, opts, true);
     await this.ready();
     checkFlowSlots(this.backendFor(root.queue), queuesOf(root));
+    this.checkDeadLetters(root);
     const ext = root.opts.parent ? resolveParent(this.prefix, root.opts.parent) : undefined;
     if (root.size <= FLOW_CHUNK) await this.addGroup([root], ext);
     else await this.addLarge(root, ext);
@@ -184,6 +186,7 @@ export class FlowProducer extends EventEmitter {
       this.backendFor(roots[0].queue),
       roots.flatMap((r) => [...queuesOf(r)]),
     );
+    for (const root of roots) this.checkDeadLetters(root);
     await this.addGroup(roots, undefined);
     return Promise.all(roots.map((root) => this.result(root)));
   }
@@ -231,6 +234,12 @@ export class FlowProducer extends EventEmitter {
   async disconnect(): Promise<void> {
     this.closed = true;
     this.primary.disconnect();
+  }
+
+  /** Every node's dead-letter queue must be reachable from its own queue (before anything is written). */
+  private checkDeadLetters(node: Flat): void {
+    checkDeadLetterRoute(this.backendFor(node.queue), node.opts.deadLetter?.queue);
+    for (const child of node.children) this.checkDeadLetters(child);
   }
 
   private flatten(flow: FlowJob, opts: FlowOpts, isRoot: boolean): Flat {
