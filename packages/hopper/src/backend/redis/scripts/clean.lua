@@ -12,7 +12,7 @@
 --@include base
 --@include remove
 
-local GROUPS_PER_CALL = 200
+local GROUPS_PER_CALL = 100
 local now = nowMs(argv.now)
 local base = argv.base
 local state = argv.state

@@ -10,7 +10,7 @@
 --@include base
 --@include remove
 
-local GROUPS_PER_CALL = 200
+local GROUPS_PER_CALL = 100
 local base = argv.base
 local now = nowMs(argv.now)
 local limit = tonumber(argv.limit)
