@@ -68,6 +68,7 @@ export {
   CloseTimeoutError,
   UnsupportedRedisError,
   CrossSlotError,
+  ScriptError,
   JobNotFoundError,
   UnknownBackoffError,
   WaitTimeoutError,

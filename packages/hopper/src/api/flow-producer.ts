@@ -26,12 +26,20 @@ import { systemClock, type Clock } from '../clock/clock.js';
 import { ClosedError, InvalidOptionsError } from '../job/errors.js';
 import { Job, type JobContext } from '../job/job.js';
 import { parseJobKey } from '../job/job-key.js';
-import { validateJobName, validateJobOptions, validatePrefix, validateQueueName, type JobsOptions } from '../job/options.js';
+import {
+  MAX_JOB_ID_LENGTH,
+  validateJobName,
+  validateJobOptions,
+  validatePrefix,
+  validateQueueName,
+  type JobsOptions,
+} from '../job/options.js';
 import { checkServer, DEFAULT_PREFIX } from './queue-base.js';
 import { checkFlowSlots, explainRefusal, FLOW_CHUNK, resolveParent, toFlowNode } from './flows.js';
 import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
 import { trace, validateTelemetry } from '../telemetry/trace.js';
 import { refuseUnsupported } from '../job/compat.js';
+import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 
 /** Options of a FlowProducer. */
 export interface FlowProducerOptions {
@@ -196,6 +204,10 @@ export class FlowProducer extends EventEmitter {
     const root = this.flatten(flow, opts, true);
     await this.ready();
     checkFlowSlots(this.backendFor(root.queue), queuesOf(root));
+    this.checkDeadLetters(root);
+    // A tree added in chunks can be resumed (run again after being cut short) only if each child
+    // is found again: children without an id get one derived from their parent's and their place.
+    if (root.size > FLOW_CHUNK && root.opts.jobId !== undefined) assignResumableIds(root, root.opts.jobId);
     const ext = root.opts.parent ? resolveParent(this.prefix, root.opts.parent) : undefined;
     if (root.size <= FLOW_CHUNK) await this.addGroup([root], ext);
     else await this.addLarge(root, ext);
@@ -240,6 +252,7 @@ export class FlowProducer extends EventEmitter {
       this.backendFor(roots[0].queue),
       roots.flatMap((r) => [...queuesOf(r)]),
     );
+    for (const root of roots) this.checkDeadLetters(root);
     await this.addGroup(roots, undefined);
     return Promise.all(roots.map((root) => this.result(root)));
   }
@@ -287,6 +300,12 @@ export class FlowProducer extends EventEmitter {
   async disconnect(): Promise<void> {
     this.closed = true;
     this.primary.disconnect();
+  }
+
+  /** Every node's dead-letter queue must be reachable from its own queue (before anything is written). */
+  private checkDeadLetters(node: Flat): void {
+    checkDeadLetterRoute(this.backendFor(node.queue), node.opts.deadLetter?.queue);
+    for (const child of node.children) this.checkDeadLetters(child);
   }
 
   private flatten(flow: FlowJob, opts: FlowOpts, isRoot: boolean): Flat {
@@ -396,6 +415,26 @@ export class FlowProducer extends EventEmitter {
     if (this.listenerCount('error') > 0) this.emit('error', err);
     else console.error('[hopper] FlowProducer:', err);
   }
+}
+
+/**
+ * Gives every descendant of `node` (id `id`) without a jobId of its own the id `<parent id>.<index>`
+ * (its place among its parent's children), so running a cut-short chunked add again finds the
+ * children already written instead of adding them twice. Ids that would grow past the length
+ * limit are left automatic.
+ */
+function assignResumableIds(node: Flat, id: string): void {
+  node.children.forEach((child, i) => {
+    let childId = child.opts.jobId;
+    if (childId === undefined) {
+      const derived = `${id}.${i}`;
+      if (derived.length <= MAX_JOB_ID_LENGTH) {
+        child.opts = { ...child.opts, jobId: derived };
+        childId = derived;
+      }
+    }
+    if (childId !== undefined) assignResumableIds(child, childId);
+  });
 }
 
 /** Every queue of a tree. */

@@ -9,6 +9,7 @@ import type { AddRequest } from '../backend/backend.js';
 import { InvalidOptionsError, InvalidScheduleError } from '../job/errors.js';
 import type { Job } from '../job/job.js';
 import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
+import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 import { advanceScheduler } from '../maintenance/scheduler-tick.js';
 import { nextFireTimes } from '../schedule/next-fire-times.js';
 import type { RepeatOptions, ScheduleSpec } from '../schedule/repeat-options.js';
@@ -121,6 +122,7 @@ export class JobSchedulers {
     const now = this.queue.clock.backendNow() ?? (await this.backend.time());
     const spec = validateRepeat(repeat, { now });
     const stored = storeTemplate(id, template, this.defaults(), this.backoffTypes);
+    checkDeadLetterRoute(this.backend, (template?.opts?.deadLetter ?? this.defaults().deadLetter)?.queue);
     const specJson = JSON.stringify(spec);
     const templateJson = JSON.stringify(stored);
     await this.backend.upsertScheduler(

@@ -8,9 +8,10 @@
 import { randomBytes } from 'node:crypto';
 import type { CleanableState, NewJob, QueueBackend } from '../backend/backend.js';
 import { cancelChildren, checkFlowSlots, explainRefusal, toFlowNode } from './flows.js';
-import { CrossSlotError, InvalidOptionsError, JobActiveError, SchedulerJobError } from '../job/errors.js';
+import { InvalidOptionsError, JobActiveError, SchedulerJobError } from '../job/errors.js';
 import { Job } from '../job/job.js';
 import { validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
+import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 import { toNewJob } from '../job/new-job.js';
 import type { QueueBaseOptions } from './queue-base.js';
 import type { JobType } from './queue-getters.js';
@@ -297,15 +298,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   }
 
   private checkDeadLetterQueue(queue: string): void {
-    if (queue === this.name) {
-      throw new InvalidOptionsError(`Queue "${this.name}" cannot be its own dead-letter queue: name another queue in deadLetter.queue.`);
-    }
-    if (this.backend.isCluster && !this.backend.sharesSlotWith(queue)) {
-      throw new CrossSlotError(
-        `Queues "${this.name}" and "${queue}" are in different Redis Cluster slots, so a job cannot fail and be dead-lettered in one atomic step. ` +
-          `Put both under one hash tag: give both Queues (and their Workers) a prefix containing a tag, e.g. prefix: '{app}'.`,
-      );
-    }
+    checkDeadLetterRoute(this.backend, queue);
   }
 
   /**

@@ -21,6 +21,7 @@ export const ErrorCode = {
   Unrecoverable: 'ERR_HOPPER_UNRECOVERABLE',
   UnsupportedRedis: 'ERR_HOPPER_UNSUPPORTED_REDIS',
   CrossSlot: 'ERR_HOPPER_CROSS_SLOT',
+  Script: 'ERR_HOPPER_SCRIPT',
   JobNotFound: 'ERR_HOPPER_JOB_NOT_FOUND',
   UnknownBackoff: 'ERR_HOPPER_UNKNOWN_BACKOFF',
   WaitTimeout: 'ERR_HOPPER_WAIT_TIMEOUT',
@@ -148,6 +149,16 @@ export class UnsupportedRedisError extends branded(ErrorCode.UnsupportedRedis) {
 
 /** Keys that must change atomically would live in different Redis Cluster slots. */
 export class CrossSlotError extends branded(ErrorCode.CrossSlot) {}
+
+/**
+ * A Lua script failed inside Redis (its message names the script and Redis's error; `cause` is the
+ * original reply error). A worker whose acknowledgement batch fails this way retries the batch job
+ * by job and reports each job that still fails with this error (`jobId` set), then goes on.
+ */
+export class ScriptError extends branded(ErrorCode.Script) {
+  /** The job a worker's isolated acknowledgement failed for, when known. */
+  jobId?: string;
+}
 
 /** The job does not exist (never added, or removed by retention or a call). */
 export class JobNotFoundError extends branded(ErrorCode.JobNotFound) {}

@@ -7,6 +7,7 @@ import { toError } from './failure.js';
 import type { Job } from './job.js';
 import { toNewJob } from './new-job.js';
 import { serialize, validateJobOptions, type JobsOptions } from './options.js';
+import { checkDeadLetterRoute } from './dead-letter-route.js';
 
 /** A step as listed by `job.getSteps()`. */
 export interface StepInfo {
@@ -67,6 +68,7 @@ export async function continueLoop(job: Job, data: unknown, opts: JobsOptions & 
   }
   validateJobOptions(rest);
   const { jobId: _jobId, delay: _delay, ...inherited } = job.opts;
+  checkDeadLetterRoute(job.ctx.backend, (rest.deadLetter ?? inherited.deadLetter)?.queue);
   const next = toNewJob(name ?? job.name, data, { ...inherited, ...rest, jobId: nextId });
   await job.ctx.ready();
   const result = await job.ctx.backend.continueJob(id, job.fence, '__continue', next, job.ctx.clock.backendNow());

@@ -32,21 +32,22 @@ export class Completer {
     this.failures.push(item);
   }
 
-  /** Takes the next batch: failures first (rarer, and their retries are due sooner). */
-  take(): { kind: 'fail'; items: PendingAck<Failure>[] } | { kind: 'complete'; items: PendingAck<Completion>[] } | undefined {
-    if (this.failures.length > 0) return { kind: 'fail', items: this.failures.splice(0, MAX_ACK_BATCH) };
+  /** Takes the next batch (at most `max` items): failures first (rarer, and their retries are due sooner). */
+  take(
+    max = MAX_ACK_BATCH,
+  ): { kind: 'fail'; items: PendingAck<Failure>[] } | { kind: 'complete'; items: PendingAck<Completion>[] } | undefined {
+    if (this.failures.length > 0) return { kind: 'fail', items: this.failures.splice(0, max) };
     if (this.completions.length > 0) {
-      if (this.completions.length <= MAX_ACK_BATCH) {
+      if (this.completions.length <= max) {
         const items = this.completions;
         this.completions = [];
         return { kind: 'complete', items };
       }
-      return { kind: 'complete', items: this.completions.splice(0, MAX_ACK_BATCH) };
+      return { kind: 'complete', items: this.completions.splice(0, max) };
     }
     return undefined;
   }
 
-  /** Puts a batch back at the front (its call failed and will be retried). */
   putBack(batch: { kind: 'fail'; items: PendingAck<Failure>[] } | { kind: 'complete'; items: PendingAck<Completion>[] }): void {
     if (batch.kind === 'fail') this.failures.unshift(...batch.items);
     else this.completions.unshift(...batch.items);

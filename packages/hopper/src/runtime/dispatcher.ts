@@ -14,6 +14,7 @@ import type { Clock, ClockTimer } from '../clock/clock.js';
 import type { Job } from '../job/job.js';
 import type { Completer, PendingAck } from './completer.js';
 import type { Executor } from './executor.js';
+import { ErrorCode, hopperErrorCode, ScriptError } from '../job/errors.js';
 
 /** A batch taken from the completer. */
 export type AckBatch = { kind: 'fail'; items: PendingAck<Failure>[] } | { kind: 'complete'; items: PendingAck<Completion>[] };
@@ -76,6 +77,11 @@ export class Dispatcher {
   private limitTimer: ClockTimer | undefined;
   private retryTimer: ClockTimer | undefined;
   private settledWaiters: (() => void)[] = [];
+  /**
+   * Acknowledgements still to send one by one: a batch whose script failed in Redis is retried job
+   * by job, so one bad job cannot stop the worker (see isolate()).
+   */
+  private isolating = 0;
 
   constructor(private readonly o: DispatcherOptions) {
     o.backend.onReconnect(() => {
@@ -147,7 +153,7 @@ export class Dispatcher {
         if (this.inFlight === 0) this.releaseOrphans();
         return;
       }
-      const batch = this.o.completer.take();
+      const batch = this.o.completer.take(this.isolating > 0 ? 1 : undefined);
       const count = this.claimable();
       if (batch) {
         this.sendAck(batch, count);
@@ -215,15 +221,43 @@ export class Dispatcher {
     call.then(
       (result) => {
         this.end(free);
+        if (this.isolating > 0) this.isolating = Math.max(0, this.isolating - batch.items.length);
         this.o.onAcked(batch, result, epoch !== this.connectionEpoch);
         this.handleClaim(result.next, free);
         this.pump();
       },
       (err: unknown) => {
+        if (hopperErrorCode(err) === ErrorCode.Script) {
+          this.end(free);
+          this.isolate(batch, err as ScriptError);
+          this.pump();
+          return;
+        }
         this.o.completer.putBack(batch);
         this.callFailed(err, free);
       },
     );
+  }
+
+  /**
+   * A batch's script failed inside Redis (Redis does not roll a script back, but every script
+   * validates before its first write, so the batch changed nothing): retry its jobs one by one;
+   * a job that fails alone is reported (a ScriptError naming it) and dropped from this worker,
+   * which goes on with the others. Its lock then expires and stall rescue takes it over.
+   */
+  private isolate(batch: AckBatch, err: ScriptError): void {
+    if (batch.items.length > 1) {
+      this.o.completer.putBack(batch);
+      this.isolating += batch.items.length;
+      return;
+    }
+    this.isolating = Math.max(0, this.isolating - 1);
+    const jobId = batch.items[0]?.ack.id;
+    const report = new ScriptError(`Could not record the outcome of job ${jobId}; this worker leaves it to stall rescue. ${err.message}`, {
+      cause: err,
+    });
+    report.jobId = jobId;
+    this.o.onError(report);
   }
 
   private handleClaim(result: ClaimResult, requested: number): void {

@@ -1,6 +1,6 @@
 /**
  * drain and clean stay bounded per call however many groups a queue has (issue 12, defect 10):
- * they walk the groups with a cursor, at most 200 groups per call, so the whole walk visits each
+ * they walk the groups with a cursor, at most 100 groups per call, so the whole walk visits each
  * group about once (it used to read every group from the start in every call: quadratic, and
  * single calls holding Redis for hundreds of ms with 100,000 groups). Asserted on the calls
  * themselves (groups visited per call, calls per walk), not on timing.
@@ -11,7 +11,7 @@ import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper();
 const GROUPS = 2_000;
-const PER_CALL = 200;
+const PER_CALL = 100;
 
 async function groupedQueue(groups: number, perGroup = 1, timestamp?: (g: number, j: number) => number) {
   const queueName = env.queueName();

@@ -5,6 +5,7 @@
  */
 import type { ScriptDef } from './scripts.generated.js';
 import type { RedisClient } from './connection.js';
+import { ScriptError } from '../../job/errors.js';
 
 type Arg = string | number;
 
@@ -31,10 +32,23 @@ export async function runScript<S extends ScriptDef>(
   for (const name of script.args) params.push(namedArgs[name]);
   if (rest) for (const value of rest) params.push(value);
   try {
-    return await client.call('EVALSHA', params);
+    try {
+      return await client.call('EVALSHA', params);
+    } catch (err) {
+      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      params[0] = script.source;
+      return await client.call('EVAL', params);
+    }
   } catch (err) {
-    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-    params[0] = script.source;
-    return client.call('EVAL', params);
+    throw asScriptError(script.name, err);
   }
+}
+
+/** Redis's reply when a script itself failed (Redis 7: `user_script:<line>`; older: "Error running script"). */
+const SCRIPT_FAILURE = /user_script|Error running script/;
+
+/** A script that failed inside Redis becomes a typed ScriptError; connection and other errors pass through. */
+function asScriptError(name: string, err: unknown): unknown {
+  if (!(err instanceof Error) || !SCRIPT_FAILURE.test(err.message)) return err;
+  return new ScriptError(`Script ${name} failed in Redis: ${err.message}`, { cause: err });
 }

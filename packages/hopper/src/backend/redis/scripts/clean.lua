@@ -13,7 +13,7 @@
 --@include remove
 --@include pending
 
-local GROUPS_PER_CALL = 200
+local GROUPS_PER_CALL = 100
 local now = nowMs(argv.now)
 local base = argv.base
 local state = argv.state

@@ -22,8 +22,11 @@ local rel = {}
 local out = { now }
 local fin = newFinisher(base, k.completed, now)
 local doneIds, returnvalues = {}, {}
+-- Read phase: every job's record and code before the first write (Redis does not roll back a
+-- script that errors, so a batch either fails before writing or not at all).
+local rows, codes = {}, {}
 for i = REST, #ARGV, 5 do
-  local id, token, attempt, rv, keep = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+  local id, token, attempt = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local jk = jobKey(base, id)
   -- A queue that never used groups has no grouped job: it reads two fields fewer.
   local f
@@ -40,8 +43,23 @@ for i = REST, #ARGV, 5 do
   elseif f[2] ~= token or f[3] ~= attempt then
     code = -2
   elseif f[6] then
-    -- Cancelled while running: it ends as cancelled (failed), not completed.
     code = 3
+  end
+  -- A parent link that does not parse (not written by Hopper) is ignored rather than failing the call.
+  if f[7] and not isParentLink(f[7]) then f[7] = false end
+  rows[#rows + 1] = f
+  codes[#codes + 1] = code
+end
+
+-- Write phase.
+local n = 0
+for i = REST, #ARGV, 5 do
+  n = n + 1
+  local id, rv, keep = ARGV[i], ARGV[i + 3], ARGV[i + 4]
+  local jk = jobKey(base, id)
+  local f, code = rows[n], codes[n]
+  if code == 3 then
+    -- Cancelled while running: it ends as cancelled (failed), not completed.
     noteRelease(rel, f[8], f[9])
     if f[5] then releaseDedup(base, jk, id) end
     redis.call('ZREM', k.active, id)
@@ -50,7 +68,7 @@ for i = REST, #ARGV, 5 do
     flushFinisher(cancelled)
     emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', f[6], 'prev', 'active', 'cancelled', '1')
     notifyParent(base, id, f[7], 'failed', f[6], now)
-  else
+  elseif code == 1 then
     noteRelease(rel, f[8], f[9])
     if f[5] then releaseDedup(base, jk, id) end
     local made = (tonumber(f[4]) or 0) + 1

@@ -6,7 +6,8 @@
     fields: pairs name, value; an empty value removes the setting.
   Idle workers are woken: a raised limit may let them claim now. Groups parked under a default
   that changed (concurrency: `gp`; rate limit: `gl`) go back to the ring with a backlog, to be
-  judged again at the next claim, as configureGroup does for one group.
+  judged again at the next claim, as configureGroup does for one group (at most 1,000 per call:
+  the others are judged when they next leave their parking).
   Returns: 1 ]]
 --@include base
 --@include settings
@@ -28,9 +29,13 @@ if (changed.gcon or changed.glm or changed.gld) and redis.call('HEXISTS', k.meta
     redis.call('HSET', groups().groupHashKey(base, g), 'st', 'r')
     groups().pushRing(base, g)
   end
+  -- At most REQUEUE_MAX parked groups go back to the ring per call (bounded work): the others
+  -- stay validly parked until their next job release (concurrency) or their window reopens (rate
+  -- limit), when the claim judges them under the new settings.
+  local REQUEUE_MAX = 1000
   if changed.gcon then
     -- A group parked with no backlog stays in `gp`: the release of its last job makes it idle.
-    for _, g in ipairs(redis.call('SMEMBERS', base .. 'gp')) do
+    for _, g in ipairs(redis.call('SRANDMEMBER', base .. 'gp', REQUEUE_MAX)) do
       if redis.call('ZCARD', groups().groupQueueKey(base, g)) > 0 then
         redis.call('SREM', base .. 'gp', g)
         requeue(g)
@@ -38,9 +43,9 @@ if (changed.gcon or changed.glm or changed.gld) and redis.call('HEXISTS', k.meta
     end
   end
   if changed.glm or changed.gld then
-    local limited = redis.call('ZRANGE', base .. 'gl', 0, -1)
+    local limited = redis.call('ZRANGE', base .. 'gl', 0, REQUEUE_MAX - 1)
     if #limited > 0 then
-      redis.call('DEL', base .. 'gl')
+      chunked('ZREM', base .. 'gl', limited)
       for i = 1, #limited do requeue(limited[i]) end
     end
   end

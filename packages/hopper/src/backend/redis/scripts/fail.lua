@@ -24,67 +24,88 @@ local rel, freed = {}, 0
 local out = { now }
 local fin = newFinisher(base, k.failed, now)
 
-local function appendStack(jk, stack)
+-- This attempt's stack trace added to the job's stored ones (`stored`: the `st` field).
+local function appendStack(stored, stack)
   if stack == '' then return nil end
   local sep = string.find(stack, '|', 1, true)
   local limit = tonumber(string.sub(stack, 1, sep - 1))
   local trace = string.sub(stack, sep + 1)
   local list = {}
-  local stored = redis.call('HGET', jk, 'st')
-  if stored then list = cjson.decode(stored) end
+  if stored then
+    local ok, decoded = pcall(cjson.decode, stored)
+    if ok and type(decoded) == 'table' then list = decoded end
+  end
   table.insert(list, 1, trace)
   while #list > limit do table.remove(list) end
   if #list == 0 then return nil end
   return cjson.encode(list)
 end
 
+-- Read phase: every job's fate, its new stack traces and its dead-letter route are decided
+-- before the first write (Redis does not roll back a script that errors).
+local plan = {}
 for i = REST, #ARGV, 7 do
   local id, token, attempt, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local stack, retryDelay, keep = ARGV[i + 4], tonumber(ARGV[i + 5]), ARGV[i + 6]
+  local retryDelay = tonumber(ARGV[i + 5])
   local jk = jobKey(base, id)
   local f
   if qs.groups then
-    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'g', 'ga')
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'st', 'g', 'ga')
   else
-    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl')
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'st')
   end
-  local code
+  -- A parent link that does not parse (not written by Hopper) is ignored rather than failing the call.
+  if f[8] and not isParentLink(f[8]) then f[8] = false end
+  local e = { i = i, id = id, jk = jk, f = f, reason = reason, retryDelay = retryDelay }
   if not f[1] then
-    code = -1
+    e.code = -1
   elseif f[1] ~= 'active' then
-    code = -3
+    e.code = -3
   elseif f[2] ~= token or f[3] ~= attempt then
-    code = -2
+    e.code = -2
   else
-    redis.call('ZREM', k.active, id)
-    noteRelease(rel, f[9], f[10])
-    freed = freed + 1
-    local made = (tonumber(f[4]) or 0) + 1
     -- Cancelled while running: no retry, and the cancel reason is the failed reason.
     if f[7] then
-      retryDelay = -1
-      reason = f[7]
+      e.retryDelay = -1
+      e.reason = f[7]
     end
-    local st = appendStack(jk, stack)
-    if st then redis.call('HSET', jk, 'st', st) end
-    if retryDelay >= 0 then
-      code = 1
+    e.st = appendStack(f[9], ARGV[i + 4])
+    if e.retryDelay >= 0 then
+      e.code = 1
+    else
+      e.code = 2
+      e.route = deadLetterRoute(base, argv.queueName, id, jk)
+    end
+  end
+  plan[#plan + 1] = e
+end
+
+-- Write phase.
+for n = 1, #plan do
+  local e = plan[n]
+  local id, jk, f, reason, retryDelay = e.id, e.jk, e.f, e.reason, e.retryDelay
+  if e.code > 0 then
+    redis.call('ZREM', k.active, id)
+    noteRelease(rel, f[10], f[11])
+    freed = freed + 1
+    local made = (tonumber(f[4]) or 0) + 1
+    if e.st then redis.call('HSET', jk, 'st', e.st) end
+    if e.code == 1 then
       redis.call('HDEL', jk, 'tk')
       redis.call('HSET', jk, 'am', made, 'fr', reason)
       if retryDelay > 0 then
         pushDelayed(k, jk, id, now + retryDelay)
         emit(k.events, cap, 'delayed', 'jobId', id, 'delay', now + retryDelay, 'prev', 'active')
       else
-        local state = pushReady(k, jk, id, tonumber(f[5]) or 0, false, qs.groups and f[9] or false)
+        local state = pushReady(k, jk, id, tonumber(f[5]) or 0, false, qs.groups and f[10] or false)
         signalWork(k.marker)
         emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       end
     else
-      code = 2
       if f[6] then releaseDedup(base, jk, id) end
       -- Before finishing (which may delete the job): the dead letter copies it.
-      deadLetter(base, argv.queueName, id, jk, now, made, reason)
-      finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
+      deadLetter(base, argv.queueName, id, jk, now, made, reason, e.route)
+      finish(fin, jk, id, ARGV[e.i + 6], { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
       if f[7] then emit(k.events, cap, 'cancelled', 'jobId', id, 'reason', reason) end
       if retryDelay == -2 then
@@ -94,7 +115,7 @@ for i = REST, #ARGV, 7 do
       notifyParent(base, id, f[8], 'failed', reason, now)
     end
   end
-  out[#out + 1] = code
+  out[#out + 1] = e.code
 end
 flushFinisher(fin)
 flushReleases(base, rel)

@@ -25,16 +25,40 @@ local function deadLetterQueueOf(opts)
   return queue
 end
 
--- Adds the dead letter of job `id` (failed for good at `now`) if its options name a queue.
-local function deadLetter(base, queueName, id, jk, now, made, reason)
+-- Reads where the dead letter of job `id` would go, before the caller writes anything: false
+-- when there is none (no queue named, a cancelled job, or already dead-lettered), else the route.
+-- The dead-letter queue's keys are probed with pcall: one this script cannot reach (another Redis
+-- Cluster slot, set up by a path that did not check) gives a route marked `unreachable` instead
+-- of failing the script after its first write.
+local function deadLetterRoute(base, queueName, id, jk)
   local f = redis.call('HMGET', jk, 'n', 'd', 'dc', 'o', 't', 'as', 'po', 'st', 'cx', 'pl')
-  if f[9] then return end
+  if f[9] then return false end
   local dlq = deadLetterQueueOf(f[4])
-  if not dlq then return end
+  if not dlq then return false end
   local dbase = siblingBase(base, queueName, dlq)
   local dlId = queueName .. ':' .. id .. ':' .. (f[6] or '0')
   local djk = jobKey(dbase, dlId)
-  if redis.call('EXISTS', djk) == 1 then return end
+  local exists = redis.pcall('EXISTS', djk)
+  if type(exists) == 'table' then return { dlq = dlq, unreachable = tostring(exists.err) } end
+  if exists == 1 then return false end
+  return { f = f, dlq = dlq, dbase = dbase, dlId = dlId, djk = djk }
+end
+
+-- Adds the dead letter of job `id` (failed for good at `now`) if its options name a queue.
+-- `route`: as read by deadLetterRoute before the caller's first write (nil: read it now). An
+-- unreachable queue gets no dead letter: the job fails for good where it is, and the queue's
+-- events say why (`dead-letter-failed`).
+local function deadLetter(base, queueName, id, jk, now, made, reason, route)
+  if route == nil then route = deadLetterRoute(base, queueName, id, jk) end
+  if not route then return end
+  if route.unreachable then
+    emit(base .. 'events', eventsCap(base .. 'meta'), 'dead-letter-failed', 'jobId', id, 'deadLetterQueue', route.dlq,
+      'reason', route.unreachable)
+    return
+  end
+  local f, dlq, dbase, dlId, djk = route.f, route.dlq, route.dbase, route.dlId, route.djk
+  -- The stack traces as they are now (the caller may have added this attempt's since).
+  f[8] = redis.call('HGET', jk, 'st')
   local fields = { 'n', f[1], 't', now, 's', 'waiting', 'fr', reason, 'am', made, 'oq', queueName, 'oid', id,
     'ot', f[5] or now, 'ofo', now }
   if f[4] then fields[#fields + 1] = 'oo'; fields[#fields + 1] = f[4] end

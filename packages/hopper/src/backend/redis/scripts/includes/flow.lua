@@ -45,6 +45,12 @@ local function parentLink(pb, pid, policy)
   return policy .. '\n' .. pb .. '\n' .. pid
 end
 
+-- Whether `link` has the form parentLink writes (policy, base and id on three lines).
+local function isParentLink(link)
+  local first = string.find(link, '\n', 1, true)
+  return first ~= nil and string.find(link, '\n', first + 1, true) ~= nil
+end
+
 local function parseLink(link)
   local first = string.find(link, '\n', 1, true)
   local second = string.find(link, '\n', first + 1, true)
