@@ -30,9 +30,7 @@ for i = REST, #ARGV, 3 do
     lost[#lost + 1] = token
   end
 end
-for from = 1, #held, 1000 do
-  redis.call('ZADD', k.active, 'XX', unpack(held, from, math.min(from + 999, #held)))
-end
+chunked('ZADD', k.active, held, 2, 'XX')
 local out = { now, redis.call('HGET', k.meta, 'epoch') or '', #lost }
 for i = 1, #lost do out[#out + 1] = lost[i] end
 for i = 1, #cancelled do out[#out + 1] = cancelled[i] end

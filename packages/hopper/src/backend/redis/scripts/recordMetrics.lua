@@ -10,6 +10,7 @@
   Returns: 1 (buckets: minute, first finish time (ms), count, per bucket, oldest minute first; at
   most 300 buckets per call)
   Codes: an error reply for malformed arguments, before anything is written ]]
+--@include chunked
 
 local maxPoints = tonumber(argv.maxDataPoints)
 local values = {}
@@ -27,7 +28,6 @@ local count = tonumber(f[1]) or 0
 local prevTS = tonumber(f[2])
 local prevCount = tonumber(f[3]) or 0
 local pushed = false
-local ZEROS = 1000
 
 for i = 1, #values, 3 do
   local minute, first, n = values[i], values[i + 1], values[i + 2]
@@ -37,11 +37,10 @@ for i = 1, #values, 3 do
     local points = math.min(minute - math.floor(prevTS / 60000), maxPoints)
     redis.call('LPUSH', k.data, count - prevCount)
     local zeros = points - 1
-    while zeros > 0 do
+    if zeros > 0 then
       local batch = {}
-      for j = 1, math.min(zeros, ZEROS) do batch[j] = 0 end
-      redis.call('LPUSH', k.data, unpack(batch))
-      zeros = zeros - #batch
+      for j = 1, zeros do batch[j] = 0 end
+      chunked('LPUSH', k.data, batch)
     end
     pushed = true
     prevTS, prevCount = first, count

@@ -12,9 +12,18 @@ local CHUNK = 1000
 -- most CHUNK values, keeping groups of `width` values (field/value or score/member pairs: 2)
 -- together. Returns the sum of the replies when they are integers, their concatenation when they
 -- are lists (HMGET), else the last reply. Nothing is sent for an empty list (returns 0).
-local function chunked(cmd, key, values, width)
+-- `flag` (optional, with a key): one option word sent after the key in every call (ZADD's 'XX').
+local function chunked(cmd, key, values, width, flag)
   local n = #values
   if n == 0 then return 0 end
+  if flag ~= nil then
+    local total = 0
+    local step = CHUNK - CHUNK % (width or 1)
+    for i = 1, n, step do
+      total = total + redis.call(cmd, key, flag, unpack(values, i, math.min(i + step - 1, n)))
+    end
+    return total
+  end
   if n <= CHUNK then
     if key == nil then return redis.call(cmd, unpack(values)) end
     return redis.call(cmd, key, unpack(values))
