@@ -150,6 +150,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(this, claimed, now),
       onClaimed: (job) => this.claimed(job),
       onAcked: (batch, result, resent) => this.outcomes.acked(batch, result, resent),
+      onAbandoned: (token) => this.claims.drop(token),
       onDrained: () => this.emit('drained'),
       onSchedulersDue: () => this.schedulerTick.runSoon(),
       onError: (err) => {

@@ -41,6 +41,8 @@ export interface DispatcherOptions {
   makeJob(claimed: ClaimedJob, now: number): Job;
   /** A claimed job is ready to run. */
   onClaimed(job: Job): void;
+  /** This worker gave up recording an attempt (its script fails): it no longer holds it. */
+  onAbandoned(token: string): void;
   /** A batch was acknowledged. `resent` is true when a reconnect happened during the call. */
   onAcked(batch: AckBatch, result: AckResult, resent: boolean): void;
   /** The queue ran out of ready jobs. */
@@ -257,6 +259,9 @@ export class Dispatcher {
       cause: err,
     });
     report.jobId = jobId;
+    // Not held any more: close does not wait for it, and stall rescue takes it over.
+    const token = batch.items[0]?.ack.token;
+    if (token !== undefined) this.o.onAbandoned(token);
     this.o.onError(report);
   }
 
