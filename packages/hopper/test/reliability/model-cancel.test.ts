@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { useHopper } from '../helpers/hopper.js';
-import { runModel, type Harness } from './model-harness.js';
+import { applyCommand, runModel } from './model-harness.js';
 
 const env = useHopper();
 
@@ -46,39 +46,14 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ kind: fc.constant('retry' as const), pick: fc.nat(10) }),
 );
 
-async function apply(h: Harness, cmd: Command): Promise<void> {
-  switch (cmd.kind) {
-    case 'add':
-      return h.add(cmd);
-    case 'claim':
-      return h.claim(cmd.count);
-    case 'complete':
-      await h.complete(cmd.pick);
-      return;
-    case 'fail':
-      await h.fail(cmd.pick, cmd.retryDelay);
-      return;
-    case 'crash':
-      return h.crash();
-    case 'stale':
-      return h.stale(cmd.pick);
-    case 'advance':
-      return h.advance(cmd.ms);
-    case 'rescue':
-      return h.rescue();
-    case 'cancel':
-      return h.cancel(cmd.pick);
-    case 'retry':
-      return h.retry(cmd.pick);
-  }
-}
-
 const add = { kind: 'add', priority: 0, delay: 0, attempts: 2 } as const;
 
 describe('cancellation against the model', () => {
   it('agrees with the model over random sequences with cancel and retry', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(command, { minLength: 5, maxLength: 40 }), (commands) => runModel(env, { auditEvery: 1 }, commands, apply)),
+      fc.asyncProperty(fc.array(command, { minLength: 5, maxLength: 40 }), (commands) =>
+        runModel(env, { auditEvery: 1 }, commands, applyCommand),
+      ),
       {
         numRuns: 100,
         examples: [

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import type { ChildFailurePolicy } from '../../src/backend/backend.js';
 import { useHopper } from '../helpers/hopper.js';
-import { runModel, type FlowSpec, type Harness } from './model-harness.js';
+import { applyCommand, runModel, type FlowSpec } from './model-harness.js';
 
 const env = useHopper();
 
@@ -60,33 +60,6 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ kind: fc.constant('retry' as const), pick: fc.nat(10) }),
 );
 
-async function apply(h: Harness, cmd: Command): Promise<void> {
-  switch (cmd.kind) {
-    case 'flow':
-      return h.addFlow(cmd.root);
-    case 'add':
-      return h.add(cmd);
-    case 'claim':
-      return h.claim(cmd.count);
-    case 'complete':
-      await h.complete(cmd.pick);
-      return;
-    case 'fail':
-      await h.fail(cmd.pick, cmd.retryDelay);
-      return;
-    case 'crash':
-      return h.crash();
-    case 'advance':
-      return h.advance(cmd.ms);
-    case 'rescue':
-      return h.rescue();
-    case 'cancel':
-      return h.cancel(cmd.pick);
-    case 'retry':
-      return h.retry(cmd.pick);
-  }
-}
-
 const child = (p: ChildFailurePolicy, children: FlowSpec[] = []): FlowSpec => ({ priority: 0, delay: 0, attempts: 1, policy: p, children });
 
 describe('flows against the model', () => {
@@ -95,7 +68,7 @@ describe('flows against the model', () => {
       fc.asyncProperty(
         fc.constantFrom<'fail' | 'wait'>('fail', 'wait'),
         fc.array(command, { minLength: 5, maxLength: 30 }),
-        (childFailure, commands) => runModel(env, { childFailure, auditEvery: 1 }, commands, apply),
+        (childFailure, commands) => runModel(env, { childFailure, auditEvery: 1 }, commands, applyCommand),
       ),
       {
         numRuns: 60,

@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { useHopper } from '../helpers/hopper.js';
-import { runModel, type Harness } from './model-harness.js';
+import { applyCommand, runModel } from './model-harness.js';
 
 const env = useHopper();
 
@@ -56,44 +56,13 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ kind: fc.constant('limiter' as const), group, on: fc.boolean() }),
 );
 
-async function apply(h: Harness, cmd: Command): Promise<void> {
-  switch (cmd.kind) {
-    case 'add':
-      return h.add(cmd);
-    case 'claim':
-      return h.claim(cmd.count);
-    case 'complete':
-      await h.complete(cmd.pick);
-      return;
-    case 'fail':
-      await h.fail(cmd.pick, cmd.retryDelay);
-      return;
-    case 'crash':
-      return h.crash();
-    case 'advance':
-      return h.advance(cmd.ms);
-    case 'rescue':
-      return h.rescue();
-    case 'cancel':
-      return h.cancel(cmd.pick);
-    case 'retry':
-      return h.retry(cmd.pick);
-    case 'pause':
-      return h.pauseGroup(cmd.group, cmd.paused);
-    case 'concurrency':
-      return h.setGroupConcurrency(cmd.group, cmd.concurrency);
-    case 'limiter':
-      return h.setGroupLimiter(cmd.group, cmd.on ? { max: 1, duration: 500 } : undefined);
-  }
-}
-
 const addTo = (g: GroupId | undefined) => ({ kind: 'add', priority: 0, delay: 0, attempts: 2, group: g }) as const;
 
 describe('groups against the model', () => {
   it('agrees with the model over random sequences with groups, pauses and limits', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { minLength: 5, maxLength: 40 }), (commands) =>
-        runModel(env, { grouped: true, auditEvery: 1 }, commands, apply),
+        runModel(env, { grouped: true, auditEvery: 1 }, commands, applyCommand),
       ),
       {
         numRuns: 70,

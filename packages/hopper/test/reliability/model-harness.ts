@@ -270,6 +270,59 @@ export class Harness {
   }
 }
 
+/** Every command the model tests generate (each file draws from a subset). */
+export type ModelCommand =
+  | { kind: 'add'; priority: number; delay: number; attempts: number; group?: string }
+  | { kind: 'flow'; root: FlowSpec }
+  | { kind: 'claim'; count: number }
+  | { kind: 'complete'; pick: number }
+  | { kind: 'fail'; pick: number; retryDelay: number }
+  | { kind: 'crash' }
+  | { kind: 'stale'; pick: number }
+  | { kind: 'advance'; ms: number }
+  | { kind: 'rescue' }
+  | { kind: 'cancel'; pick: number }
+  | { kind: 'retry'; pick: number }
+  | { kind: 'pause'; group: string; paused: boolean }
+  | { kind: 'concurrency'; group: string; concurrency: number | undefined }
+  | { kind: 'limiter'; group: string; on: boolean };
+
+/** Runs one command on the harness (the real backend and the model). */
+export async function applyCommand(h: Harness, cmd: ModelCommand): Promise<void> {
+  switch (cmd.kind) {
+    case 'add':
+      return h.add(cmd);
+    case 'flow':
+      return h.addFlow(cmd.root);
+    case 'claim':
+      return h.claim(cmd.count);
+    case 'complete':
+      await h.complete(cmd.pick);
+      return;
+    case 'fail':
+      await h.fail(cmd.pick, cmd.retryDelay);
+      return;
+    case 'crash':
+      return h.crash();
+    case 'stale':
+      return h.stale(cmd.pick);
+    case 'advance':
+      return h.advance(cmd.ms);
+    case 'rescue':
+      return h.rescue();
+    case 'cancel':
+      return h.cancel(cmd.pick);
+    case 'retry':
+      return h.retry(cmd.pick);
+    case 'pause':
+      return h.pauseGroup(cmd.group, cmd.paused);
+    case 'concurrency':
+      return h.setGroupConcurrency(cmd.group, cmd.concurrency);
+    case 'limiter':
+      return h.setGroupLimiter(cmd.group, cmd.on ? { max: 1, duration: 500 } : undefined);
+  }
+}
+
 /** Runs `commands` on a fresh harness with `apply`, checking after every step and at the end. */
 export async function runModel<C>(
   env: { url: string; prefix: string; queueName(hint?: string): string },

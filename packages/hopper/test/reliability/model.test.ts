@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { useHopper } from '../helpers/hopper.js';
-import { runModel, type Harness } from './model-harness.js';
+import { applyCommand, runModel } from './model-harness.js';
 
 const env = useHopper();
 
@@ -40,33 +40,10 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ kind: fc.constant('rescue' as const) }),
 );
 
-async function apply(h: Harness, cmd: Command): Promise<void> {
-  switch (cmd.kind) {
-    case 'add':
-      return h.add(cmd);
-    case 'claim':
-      return h.claim(cmd.count);
-    case 'complete':
-      await h.complete(cmd.pick);
-      return;
-    case 'fail':
-      await h.fail(cmd.pick, cmd.retryDelay);
-      return;
-    case 'crash':
-      return h.crash();
-    case 'stale':
-      return h.stale(cmd.pick);
-    case 'advance':
-      return h.advance(cmd.ms);
-    case 'rescue':
-      return h.rescue();
-  }
-}
-
 describe('engine against the state-table model', () => {
   it('agrees with the model over random operation sequences', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(command, { minLength: 5, maxLength: 60 }), (commands) => runModel(env, {}, commands, apply)),
+      fc.asyncProperty(fc.array(command, { minLength: 5, maxLength: 60 }), (commands) => runModel(env, {}, commands, applyCommand)),
       {
         numRuns: 200,
         // Hand-picked sequences the random ones would reach only rarely.
