@@ -499,6 +499,24 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   }
 
   /**
+   * Deletes orphaned jobs: job records that no state holds (BullMQ's migration helper for data
+   * leaked by a BullMQ bug). Hopper's scripts never leave one, so on a healthy queue this finds
+   * nothing; it is kept for compatibility and for data damaged outside Hopper. An orphan is
+   * deleted as `job.remove()` deletes a job. Scans the queue's job keys with SCAN, `count` keys
+   * per step, and stops once at least `limit` orphans are removed (0: no limit), so a large
+   * clean-up can run in a loop: `while (await queue.removeOrphanedJobs(1000, 10_000)) {}`.
+   * Returns how many were removed.
+   */
+  async removeOrphanedJobs(count = 1000, limit = 0): Promise<number> {
+    if (!(Number.isInteger(count) && count > 0))
+      throw new InvalidOptionsError(`removeOrphanedJobs: count must be an integer > 0 (keys per SCAN step), got ${count}.`);
+    if (!(Number.isInteger(limit) && limit >= 0))
+      throw new InvalidOptionsError(`removeOrphanedJobs: limit must be an integer >= 0 (0: no limit), got ${limit}.`);
+    await this.ready();
+    return this.backend.removeOrphanedJobs(count, limit);
+  }
+
+  /**
    * Creates or updates the job scheduler `id`: it adds a job from `template` each time `repeat`
    * fires (a cron `pattern` in `tz`, or `every` ms), with overlap, catch-up, jitter and limit
    * policies (docs/schedules.md). Idempotent: the same spec again changes nothing and keeps the

@@ -369,6 +369,11 @@ export interface QueueBackend {
   configureQueue(fields: Record<string, string>): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
   removeDeduplicationKey(id: string): Promise<number>;
+  /**
+   * Deletes orphaned jobs (a hash in no state structure): scans `scanCount` keys per SCAN step,
+   * stops after `limit` removals (0: no limit). Returns how many were removed.
+   */
+  removeOrphanedJobs(scanCount: number, limit: number, now?: number): Promise<number>;
   /** Cancels a job: 1 cancelled now, 2 active (its worker is told), 0 missing, -3 already finished. */
   cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number>;
   /** Replays dead letters of this (dead-letter) queue: one code per id (see replayDeadLetters.lua). */
