@@ -6,11 +6,12 @@
  * await queue.add('welcome', { userId: 'u1' }, { jobId: 'welcome:u1', attempts: 3 });
  */
 import { randomBytes } from 'node:crypto';
-import type { CleanableState, NewJob, QueueBackend } from '../backend/backend.js';
+import { WriteCode, type CleanableState, type NewJob, type QueueBackend } from '../backend/backend.js';
 import { cancelChildren, checkFlowSlots, explainRefusal, toFlowNode } from './flows.js';
-import { CrossSlotError, InvalidOptionsError, JobActiveError } from '../job/errors.js';
+import { CrossSlotError, InvalidDataError, InvalidOptionsError, JobActiveError, JobNotFoundError } from '../job/errors.js';
 import { Job } from '../job/job.js';
-import { validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
+import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
+import type { JobProgress } from '../job/job-json.js';
 import { toNewJob } from '../job/new-job.js';
 import type { QueueBaseOptions } from './queue-base.js';
 import type { JobType } from './queue-getters.js';
@@ -496,6 +497,36 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   async removeDeduplicationKey(deduplicationId: string): Promise<number> {
     await this.ready();
     return this.backend.removeDeduplicationKey(deduplicationId);
+  }
+
+  /**
+   * Sets the progress of job `jobId` (a number or a JSON object), as `job.updateProgress` from
+   * outside a processor (not fenced). Emits `progress` (jobId, progress) on this Queue, and the
+   * `progress` event for QueueEvents. Throws JobNotFoundError if the job does not exist.
+   */
+  async updateJobProgress(jobId: string, progress: JobProgress): Promise<void> {
+    const json = serialize(progress, 'Progress');
+    await this.ready();
+    const code = await this.backend.updateProgress(jobId, json, undefined);
+    if (code === WriteCode.Missing)
+      throw new JobNotFoundError(`Missing key for job ${jobId}. updateProgress: job ${jobId} does not exist in queue "${this.name}".`);
+    this.emit('progress', jobId, progress);
+  }
+
+  /**
+   * Appends a line to job `jobId`'s log, as `job.log` from outside a processor (not fenced),
+   * keeping at most `keepLogs` lines (0: all). Returns the number of lines. Throws
+   * JobNotFoundError if the job does not exist.
+   */
+  async addJobLog(jobId: string, logRow: string, keepLogs = 0): Promise<number> {
+    if (typeof logRow !== 'string') throw new InvalidDataError('queue.addJobLog(jobId, logRow) takes a string logRow.');
+    if (!(Number.isInteger(keepLogs) && keepLogs >= 0))
+      throw new InvalidOptionsError(`addJobLog: keepLogs must be an integer >= 0 (0: keep all), got ${keepLogs}.`);
+    await this.ready();
+    const count = await this.backend.addLog(jobId, logRow, undefined, keepLogs);
+    if (count === WriteCode.Missing)
+      throw new JobNotFoundError(`Missing key for job ${jobId}. addLog: job ${jobId} does not exist in queue "${this.name}".`);
+    return count;
   }
 
   /**

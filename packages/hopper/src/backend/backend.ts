@@ -368,7 +368,10 @@ export interface QueueBackend {
   /** Sets queue-wide limits and group defaults in the meta (field -> value, '' removes; see configureQueue.lua). */
   configureQueue(fields: Record<string, string>): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
-  removeDeduplicationKey(id: string): Promise<number>;
+  /** Deletes a deduplication key (with `jobId`: only while it points to that job); 1 if deleted. */
+  removeDeduplicationKey(id: string, jobId?: string): Promise<number>;
+  /** Deletes a job's log lines, or all but the newest `keep` (0: all); returns how many are left. */
+  clearLogs(id: string, keep: number): Promise<number>;
   /**
    * Deletes orphaned jobs (a hash in no state structure): scans `scanCount` keys per SCAN step,
    * stops after `limit` removals (0: no limit). Returns how many were removed.

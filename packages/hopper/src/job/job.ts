@@ -83,6 +83,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /** For a dead letter (a job in a dead-letter queue): the job it records, and when it failed. */
   deadLetterOrigin?: { queue: string; jobId: string; failedOn?: number };
 
+  /** The job's deduplication id (`opts.deduplication.id`), as in BullMQ. */
+  deduplicationId?: string;
+
   /** Set by `discard()`: a failure of this attempt will not be retried. */
   discarded = false;
 
@@ -99,6 +102,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.name = name;
     this.data = data;
     this.opts = opts;
+    this.deduplicationId = opts.deduplication?.id;
     this.progress = 0;
     this.returnvalue = undefined as ReturnType;
     this.failedReason = undefined as unknown as string;
@@ -157,6 +161,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.returnvalue = parseJson(record.returnvalue) as R;
     job.failedReason = record.failedReason as string;
     job.stacktrace = (parseJson(record.stacktrace) as string[] | undefined) ?? [];
+    if (record.deduplicationId !== undefined) job.deduplicationId = record.deduplicationId;
     if (record.origin) job.deadLetterOrigin = { ...record.origin, failedOn: record.timestamp };
     if (record.parent) job.setParent(record.parent);
     return job;
@@ -247,6 +252,30 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const count = await this.ctx.backend.addLog(id, logRow, this.fence, this.opts.keepLogs ?? 0);
     this.checkWrite(count, 'log to');
     return count;
+  }
+
+  /**
+   * Deletes the job's log lines; with `keepLogs`, keeps the newest `keepLogs` of them (as BullMQ).
+   * Not fenced: logs are the job's, whichever attempt wrote them.
+   */
+  async clearLogs(keepLogs?: number): Promise<void> {
+    const id = this.requireId();
+    if (keepLogs !== undefined && !(Number.isInteger(keepLogs) && keepLogs >= 0))
+      throw new InvalidDataError(`job.clearLogs(keepLogs): keepLogs must be an integer >= 0 (lines to keep), got ${keepLogs}.`);
+    await this.ctx.ready();
+    await this.ctx.backend.clearLogs(id, keepLogs ?? 0);
+  }
+
+  /**
+   * Deletes this job's deduplication key if it still points to this job, so the next add with
+   * the same deduplication id creates a job (a key a later job holds is left alone). Returns
+   * whether a key was deleted; false for a job without `deduplication`.
+   */
+  async removeDeduplicationKey(): Promise<boolean> {
+    const id = this.requireId();
+    if (this.deduplicationId === undefined) return false;
+    await this.ctx.ready();
+    return (await this.ctx.backend.removeDeduplicationKey(this.deduplicationId, id)) === 1;
   }
 
   /** Fence for a move by the caller holding `token` (manual processing), or this job's own fence. */

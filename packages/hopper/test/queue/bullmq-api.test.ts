@@ -3,6 +3,7 @@
  * here against Hopper's own behaviour; BullMQ's suite is the oracle for the exact semantics.
  */
 import { describe, expect, it } from 'vitest';
+import { InvalidDataError, JobNotFoundError } from '../../src/index.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper();
@@ -25,5 +26,56 @@ describe('BullMQ API: queue naming', () => {
     expect(child.queueQualifiedName).toBe(children.qualifiedName);
     const deps = await node.job.getDependencies();
     expect(deps.unprocessed).toEqual([children.toKey(child.id!)]);
+  });
+});
+
+describe('BullMQ API: progress and logs from the Queue', () => {
+  it('updateJobProgress stores the progress and emits progress on the Queue', async () => {
+    const queue = env.queue(env.queueName());
+    const job = await queue.add('j', {});
+    const seen: unknown[] = [];
+    queue.on('progress', (id: string, progress: unknown) => seen.push([id, progress]));
+    await queue.updateJobProgress(job.id!, { total: 120, completed: 40 });
+    expect((await queue.getJob(job.id!))?.progress).toEqual({ total: 120, completed: 40 });
+    expect(seen).toEqual([[job.id, { total: 120, completed: 40 }]]);
+    await expect(queue.updateJobProgress('nope', 1)).rejects.toThrow(JobNotFoundError);
+    await expect(queue.updateJobProgress('nope', 1)).rejects.toThrow('Missing key for job nope. updateProgress');
+  });
+
+  it('addJobLog appends lines (keeping keepLogs) and clearLogs empties or trims them', async () => {
+    const queue = env.queue(env.queueName());
+    const job = await queue.add('j', {});
+    expect(await queue.addJobLog(job.id!, 'one')).toBe(1);
+    expect(await queue.addJobLog(job.id!, 'two')).toBe(2);
+    expect(await queue.addJobLog(job.id!, 'three', 2)).toBe(2);
+    expect(await queue.getJobLogs(job.id!)).toEqual({ logs: ['two', 'three'], count: 2 });
+    await queue.addJobLog(job.id!, 'four');
+    await job.clearLogs(5);
+    expect(await queue.getJobLogs(job.id!)).toEqual({ logs: ['two', 'three', 'four'], count: 3 });
+    await job.clearLogs(1);
+    expect(await queue.getJobLogs(job.id!)).toEqual({ logs: ['four'], count: 1 });
+    await job.clearLogs();
+    expect(await queue.getJobLogs(job.id!)).toEqual({ logs: [], count: 0 });
+    await expect(job.clearLogs(-1)).rejects.toThrow(InvalidDataError);
+    await expect(queue.addJobLog('nope', 'x')).rejects.toThrow('Missing key for job nope. addLog');
+  });
+});
+
+describe('BullMQ API: deduplication on the job', () => {
+  it('deduplicationId is loaded, and job.removeDeduplicationKey deletes only a key that still points to the job', async () => {
+    const queue = env.queue(env.queueName());
+    const first = await queue.add('j', {}, { jobId: 'a1', deduplication: { id: 'dd' } });
+    expect(first.deduplicationId).toBe('dd');
+    expect((await queue.getJob('a1'))?.deduplicationId).toBe('dd');
+    expect(await (await queue.getJob('a1'))!.removeDeduplicationKey()).toBe(true);
+    expect(await queue.getDeduplicationJobId('dd')).toBeUndefined();
+    const second = await queue.add('j', {}, { jobId: 'a2', deduplication: { id: 'dd' } });
+    expect(second.id).toBe('a2');
+    // The key now points to a2: a1 leaves it alone.
+    expect(await first.removeDeduplicationKey()).toBe(false);
+    expect(await queue.getDeduplicationJobId('dd')).toBe('a2');
+    const plain = await queue.add('j', {});
+    expect(plain.deduplicationId).toBeUndefined();
+    expect(await plain.removeDeduplicationKey()).toBe(false);
   });
 });

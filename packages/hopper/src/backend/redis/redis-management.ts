@@ -13,6 +13,10 @@ import { SCRIPTS } from './scripts.generated.js';
 const ORPHAN_BATCH = 1000;
 
 export abstract class RedisQueueManagement extends RedisQueueGroups {
+  async clearLogs(id: string, keep: number): Promise<number> {
+    return (await runScript(this.client, SCRIPTS.clearLogs, { logs: this.keys.logs(id) }, { keep })) as number;
+  }
+
   async removeOrphanedJobs(scanCount: number, limit: number, now?: number): Promise<number> {
     const k = this.keys;
     const jobPrefix = `${k.base}j:`;
