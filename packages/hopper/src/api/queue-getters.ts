@@ -5,6 +5,7 @@ import type { StateCounts } from '../backend/backend.js';
 import { Job } from '../job/job.js';
 import { JOB_STATES, type JobCountType, type JobState, type JobStateOrUnknown } from '../job/states.js';
 import { InvalidOptionsError } from '../job/errors.js';
+import { MAX_PRIORITY } from '../job/options.js';
 import { QueueBase } from './queue-base.js';
 
 /** A state name as BullMQ's getters take it: the states, plus `wait` and `paused` (both meaning waiting here). */
@@ -196,6 +197,24 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
   async getJobLogs(jobId: string, start = 0, end = -1, asc = true): Promise<{ logs: string[]; count: number }> {
     await this.ready();
     return this.backend.getLogs(jobId, start, end, asc);
+  }
+
+  /**
+   * The number of ready jobs (waiting or prioritized) of each given priority, keyed by priority
+   * (as BullMQ): `{ '0': 11, '1': 10 }`. Priority 0 counts the waiting jobs. A paused queue's
+   * jobs are counted too (Hopper keeps them waiting).
+   */
+  async getCountsPerPriority(priorities: number[]): Promise<Record<string, number>> {
+    const unique = [...new Set(priorities)];
+    for (const p of unique) {
+      if (!(Number.isInteger(p) && p >= 0 && p <= MAX_PRIORITY))
+        throw new InvalidOptionsError(`getCountsPerPriority: each priority must be an integer from 0 to ${MAX_PRIORITY}, got ${p}.`);
+    }
+    await this.ready();
+    const counts = await this.backend.getCountsPerPriority(unique);
+    const out: Record<string, number> = {};
+    unique.forEach((p, i) => (out[String(p)] = counts[i]));
+    return out;
   }
 
   /** The id of the job a deduplication id currently points to, if any. */

@@ -439,6 +439,8 @@ export interface QueueBackend {
   getJob(id: string): Promise<JobRecord | undefined>;
   getState(id: string): Promise<JobStateOrUnknown>;
   getStateCounts(): Promise<StateCounts>;
+  /** Ready jobs (waiting and prioritized, grouped or not) of each given priority, in order. */
+  getCountsPerPriority(priorities: number[]): Promise<number[]>;
   isPaused(): Promise<boolean>;
   getLogs(id: string, start: number, end: number, asc: boolean): Promise<{ logs: string[]; count: number }>;
   /** Job ids in `state`, by rank range; `asc` oldest first. */

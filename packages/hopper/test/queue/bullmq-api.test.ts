@@ -3,7 +3,7 @@
  * here against Hopper's own behaviour; BullMQ's suite is the oracle for the exact semantics.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidDataError, JobNotFoundError } from '../../src/index.js';
+import { InvalidDataError, InvalidOptionsError, JobNotFoundError } from '../../src/index.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper();
@@ -77,5 +77,18 @@ describe('BullMQ API: deduplication on the job', () => {
     const plain = await queue.add('j', {});
     expect(plain.deduplicationId).toBeUndefined();
     expect(await plain.removeDeduplicationKey()).toBe(false);
+  });
+});
+
+describe('BullMQ API: getCountsPerPriority', () => {
+  it('counts the ready jobs of each priority, grouped or not, paused or not', async () => {
+    const queue = env.queue(env.queueName());
+    await queue.pause();
+    await queue.addBulk(Array.from({ length: 42 }, (_, i) => ({ name: 'j', data: {}, opts: { priority: i % 4 } })));
+    await queue.add('g', {}, { priority: 2, group: { id: 't1' } });
+    await queue.add('g', {}, { group: { id: 't1' } });
+    await queue.add('later', {}, { priority: 1, delay: 60_000 });
+    expect(await queue.getCountsPerPriority([0, 1, 2, 3, 3, 7])).toEqual({ '0': 12, '1': 11, '2': 11, '3': 10, '7': 0 });
+    await expect(queue.getCountsPerPriority([-1])).rejects.toThrow(InvalidOptionsError);
   });
 });
