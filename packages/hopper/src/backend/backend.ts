@@ -370,6 +370,8 @@ export interface QueueBackend {
   trimEvents(maxLength: number): Promise<number>;
   /** Deletes a deduplication key (with `jobId`: only while it points to that job); 1 if deleted. */
   removeDeduplicationKey(id: string, jobId?: string): Promise<number>;
+  /** Lets a pending child's parent go of it: 1 done, 0 no parent or not pending, -1 child missing, -3 parent missing. */
+  removeChildDependency(id: string, now?: number): Promise<number>;
   /** Deletes a job's log lines, or all but the newest `keep` (0: all); returns how many are left. */
   clearLogs(id: string, keep: number): Promise<number>;
   /**

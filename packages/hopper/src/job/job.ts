@@ -198,13 +198,21 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return this.id;
   }
 
-  /** @internal turns a fenced write's code into the matching error. */
-  checkWrite(code: number, what: string): void {
+  /**
+   * @internal turns a fenced write's code into the matching error. `op` is BullMQ's name of the
+   * operation: the message then starts with BullMQ's key phrase (`Missing key for job <id>.
+   * <op>`, `Job <id> is not in the <state> state. <op>`), which code migrated from BullMQ matches.
+   */
+  checkWrite(code: number, what: string, op?: string, requiredState?: string): void {
     if (code === WriteCode.Missing) {
-      throw new JobNotFoundError(`Cannot ${what} job ${this.id} in queue "${this.queueName}": it no longer exists.`);
+      const phrase = op === undefined ? '' : `Missing key for job ${this.id}. ${op}: `;
+      throw new JobNotFoundError(`${phrase}Cannot ${what} job ${this.id} in queue "${this.queueName}": it no longer exists.`);
     }
     if (code === WriteCode.NotActive) {
-      throw new InvalidStateError(`Cannot ${what} job ${this.id} in queue "${this.queueName}": it is not in a state that allows it.`);
+      const phrase = op === undefined || requiredState === undefined ? '' : `Job ${this.id} is not in the ${requiredState} state. ${op}: `;
+      throw new InvalidStateError(
+        `${phrase}Cannot ${what} job ${this.id} in queue "${this.queueName}": it is not in a state that allows it.`,
+      );
     }
     if (code === WriteCode.StaleAttempt) {
       throw new LockLostError(
@@ -223,7 +231,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const id = this.requireId();
     const json = serialize(progress, 'Progress');
     await this.ctx.ready();
-    this.checkWrite(await this.ctx.backend.updateProgress(id, json, this.fence), 'update progress of');
+    this.checkWrite(await this.ctx.backend.updateProgress(id, json, this.fence), 'update progress of', 'updateProgress');
     this.progress = progress;
     this.ctx.jobProgressed?.(this, progress);
   }
@@ -237,7 +245,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const id = this.requireId();
     const json = serialize(data === undefined ? {} : data, 'Job data', this.opts.sizeLimit);
     await this.ctx.ready();
-    this.checkWrite(await this.ctx.backend.updateData(id, json, this.fence), 'update data of');
+    this.checkWrite(await this.ctx.backend.updateData(id, json, this.fence), 'update data of', 'updateData');
     this.data = data;
   }
 
@@ -250,7 +258,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     if (typeof logRow !== 'string') throw new InvalidDataError('job.log() takes a string.');
     await this.ctx.ready();
     const count = await this.ctx.backend.addLog(id, logRow, this.fence, this.opts.keepLogs ?? 0);
-    this.checkWrite(count, 'log to');
+    this.checkWrite(count, 'log to', 'addLog');
     return count;
   }
 
@@ -276,6 +284,31 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     if (this.deduplicationId === undefined) return false;
     await this.ctx.ready();
     return (await this.ctx.backend.removeDeduplicationKey(this.deduplicationId, id)) === 1;
+  }
+
+  /**
+   * Lets this child's parent go of it while it is pending (BullMQ's `removeChildDependency`): the
+   * parent no longer waits for it (and moves on if it was its last pending child); the child
+   * stays as it is, without a parent (`parent` and `parentKey` are cleared; `opts.parent` keeps
+   * what it was added with). Returns false when the job has no parent or is no longer pending
+   * for it. Throws JobNotFoundError if the job or its parent does not exist.
+   */
+  async removeChildDependency(): Promise<boolean> {
+    const id = this.requireId();
+    await this.ctx.ready();
+    const code = await this.ctx.backend.removeChildDependency(id);
+    if (code === -1)
+      throw new JobNotFoundError(
+        `Missing key for job ${id}. removeChildDependency: job ${id} does not exist in queue "${this.queueName}".`,
+      );
+    if (code === -3)
+      throw new JobNotFoundError(
+        `Missing key for parent job ${this.parentKey ?? '(unknown)'}. removeChildDependency: the parent of job ${id} no longer exists.`,
+      );
+    if (code !== 1) return false;
+    this.parent = undefined;
+    this.parentKey = undefined;
+    return true;
   }
 
   /** Fence for a move by the caller holding `token` (manual processing), or this job's own fence. */

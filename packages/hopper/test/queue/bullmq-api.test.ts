@@ -92,3 +92,47 @@ describe('BullMQ API: getCountsPerPriority', () => {
     await expect(queue.getCountsPerPriority([-1])).rejects.toThrow(InvalidOptionsError);
   });
 });
+
+describe('BullMQ API: job.removeChildDependency', () => {
+  it('the parent stops waiting for the child; it moves on when that was its last pending child', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const { job: parent, children } = await env.flows().add({
+      name: 'parent',
+      queueName: name,
+      children: [
+        { name: 'c0', queueName: name, data: {} },
+        { name: 'c1', queueName: name, data: {} },
+      ],
+    });
+    const [c0, c1] = children!.map((c) => c.job);
+    expect(await c0.removeChildDependency()).toBe(true);
+    expect(c0.parent).toBeUndefined();
+    expect(c0.parentKey).toBeUndefined();
+    expect((await queue.getJob(c0.id!))?.parentKey).toBeUndefined();
+    expect(await parent.getState()).toBe('waiting-children');
+    expect(await parent.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 1, failed: 0 });
+    // Again: nothing left to remove.
+    expect(await c0.removeChildDependency()).toBe(false);
+    expect(await c1.removeChildDependency()).toBe(true);
+    expect(await parent.getState()).toBe('waiting');
+    expect(await queue.getJobState(c1.id!)).toBe('waiting');
+  });
+
+  it('throws with BullMQ key phrase when the child or its parent is missing', async () => {
+    const name = env.queueName();
+    const { job: parent, children } = await env.flows().add({
+      name: 'parent',
+      queueName: name,
+      children: [
+        { name: 'c0', queueName: name, data: {} },
+        { name: 'c1', queueName: name, data: {} },
+      ],
+    });
+    const [c0, c1] = children!.map((c) => c.job);
+    await c0.remove();
+    await expect(c0.removeChildDependency()).rejects.toThrow(`Missing key for job ${c0.id}. removeChildDependency`);
+    await parent.remove();
+    await expect(c1.removeChildDependency()).rejects.toThrow(`Missing key for parent job ${c1.parentKey}. removeChildDependency`);
+  });
+});
