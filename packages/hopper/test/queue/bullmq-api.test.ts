@@ -3,8 +3,9 @@
  * here against Hopper's own behaviour; BullMQ's suite is the oracle for the exact semantics.
  */
 import { describe, expect, it } from 'vitest';
-import { InvalidDataError, InvalidOptionsError, JobNotFoundError } from '../../src/index.js';
+import { InvalidDataError, InvalidOptionsError, JobNotFoundError, type Job } from '../../src/index.js';
 import { useHopper } from '../helpers/hopper.js';
+import { until } from '../helpers/wait.js';
 
 const env = useHopper();
 
@@ -134,5 +135,38 @@ describe('BullMQ API: job.removeChildDependency', () => {
     await expect(c0.removeChildDependency()).rejects.toThrow(`Missing key for job ${c0.id}. removeChildDependency`);
     await parent.remove();
     await expect(c1.removeChildDependency()).rejects.toThrow(`Missing key for parent job ${c1.parentKey}. removeChildDependency`);
+  });
+});
+
+describe('BullMQ API: queue.getDependencies', () => {
+  it("pages a parent's pending and processed children, with their jobs", async () => {
+    const name = env.queueName();
+    const childQ = env.queueName('kids');
+    const queue = env.queue(name);
+    const children = env.queue(childQ);
+    const { job: parent } = await env.flows().add({
+      name: 'parent',
+      queueName: name,
+      children: [0, 1, 2, 3].map((idx) => ({ name: `c${idx}`, queueName: childQ, data: { idx } })),
+    });
+    const all = await queue.getDependencies(parent.id!, 'pending', 0, -1);
+    expect(all.total).toBe(4);
+    expect(all.items.map((i) => i.id).sort()).toEqual((await parent.getDependencies()).unprocessed!.sort());
+    expect(all.jobs.map((j) => j.name).sort()).toEqual(['c0', 'c1', 'c2', 'c3']);
+    expect(all.jobs.every((j) => j.parentKey === queue.toKey(parent.id!))).toBe(true);
+    const page = await queue.getDependencies(parent.id!, 'pending', 0, 2);
+    expect(page.items).toHaveLength(3);
+    expect(page.total).toBe(4);
+
+    const done = new Set<string>();
+    const worker = env.worker(childQ, async (job) => (job.data as { idx: number }).idx * 10);
+    worker.on('completed', (job: Job) => done.add(job.id!));
+    await until(async () => done.size === 4, 'children done');
+    expect((await queue.getDependencies(parent.id!, 'pending', 0, -1)).total).toBe(0);
+    const processed = await queue.getDependencies(parent.id!, 'processed', 0, -1);
+    expect(processed.total).toBe(4);
+    expect(processed.items.map((i) => JSON.parse(i.v!) as number).sort((a, b) => a - b)).toEqual([0, 10, 20, 30]);
+    expect(processed.jobs).toHaveLength(await children.getCompletedCount());
+    await expect(queue.getDependencies(parent.id!, 'failed' as 'pending', 0, -1)).rejects.toThrow(InvalidOptionsError);
   });
 });
