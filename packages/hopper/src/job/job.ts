@@ -25,6 +25,7 @@ import {
   dependencies,
   dependenciesCount,
   failedChildrenValues,
+  removeUnprocessed,
   waitForChildren,
   type DependenciesCount,
   type DependenciesOpts,
@@ -309,6 +310,16 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.parent = undefined;
     this.parentKey = undefined;
     return true;
+  }
+
+  /**
+   * Removes the children this job still waits for (any state but active, completed and failed),
+   * and their own pending children first, as `job.remove()` removes a job (BullMQ's
+   * `removeUnprocessedChildren`). Active and finished children stay. Slow for very many children
+   * (one call per child).
+   */
+  async removeUnprocessedChildren(): Promise<void> {
+    await removeUnprocessed(this);
   }
 
   /** Fence for a move by the caller holding `token` (manual processing), or this job's own fence. */

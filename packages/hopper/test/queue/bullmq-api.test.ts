@@ -170,3 +170,37 @@ describe('BullMQ API: queue.getDependencies', () => {
     await expect(queue.getDependencies(parent.id!, 'failed' as 'pending', 0, -1)).rejects.toThrow(InvalidOptionsError);
   });
 });
+
+describe('BullMQ API: job.removeUnprocessedChildren', () => {
+  it('removes pending children and their own pending children, and leaves finished ones', async () => {
+    const name = env.queueName();
+    const childQ = env.queueName('kids');
+    const children = env.queue(childQ);
+    const { job: parent, children: nodes } = await env.flows().add({
+      name: 'parent',
+      queueName: name,
+      children: [
+        { name: 'done', queueName: childQ, data: {}, opts: { priority: 1 } },
+        { name: 'pending', queueName: childQ, data: {}, opts: { delay: 60_000 } },
+        {
+          name: 'sub',
+          queueName: childQ,
+          data: {},
+          opts: { delay: 60_000 },
+          children: [{ name: 'grand', queueName: childQ, data: {}, opts: { delay: 60_000 } }],
+        },
+      ],
+    });
+    const worker = env.worker(childQ, async () => 'ok');
+    await until(async () => (await children.getCompletedCount()) === 1, 'first child done');
+    await worker.close();
+    await parent.removeUnprocessedChildren();
+    const ids = nodes!.map((n) => n.job.id!);
+    expect(await children.getJobState(ids[0])).toBe('completed');
+    expect(await children.getJob(ids[1])).toBeUndefined();
+    expect(await children.getJob(ids[2])).toBeUndefined();
+    expect(await children.getJob(nodes![2].children![0].job.id!)).toBeUndefined();
+    // Nothing pending any more: the parent moved on.
+    expect(await parent.getState()).toBe('waiting');
+  });
+});
