@@ -276,7 +276,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
       nodes.flatMap((node) => (node.parent ? [node.parent.queue] : [])),
     );
     const result = await this.backend.addFlow(nodes, { producerId: this.producerId, seq: ++this.seq, keep: 64 }, this.clock.backendNow());
-    explainRefusal(result, nodes);
+    explainRefusal(result, nodes, this.prefix);
     if (!result.ok) return [];
     return Promise.all(
       entries.map(async ({ name, data, merged }, i) => {

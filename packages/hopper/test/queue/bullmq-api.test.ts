@@ -204,3 +204,14 @@ describe('BullMQ API: job.removeUnprocessedChildren', () => {
     expect(await parent.getState()).toBe('waiting');
   });
 });
+
+describe('BullMQ key phrases in refused parents', () => {
+  it("a missing parent and a parent that cannot take children keep BullMQ's wording", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await expect(queue.add('child', {}, { parent: { id: 'nope', queue: queue.qualifiedName } })).rejects.toThrow(
+      `Missing key for parent job ${queue.toKey('nope')}. addJob`,
+    );
+    expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 0 });
+  });
+});
