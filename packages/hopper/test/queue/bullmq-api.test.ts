@@ -206,7 +206,7 @@ describe('BullMQ API: job.removeUnprocessedChildren', () => {
 });
 
 describe('BullMQ key phrases in refused parents', () => {
-  it("a missing parent and a parent that cannot take children keep BullMQ's wording", async () => {
+  it("a missing parent keeps BullMQ's wording", async () => {
     const name = env.queueName();
     const queue = env.queue(name);
     await expect(queue.add('child', {}, { parent: { id: 'nope', queue: queue.qualifiedName } })).rejects.toThrow(
