@@ -148,10 +148,11 @@ export async function removeUnprocessed(job: Job): Promise<number> {
       const child = parseJobKey(job.ctx.prefix, key);
       if (!child) continue;
       const childBackend = backendFor(child.queue);
-      if (depth < MAX_DEPTH && (await childBackend.getState(child.id)) === 'waiting-children') {
-        removed += await removeUnder(childBackend, child.id, depth + 1);
-      }
-      // Active (-4) or gone (0) children, and pending scheduler runs, are left as they are.
+      const state = await childBackend.getState(child.id);
+      // Active and finished children stay (a failed child the parent still waits for: its retry
+      // unblocks the parent); so do missing ones and pending scheduler runs.
+      if (state === 'active' || state === 'completed' || state === 'failed' || state === 'unknown') continue;
+      if (state === 'waiting-children' && depth < MAX_DEPTH) removed += await removeUnder(childBackend, child.id, depth + 1);
       if ((await childBackend.removeJob(child.id, now())) === 1) removed++;
     }
     return removed;

@@ -181,6 +181,7 @@ describe('BullMQ API: job.removeUnprocessedChildren', () => {
       queueName: name,
       children: [
         { name: 'done', queueName: childQ, data: {}, opts: { priority: 1 } },
+        { name: 'broken', queueName: childQ, data: {}, opts: { priority: 1 } },
         { name: 'pending', queueName: childQ, data: {}, opts: { delay: 60_000 } },
         {
           name: 'sub',
@@ -191,17 +192,23 @@ describe('BullMQ API: job.removeUnprocessedChildren', () => {
         },
       ],
     });
-    const worker = env.worker(childQ, async () => 'ok');
-    await until(async () => (await children.getCompletedCount()) === 1, 'first child done');
+    env.expectErrors(/broken/);
+    const worker = env.worker(childQ, async (job: Job) => {
+      if (job.name === 'broken') throw new Error('broken');
+      return 'ok';
+    });
+    await until(async () => (await children.getCompletedCount()) === 1 && (await children.getFailedCount()) === 1, 'two children finished');
     await worker.close();
     await parent.removeUnprocessedChildren();
     const ids = nodes!.map((n) => n.job.id!);
     expect(await children.getJobState(ids[0])).toBe('completed');
-    expect(await children.getJob(ids[1])).toBeUndefined();
+    // A failed child stays: the parent still waits for its retry (docs/flows.md).
+    expect(await children.getJobState(ids[1])).toBe('failed');
     expect(await children.getJob(ids[2])).toBeUndefined();
-    expect(await children.getJob(nodes![2].children![0].job.id!)).toBeUndefined();
-    // Nothing pending any more: the parent moved on.
-    expect(await parent.getState()).toBe('waiting');
+    expect(await children.getJob(ids[3])).toBeUndefined();
+    expect(await children.getJob(nodes![3].children![0].job.id!)).toBeUndefined();
+    expect(await parent.getState()).toBe('waiting-children');
+    expect((await parent.getDependencies()).unprocessed).toEqual([children.toKey(ids[1])]);
   });
 });
 
@@ -213,5 +220,19 @@ describe('BullMQ key phrases in refused parents', () => {
       `Missing key for parent job ${queue.toKey('nope')}. addJob`,
     );
     expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 0 });
+  });
+});
+
+describe('BullMQ key phrases in refused job options', () => {
+  it('size limit, failure-policy combinations and jitter', async () => {
+    const queue = env.queue(env.queueName());
+    await expect(queue.add('test', { foo: 'bar' }, { sizeLimit: 12 })).rejects.toThrow('The size of job test exceeds the limit 12 bytes');
+    await expect(queue.add('test', {}, { removeDependencyOnFailure: true, failParentOnFailure: true })).rejects.toThrow(
+      'The following options cannot be used together: removeDependencyOnFailure, failParentOnFailure',
+    );
+    await expect(queue.add('test', {}, { attempts: 2, backoff: { type: 'fixed', delay: 10, jitter: 2 } })).rejects.toThrow(
+      'Jitter should be between 0 and 1',
+    );
+    expect(await queue.count()).toBe(0);
   });
 });
