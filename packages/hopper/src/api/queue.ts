@@ -534,7 +534,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    * leaked by a BullMQ bug). Hopper's scripts never leave one, so on a healthy queue this finds
    * nothing; it is kept for compatibility and for data damaged outside Hopper. An orphan is
    * deleted as `job.remove()` deletes a job. Scans the queue's job keys with SCAN, `count` keys
-   * per step, and stops once at least `limit` orphans are removed (0: no limit), so a large
+   * per step, and stops once `limit` orphans are removed (0: no limit), so a large
    * clean-up can run in a loop: `while (await queue.removeOrphanedJobs(1000, 10_000)) {}`.
    * Returns how many were removed.
    */

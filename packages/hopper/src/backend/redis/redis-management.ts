@@ -45,7 +45,7 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
               failed: k.failed,
               waitingChildren: k.waitingChildren,
             },
-            { now: timeArg(now), base: k.base },
+            { now: timeArg(now), base: k.base, max: limit > 0 ? limit - removed : 0 },
             ids.slice(from, from + ORPHAN_BATCH),
           )) as Reply;
           removed += reply.length;

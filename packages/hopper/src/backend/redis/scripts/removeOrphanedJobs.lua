@@ -6,7 +6,8 @@
   go of). The caller sends at most 1,000 ids per call (found with SCAN); reads every job before
   the first write. A waiting job is looked up with LPOS, linear in the waiting list.
   KEYS: wait, prio, delayed, active, completed, failed, waitingChildren
-  ARGV: now, base, ...ids
+  ARGV: now, base, max, ...ids
+    max: the most orphans to remove in this call (0 = no limit).
   Returns: the ids removed ]]
 --@include base
 --@include remove
@@ -15,7 +16,9 @@ local now = nowMs(argv.now)
 local base = argv.base
 -- Reads first: which ids are orphans.
 local orphans = {}
+local max = tonumber(argv.max)
 for i = REST, #ARGV do
+  if max > 0 and #orphans >= max then break end
   local id = ARGV[i]
   local f = redis.call('HMGET', jobKey(base, id), 's', 'g')
   local state, group = f[1], f[2]
