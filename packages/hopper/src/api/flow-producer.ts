@@ -353,7 +353,7 @@ export class FlowProducer extends EventEmitter {
     };
     for (const root of roots) visit(root, 0);
     const result = await this.backendFor(roots[0].queue).addFlow(nodes, this.request(), this.clock.backendNow());
-    explainRefusal(result, nodes);
+    explainRefusal(result, nodes, this.prefix);
     if (!result.ok) return;
     order.forEach((flat, i) => {
       flat.id = result.ids[i];

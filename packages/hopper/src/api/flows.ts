@@ -60,8 +60,12 @@ export function toFlowNode(
   };
 }
 
-/** Throws the typed error for an add the backend refused (nothing was written). */
-export function explainRefusal(result: AddFlowResult, nodes: FlowNodeWrite[]): void {
+/**
+ * Throws the typed error for an add the backend refused (nothing was written). With `prefix`,
+ * a refused parent's message starts with BullMQ's key phrase (`Missing key for parent job
+ * <key>. addJob`, `The parent job <key> cannot be replaced. addJob`).
+ */
+export function explainRefusal(result: AddFlowResult, nodes: FlowNodeWrite[], prefix?: string): void {
   if (result.ok) return;
   const node = nodes[result.index];
   if (result.reason === 'exists') {
@@ -71,15 +75,16 @@ export function explainRefusal(result: AddFlowResult, nodes: FlowNodeWrite[]): v
     );
   }
   const parent = node.parent ?? { queue: '?', id: '?' };
+  const key = prefix === undefined ? undefined : `${prefix}:${parent.queue}:${parent.id}`;
   if (result.state === 'missing') {
     throw new JobNotFoundError(
-      // BullMQ's key phrase first (alerts match it), then what happened.
-      `Missing key for parent job ${parent.queue}:${parent.id}: the parent job ${parent.id} of queue "${parent.queue}" does not exist, ` +
-        `so job "${node.name}" cannot become its child. Nothing was written.`,
+      `${key === undefined ? '' : `Missing key for parent job ${key}. addJob: `}` +
+        `The parent job ${parent.id} of queue "${parent.queue}" does not exist, so job "${node.name}" cannot become its child. Nothing was written.`,
     );
   }
   throw new FlowConflictError(
-    `The parent job ${parent.id} of queue "${parent.queue}" is already ${result.state}, so job "${node.name}" cannot become its child. Nothing was written.`,
+    `${key === undefined ? '' : `The parent job ${key} cannot be replaced. addJob: `}` +
+      `The parent job ${parent.id} of queue "${parent.queue}" is already ${result.state}, so job "${node.name}" cannot become its child. Nothing was written.`,
   );
 }
 

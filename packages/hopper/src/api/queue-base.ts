@@ -133,6 +133,25 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
     return this.readyPromise;
   }
 
+  /**
+   * The queue's qualified name, `<prefix>:<name>` (as in BullMQ): what a child's
+   * `parent.queue` names, and the start of every job's public key (`job.parentKey`, the keys of
+   * `getChildrenValues` and `getDependencies`).
+   */
+  get qualifiedName(): string {
+    return `${this.prefix}:${this.name}`;
+  }
+
+  /**
+   * The public key `<prefix>:<name>:<type>`, as BullMQ's `toKey`. With a job id it is that job's
+   * public key, the one `getChildrenValues`, `getDependencies` and `job.parentKey` use. It names
+   * a job or a part of the queue for display and comparison; Hopper's storage keys carry a
+   * Cluster hash tag and are not meant to be read directly.
+   */
+  toKey(type: string): string {
+    return `${this.qualifiedName}:${type}`;
+  }
+
   /** Resolves once the connection is up and the server checked (Redis 7+). */
   async waitUntilReady(): Promise<void> {
     await this.ready();

@@ -1,10 +1,13 @@
 /**
  * The read side of a Queue (BullMQ's QueueGetters): jobs by state, counts, logs, workers, meta.
  */
-import type { StateCounts } from '../backend/backend.js';
+import type { QueueBackend, StateCounts } from '../backend/backend.js';
+import type { JobJsonRaw } from '../job/job-json.js';
+import { parseJobKey } from '../job/job-key.js';
 import { Job } from '../job/job.js';
 import { JOB_STATES, type JobCountType, type JobState, type JobStateOrUnknown } from '../job/states.js';
 import { InvalidOptionsError } from '../job/errors.js';
+import { MAX_PRIORITY } from '../job/options.js';
 import { QueueBase } from './queue-base.js';
 
 /** A state name as BullMQ's getters take it: the states, plus `wait` and `paused` (both meaning waiting here). */
@@ -196,6 +199,76 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
   async getJobLogs(jobId: string, start = 0, end = -1, asc = true): Promise<{ logs: string[]; count: number }> {
     await this.ready();
     return this.backend.getLogs(jobId, start, end, asc);
+  }
+
+  /**
+   * The number of ready jobs (waiting or prioritized) of each given priority, keyed by priority
+   * (as BullMQ): `{ '0': 11, '1': 10 }`. Priority 0 counts the waiting jobs. A paused queue's
+   * jobs are counted too (Hopper keeps them waiting).
+   */
+  async getCountsPerPriority(priorities: number[]): Promise<Record<string, number>> {
+    const unique = [...new Set(priorities)];
+    for (const p of unique) {
+      if (!(Number.isInteger(p) && p >= 0 && p <= MAX_PRIORITY))
+        throw new InvalidOptionsError(`getCountsPerPriority: each priority must be an integer from 0 to ${MAX_PRIORITY}, got ${p}.`);
+    }
+    await this.ready();
+    const counts = await this.backend.getCountsPerPriority(unique);
+    const out: Record<string, number> = {};
+    unique.forEach((p, i) => (out[String(p)] = counts[i]));
+    return out;
+  }
+
+  /**
+   * One page of a parent's children (BullMQ's `queue.getDependencies`): `pending` (not finished
+   * yet) or `processed` (completed, with their return values), from `start` to `end` inclusive
+   * (`-1` is the last). `items` name each child by its public key (`id`, plus `v`, the return
+   * value as JSON, for processed ones); `jobs` are the children still stored, as `asJSON()` plus
+   * `parent`/`parentKey`; `total` counts them all. The order is the storage's (a set and a hash),
+   * stable while they do not change. Children that failed for good: `job.getDependencies()`.
+   */
+  async getDependencies(
+    parentId: string,
+    type: 'processed' | 'pending',
+    start = 0,
+    end = -1,
+  ): Promise<{ items: { id: string; v?: string }[]; jobs: (JobJsonRaw & { parent?: string; parentKey?: string })[]; total: number }> {
+    if (type !== 'processed' && type !== 'pending')
+      throw new InvalidOptionsError(`getDependencies: type must be 'processed' or 'pending', got ${JSON.stringify(type)}.`);
+    if (!Number.isInteger(start) || !Number.isInteger(end))
+      throw new InvalidOptionsError(`getDependencies: start and end must be integers, got ${start} and ${end}.`);
+    await this.ready();
+    const kind = type === 'processed' ? 'processed' : 'unprocessed';
+    const all: [string, string][] = [];
+    let cursor = '0';
+    do {
+      const page = await this.backend.getDependencyPage(parentId, kind, cursor, 1000);
+      all.push(...page.items);
+      cursor = page.cursor;
+    } while (cursor !== '0');
+    const total = all.length;
+    const from = start < 0 ? Math.max(total + start, 0) : start;
+    const to = end < 0 ? total + end : Math.min(end, total - 1);
+    const slice = from <= to ? all.slice(from, to + 1) : [];
+    const items = slice.map(([id, v]) => (kind === 'processed' ? { id, v } : { id }));
+    const siblings = new Map<string, QueueBackend>([[this.name, this.backend]]);
+    const jobs: (JobJsonRaw & { parent?: string; parentKey?: string })[] = [];
+    for (const [key] of slice) {
+      const ref = parseJobKey(this.prefix, key);
+      if (!ref) continue;
+      let backend = siblings.get(ref.queue);
+      if (!backend) siblings.set(ref.queue, (backend = this.backend.sibling(ref.queue)));
+      const record = await backend.getJob(ref.id);
+      if (!record) continue;
+      const job = Job.fromRecord(
+        ref.queue === this.name
+          ? this
+          : { backend, queueName: ref.queue, prefix: this.prefix, ready: () => this.ready(), clock: this.clock },
+        record,
+      );
+      jobs.push({ ...job.asJSON(), parent: job.parent ? JSON.stringify(job.parent) : undefined, parentKey: job.parentKey });
+    }
+    return { items, jobs, total };
   }
 
   /** The id of the job a deduplication id currently points to, if any. */

@@ -6,11 +6,12 @@
  * await queue.add('welcome', { userId: 'u1' }, { jobId: 'welcome:u1', attempts: 3 });
  */
 import { randomBytes } from 'node:crypto';
-import type { CleanableState, NewJob, QueueBackend } from '../backend/backend.js';
+import { WriteCode, type CleanableState, type NewJob, type QueueBackend } from '../backend/backend.js';
 import { cancelChildren, checkFlowSlots, explainRefusal, toFlowNode } from './flows.js';
-import { InvalidOptionsError, JobActiveError, SchedulerJobError } from '../job/errors.js';
+import { InvalidDataError, InvalidOptionsError, JobActiveError, JobNotFoundError, SchedulerJobError } from '../job/errors.js';
 import { Job } from '../job/job.js';
-import { validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
+import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
+import type { JobProgress } from '../job/job-json.js';
 import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 import { toNewJob } from '../job/new-job.js';
 import type { QueueBaseOptions } from './queue-base.js';
@@ -276,7 +277,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
       nodes.flatMap((node) => (node.parent ? [node.parent.queue] : [])),
     );
     const result = await this.backend.addFlow(nodes, { producerId: this.producerId, seq: ++this.seq, keep: 64 }, this.clock.backendNow());
-    explainRefusal(result, nodes);
+    explainRefusal(result, nodes, this.prefix);
     if (!result.ok) return [];
     return Promise.all(
       entries.map(async ({ name, data, merged }, i) => {
@@ -500,6 +501,54 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   async removeDeduplicationKey(deduplicationId: string): Promise<number> {
     await this.ready();
     return this.backend.removeDeduplicationKey(deduplicationId);
+  }
+
+  /**
+   * Sets the progress of job `jobId` (a number or a JSON object), as `job.updateProgress` from
+   * outside a processor (not fenced). Emits `progress` (jobId, progress) on this Queue, and the
+   * `progress` event for QueueEvents. Throws JobNotFoundError if the job does not exist.
+   */
+  async updateJobProgress(jobId: string, progress: JobProgress): Promise<void> {
+    const json = serialize(progress, 'Progress');
+    await this.ready();
+    const code = await this.backend.updateProgress(jobId, json, undefined);
+    if (code === WriteCode.Missing)
+      throw new JobNotFoundError(`Missing key for job ${jobId}. updateProgress: job ${jobId} does not exist in queue "${this.name}".`);
+    this.emit('progress', jobId, progress);
+  }
+
+  /**
+   * Appends a line to job `jobId`'s log, as `job.log` from outside a processor (not fenced),
+   * keeping at most `keepLogs` lines (0: all). Returns the number of lines. Throws
+   * JobNotFoundError if the job does not exist.
+   */
+  async addJobLog(jobId: string, logRow: string, keepLogs = 0): Promise<number> {
+    if (typeof logRow !== 'string') throw new InvalidDataError('queue.addJobLog(jobId, logRow) takes a string logRow.');
+    if (!(Number.isInteger(keepLogs) && keepLogs >= 0))
+      throw new InvalidOptionsError(`addJobLog: keepLogs must be an integer >= 0 (0: keep all), got ${keepLogs}.`);
+    await this.ready();
+    const count = await this.backend.addLog(jobId, logRow, undefined, keepLogs);
+    if (count === WriteCode.Missing)
+      throw new JobNotFoundError(`Missing key for job ${jobId}. addLog: job ${jobId} does not exist in queue "${this.name}".`);
+    return count;
+  }
+
+  /**
+   * Deletes orphaned jobs: job records that no state holds (BullMQ's migration helper for data
+   * leaked by a BullMQ bug). Hopper's scripts never leave one, so on a healthy queue this finds
+   * nothing; it is kept for compatibility and for data damaged outside Hopper. An orphan is
+   * deleted as `job.remove()` deletes a job. Scans the queue's job keys with SCAN, `count` keys
+   * per step, and stops once `limit` orphans are removed (0: no limit), so a large
+   * clean-up can run in a loop: `while (await queue.removeOrphanedJobs(1000, 10_000)) {}`.
+   * Returns how many were removed.
+   */
+  async removeOrphanedJobs(count = 1000, limit = 0): Promise<number> {
+    if (!(Number.isInteger(count) && count > 0))
+      throw new InvalidOptionsError(`removeOrphanedJobs: count must be an integer > 0 (keys per SCAN step), got ${count}.`);
+    if (!(Number.isInteger(limit) && limit >= 0))
+      throw new InvalidOptionsError(`removeOrphanedJobs: limit must be an integer >= 0 (0: no limit), got ${limit}.`);
+    await this.ready();
+    return this.backend.removeOrphanedJobs(count, limit);
   }
 
   /**

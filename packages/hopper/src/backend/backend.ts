@@ -369,7 +369,17 @@ export interface QueueBackend {
   /** Sets queue-wide limits and group defaults in the meta (field -> value, '' removes; see configureQueue.lua). */
   configureQueue(fields: Record<string, string>): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
-  removeDeduplicationKey(id: string): Promise<number>;
+  /** Deletes a deduplication key (with `jobId`: only while it points to that job); 1 if deleted. */
+  removeDeduplicationKey(id: string, jobId?: string): Promise<number>;
+  /** Lets a pending child's parent go of it: 1 done, 0 no parent or not pending, -1 child missing, -3 parent missing. */
+  removeChildDependency(id: string, now?: number): Promise<number>;
+  /** Deletes a job's log lines, or all but the newest `keep` (0: all); returns how many are left. */
+  clearLogs(id: string, keep: number): Promise<number>;
+  /**
+   * Deletes orphaned jobs (a hash in no state structure): scans `scanCount` keys per SCAN step,
+   * stops after `limit` removals (0: no limit). Returns how many were removed.
+   */
+  removeOrphanedJobs(scanCount: number, limit: number, now?: number): Promise<number>;
   /** Cancels a job: 1 cancelled now, 2 active (its worker is told), 0 missing, -3 already finished, -5 a job scheduler's pending run (kept). */
   cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number>;
   /** Replays dead letters of this (dead-letter) queue: one code per id (see replayDeadLetters.lua). */
@@ -442,6 +452,8 @@ export interface QueueBackend {
   getJob(id: string): Promise<JobRecord | undefined>;
   getState(id: string): Promise<JobStateOrUnknown>;
   getStateCounts(): Promise<StateCounts>;
+  /** Ready jobs (waiting and prioritized, grouped or not) of each given priority, in order. */
+  getCountsPerPriority(priorities: number[]): Promise<number[]>;
   isPaused(): Promise<boolean>;
   getLogs(id: string, start: number, end: number, asc: boolean): Promise<{ logs: string[]; count: number }>;
   /** Job ids in `state`, by rank range; `asc` oldest first. */

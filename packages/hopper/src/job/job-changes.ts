@@ -64,7 +64,10 @@ export async function promoteDelayed(job: Job): Promise<void> {
   const id = job.requireId();
   await job.ctx.ready();
   const [moved] = await job.ctx.backend.promoteJobs({ count: 1, ids: [id] });
-  if (moved !== 1) throw new InvalidStateError(`Cannot promote job ${id} in queue "${job.queueName}": it is not delayed.`);
+  if (moved !== 1)
+    throw new InvalidStateError(
+      `Job ${id} is not in the delayed state. promote: cannot promote job ${id} in queue "${job.queueName}": it is not delayed.`,
+    );
   job.delay = 0;
 }
 
@@ -73,7 +76,7 @@ export async function changeJobDelay(job: Job, delay: number): Promise<void> {
   const id = job.requireId();
   validateJobOptions({ delay });
   await job.ctx.ready();
-  job.checkWrite(await job.ctx.backend.changeDelay(id, delay, job.ctx.clock.backendNow()), 'change the delay of');
+  job.checkWrite(await job.ctx.backend.changeDelay(id, delay, job.ctx.clock.backendNow()), 'change the delay of', 'changeDelay', 'delayed');
   job.delay = delay;
 }
 
@@ -83,6 +86,6 @@ export async function changeJobPriority(job: Job, opts: { priority?: number; lif
   const priority = opts.priority ?? 0;
   validateJobOptions({ priority, lifo: opts.lifo });
   await job.ctx.ready();
-  job.checkWrite(await job.ctx.backend.changePriority(id, priority, opts.lifo ?? false), 'change the priority of');
+  job.checkWrite(await job.ctx.backend.changePriority(id, priority, opts.lifo ?? false), 'change the priority of', 'changePriority');
   job.priority = priority;
 }

@@ -5,6 +5,8 @@
 import { UnrecoverableError } from './errors.js';
 import type { Job } from './job.js';
 import { parseJson } from './job-json.js';
+import { parseJobKey } from './job-key.js';
+import type { QueueBackend } from '../backend/backend.js';
 
 /** Paging of one kind of dependency in `getDependencies` (BullMQ's `DependenciesOpts`). */
 export interface DependencyPage {
@@ -112,4 +114,48 @@ export async function waitForChildren(job: Job, token: string | undefined): Prom
   if (code === -4) throw new UnrecoverableError(reason);
   job.checkMove(code, 'move to waiting-children');
   return code === 1;
+}
+
+/** How deep removeUnprocessedChildren follows grandchildren (flows deeper than this are refused at add). */
+const MAX_DEPTH = 64;
+
+/**
+ * `job.removeUnprocessedChildren()`: removes the children the job still waits for (not active,
+ * not finished), and theirs first. Each removal is job.remove()'s: the parent stops waiting for
+ * the child (and moves on once nothing is pending). Active children and finished ones stay.
+ * Returns how many jobs were removed.
+ */
+export async function removeUnprocessed(job: Job): Promise<number> {
+  const id = job.requireId();
+  await job.ctx.ready();
+  const siblings = new Map<string, QueueBackend>([[job.queueName, job.ctx.backend]]);
+  const backendFor = (queue: string): QueueBackend => {
+    let backend = siblings.get(queue);
+    if (!backend) siblings.set(queue, (backend = job.ctx.backend.sibling(queue)));
+    return backend;
+  };
+  const now = () => job.ctx.clock.backendNow();
+  const removeUnder = async (backend: QueueBackend, parentId: string, depth: number): Promise<number> => {
+    let removed = 0;
+    const pending: string[] = [];
+    let cursor = '0';
+    do {
+      const page = await backend.getDependencyPage(parentId, 'unprocessed', cursor, 1000);
+      for (const [key] of page.items) pending.push(key);
+      cursor = page.cursor;
+    } while (cursor !== '0');
+    for (const key of pending) {
+      const child = parseJobKey(job.ctx.prefix, key);
+      if (!child) continue;
+      const childBackend = backendFor(child.queue);
+      const state = await childBackend.getState(child.id);
+      // Active and finished children stay (a failed child the parent still waits for: its retry
+      // unblocks the parent); so do missing ones and pending scheduler runs.
+      if (state === 'active' || state === 'completed' || state === 'failed' || state === 'unknown') continue;
+      if (state === 'waiting-children' && depth < MAX_DEPTH) removed += await removeUnder(childBackend, child.id, depth + 1);
+      if ((await childBackend.removeJob(child.id, now())) === 1) removed++;
+    }
+    return removed;
+  };
+  return removeUnder(job.ctx.backend, id, 0);
 }

@@ -25,6 +25,7 @@ import {
   dependencies,
   dependenciesCount,
   failedChildrenValues,
+  removeUnprocessed,
   waitForChildren,
   type DependenciesCount,
   type DependenciesOpts,
@@ -83,6 +84,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /** For a dead letter (a job in a dead-letter queue): the job it records, and when it failed. */
   deadLetterOrigin?: { queue: string; jobId: string; failedOn?: number };
 
+  /** The job's deduplication id (`opts.deduplication.id`), as in BullMQ. */
+  deduplicationId?: string;
+
   /** Set by `discard()`: a failure of this attempt will not be retried. */
   discarded = false;
 
@@ -99,6 +103,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.name = name;
     this.data = data;
     this.opts = opts;
+    this.deduplicationId = opts.deduplication?.id;
     this.progress = 0;
     this.returnvalue = undefined as ReturnType;
     this.failedReason = undefined as unknown as string;
@@ -157,6 +162,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.returnvalue = parseJson(record.returnvalue) as R;
     job.failedReason = record.failedReason as string;
     job.stacktrace = (parseJson(record.stacktrace) as string[] | undefined) ?? [];
+    if (record.deduplicationId !== undefined) job.deduplicationId = record.deduplicationId;
     if (record.origin) job.deadLetterOrigin = { ...record.origin, failedOn: record.timestamp };
     if (record.parent) job.setParent(record.parent);
     return job;
@@ -193,13 +199,21 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return this.id;
   }
 
-  /** @internal turns a fenced write's code into the matching error. */
-  checkWrite(code: number, what: string): void {
+  /**
+   * @internal turns a fenced write's code into the matching error. `op` is BullMQ's name of the
+   * operation: the message then starts with BullMQ's key phrase (`Missing key for job <id>.
+   * <op>`, `Job <id> is not in the <state> state. <op>`), which code migrated from BullMQ matches.
+   */
+  checkWrite(code: number, what: string, op?: string, requiredState?: string): void {
     if (code === WriteCode.Missing) {
-      throw new JobNotFoundError(`Cannot ${what} job ${this.id} in queue "${this.queueName}": it no longer exists.`);
+      const phrase = op === undefined ? '' : `Missing key for job ${this.id}. ${op}: `;
+      throw new JobNotFoundError(`${phrase}Cannot ${what} job ${this.id} in queue "${this.queueName}": it no longer exists.`);
     }
     if (code === WriteCode.NotActive) {
-      throw new InvalidStateError(`Cannot ${what} job ${this.id} in queue "${this.queueName}": it is not in a state that allows it.`);
+      const phrase = op === undefined || requiredState === undefined ? '' : `Job ${this.id} is not in the ${requiredState} state. ${op}: `;
+      throw new InvalidStateError(
+        `${phrase}Cannot ${what} job ${this.id} in queue "${this.queueName}": it is not in a state that allows it.`,
+      );
     }
     if (code === WriteCode.StaleAttempt) {
       throw new LockLostError(
@@ -218,7 +232,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const id = this.requireId();
     const json = serialize(progress, 'Progress');
     await this.ctx.ready();
-    this.checkWrite(await this.ctx.backend.updateProgress(id, json, this.fence), 'update progress of');
+    this.checkWrite(await this.ctx.backend.updateProgress(id, json, this.fence), 'update progress of', 'updateProgress');
     this.progress = progress;
     this.ctx.jobProgressed?.(this, progress);
   }
@@ -232,7 +246,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const id = this.requireId();
     const json = serialize(data === undefined ? {} : data, 'Job data', this.opts.sizeLimit);
     await this.ctx.ready();
-    this.checkWrite(await this.ctx.backend.updateData(id, json, this.fence), 'update data of');
+    this.checkWrite(await this.ctx.backend.updateData(id, json, this.fence), 'update data of', 'updateData');
     this.data = data;
   }
 
@@ -245,8 +259,67 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     if (typeof logRow !== 'string') throw new InvalidDataError('job.log() takes a string.');
     await this.ctx.ready();
     const count = await this.ctx.backend.addLog(id, logRow, this.fence, this.opts.keepLogs ?? 0);
-    this.checkWrite(count, 'log to');
+    this.checkWrite(count, 'log to', 'addLog');
     return count;
+  }
+
+  /**
+   * Deletes the job's log lines; with `keepLogs`, keeps the newest `keepLogs` of them (as BullMQ).
+   * Not fenced: logs are the job's, whichever attempt wrote them.
+   */
+  async clearLogs(keepLogs?: number): Promise<void> {
+    const id = this.requireId();
+    if (keepLogs !== undefined && !(Number.isInteger(keepLogs) && keepLogs >= 0))
+      throw new InvalidDataError(`job.clearLogs(keepLogs): keepLogs must be an integer >= 0 (lines to keep), got ${keepLogs}.`);
+    await this.ctx.ready();
+    await this.ctx.backend.clearLogs(id, keepLogs ?? 0);
+  }
+
+  /**
+   * Deletes this job's deduplication key if it still points to this job, so the next add with
+   * the same deduplication id creates a job (a key a later job holds is left alone). Returns
+   * whether a key was deleted; false for a job without `deduplication`.
+   */
+  async removeDeduplicationKey(): Promise<boolean> {
+    const id = this.requireId();
+    if (this.deduplicationId === undefined) return false;
+    await this.ctx.ready();
+    return (await this.ctx.backend.removeDeduplicationKey(this.deduplicationId, id)) === 1;
+  }
+
+  /**
+   * Lets this child's parent go of it while it is pending (BullMQ's `removeChildDependency`): the
+   * parent no longer waits for it (and moves on if it was its last pending child); the child
+   * stays as it is, without a parent (`parent` and `parentKey` are cleared; `opts.parent` keeps
+   * what it was added with). Returns false when the job has no parent or is no longer pending
+   * for it. Throws JobNotFoundError if the job or its parent does not exist.
+   */
+  async removeChildDependency(): Promise<boolean> {
+    const id = this.requireId();
+    await this.ctx.ready();
+    const code = await this.ctx.backend.removeChildDependency(id);
+    if (code === -1)
+      throw new JobNotFoundError(
+        `Missing key for job ${id}. removeChildDependency: job ${id} does not exist in queue "${this.queueName}".`,
+      );
+    if (code === -3)
+      throw new JobNotFoundError(
+        `Missing key for parent job ${this.parentKey ?? '(unknown)'}. removeChildDependency: the parent of job ${id} no longer exists.`,
+      );
+    if (code !== 1) return false;
+    this.parent = undefined;
+    this.parentKey = undefined;
+    return true;
+  }
+
+  /**
+   * Removes the children this job still waits for (any state but active, completed and failed),
+   * and their own pending children first, as `job.remove()` removes a job (BullMQ's
+   * `removeUnprocessedChildren`). Active and finished children stay. Slow for very many children
+   * (one call per child).
+   */
+  async removeUnprocessedChildren(): Promise<void> {
+    await removeUnprocessed(this);
   }
 
   /** Fence for a move by the caller holding `token` (manual processing), or this job's own fence. */

@@ -9,7 +9,7 @@ export function toNewJob(name: string, data: unknown, opts: JobsOptions): NewJob
   const dedup = opts.deduplication ?? opts.debounce;
   return {
     name,
-    data: serialize(data === undefined ? {} : data, 'Job data', opts.sizeLimit),
+    data: serialize(data === undefined ? {} : data, 'Job data', opts.sizeLimit, name),
     opts: storedJson === '{}' ? '' : storedJson,
     customId: jobId ?? '',
     priority: opts.priority ?? 0,

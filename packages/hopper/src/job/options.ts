@@ -239,7 +239,9 @@ function validateBackoff(value: unknown, customTypes: readonly string[]): void {
   if (value.delay !== undefined) checkNonNegativeNumber(value.delay, 'backoff.delay');
   if (value.jitter !== undefined) {
     if (typeof value.jitter !== 'number' || !(value.jitter >= 0 && value.jitter <= 1)) {
-      throw new InvalidOptionsError(`backoff.jitter must be a number from 0 to 1, got ${JSON.stringify(value.jitter)}.`);
+      throw new InvalidOptionsError(
+        `Jitter should be between 0 and 1: backoff.jitter must be a number from 0 to 1, got ${JSON.stringify(value.jitter)}.`,
+      );
     }
   }
 }
@@ -317,7 +319,12 @@ function validateFlowOptions(o: JobsOptions): void {
     return value === true;
   });
   if (set.length > 1) {
-    throw new InvalidOptionsError(`A child can follow one failure policy, but ${set.join(' and ')} are both set: keep one.`);
+    // BullMQ's key phrase (its order of the names) first, for code that matches it.
+    const order = ['removeDependencyOnFailure', 'failParentOnFailure', 'continueParentOnFailure', 'ignoreDependencyOnFailure'];
+    const listed = [...set].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+    throw new InvalidOptionsError(
+      `The following options cannot be used together: ${listed.join(', ')}. A child can follow one failure policy, but ${set.join(' and ')} are both set: keep one.`,
+    );
   }
   if (o.parent !== undefined) {
     const p = o.parent as unknown;
@@ -349,7 +356,7 @@ function rejectUnserialisable(_key: string, value: unknown): unknown {
  * faithfully: BigInt, functions, symbols and circular structures. `undefined` is stored as `null`.
  * `what` names the value in error messages; `sizeLimit` (bytes) is checked when given.
  */
-export function serialize(value: unknown, what: string, sizeLimit?: number): string {
+export function serialize(value: unknown, what: string, sizeLimit?: number, jobName?: string): string {
   let json: string | undefined;
   try {
     json = JSON.stringify(value, rejectUnserialisable);
@@ -361,8 +368,10 @@ export function serialize(value: unknown, what: string, sizeLimit?: number): str
   }
   if (json === undefined) json = 'null';
   if (sizeLimit !== undefined && Buffer.byteLength(json) > sizeLimit) {
+    // BullMQ's key phrase first, for code that matches it.
+    const phrase = jobName === undefined ? '' : `The size of job ${jobName} exceeds the limit ${sizeLimit} bytes: `;
     throw new InvalidDataError(
-      `${what} is ${Buffer.byteLength(json)} bytes, over the sizeLimit of ${sizeLimit}: store large payloads elsewhere and pass a reference.`,
+      `${phrase}${what} is ${Buffer.byteLength(json)} bytes, over the sizeLimit of ${sizeLimit}: store large payloads elsewhere and pass a reference.`,
     );
   }
   return json;

@@ -283,8 +283,8 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
     return (await runScript(this.client, SCRIPTS.trimEvents, { events: this.keys.events }, { maxLength })) as number;
   }
 
-  async removeDeduplicationKey(id: string): Promise<number> {
-    return (await runScript(this.client, SCRIPTS.removeDeduplicationKey, { dedup: this.keys.dedup(id) }, {})) as number;
+  async removeDeduplicationKey(id: string, jobId?: string): Promise<number> {
+    return (await runScript(this.client, SCRIPTS.removeDeduplicationKey, { dedup: this.keys.dedup(id) }, { jobId: jobId ?? '' })) as number;
   }
 
   async cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number> {

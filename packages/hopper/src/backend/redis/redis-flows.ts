@@ -74,6 +74,18 @@ export abstract class RedisQueueFlows extends RedisQueueReads {
     return { code: Number(code), reason: String(reason) };
   }
 
+  async removeChildDependency(id: string, now?: number): Promise<number> {
+    const k = this.keys;
+    return Number(
+      await runScript(
+        this.client,
+        SCRIPTS.removeChildDependency,
+        { job: k.job(id), events: k.events },
+        { now: timeArg(now), base: k.base, id },
+      ),
+    );
+  }
+
   async takeChildrenToCancel(id: string, count: number): Promise<string[]> {
     return (await this.client.spop(this.keys.cancelChildren(id), count)) ?? [];
   }

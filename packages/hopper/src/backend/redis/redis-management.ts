@@ -4,11 +4,58 @@
  */
 import type { AddRequest, BoundedStep, CleanableState, OccurrencePlan, SchedulerWrite } from '../backend.js';
 import { RedisQueueGroups } from './redis-groups.js';
+import { isClusterClient, type RedisClient } from './connection.js';
 import { timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
+/** Most ids per removeOrphanedJobs script call. */
+const ORPHAN_BATCH = 1000;
+
 export abstract class RedisQueueManagement extends RedisQueueGroups {
+  async clearLogs(id: string, keep: number): Promise<number> {
+    return (await runScript(this.client, SCRIPTS.clearLogs, { logs: this.keys.logs(id) }, { keep })) as number;
+  }
+
+  async removeOrphanedJobs(scanCount: number, limit: number, now?: number): Promise<number> {
+    const k = this.keys;
+    const jobPrefix = `${k.base}j:`;
+    const pattern = `${jobPrefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
+    // A Cluster client scans its masters (the queue's slot lives on one of them).
+    const nodes: RedisClient[] = isClusterClient(this.client)
+      ? (this.client as unknown as { nodes(role: string): RedisClient[] }).nodes('master')
+      : [this.client];
+    let removed = 0;
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, keys] = (await node.call('SCAN', [cursor, 'MATCH', pattern, 'COUNT', scanCount])) as [string, string[]];
+        cursor = next;
+        const ids = keys.map((key) => key.slice(jobPrefix.length));
+        for (let from = 0; from < ids.length; from += ORPHAN_BATCH) {
+          const reply = (await runScript(
+            this.client,
+            SCRIPTS.removeOrphanedJobs,
+            {
+              wait: k.wait,
+              prio: k.prio,
+              delayed: k.delayed,
+              active: k.active,
+              completed: k.completed,
+              failed: k.failed,
+              waitingChildren: k.waitingChildren,
+            },
+            { now: timeArg(now), base: k.base, max: limit > 0 ? limit - removed : 0 },
+            ids.slice(from, from + ORPHAN_BATCH),
+          )) as Reply;
+          removed += reply.length;
+          if (limit > 0 && removed >= limit) return removed;
+        }
+      } while (cursor !== '0');
+    }
+    return removed;
+  }
+
   async drain(includeDelayed: boolean, limit: number, cursor: string): Promise<BoundedStep & { removed: number }> {
     const k = this.keys;
     const reply = (await runScript(

@@ -67,6 +67,28 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
     return state !== null && isJobState(state) ? state : 'unknown';
   }
 
+  async getCountsPerPriority(priorities: number[]): Promise<number[]> {
+    const k = this.keys;
+    // A ready job's score packs its priority above a 32-bit FIFO counter (includes/base.lua), in
+    // `prio` and in each group's queue alike; priority 0 jobs without a group are the wait list.
+    const shift = 4294967296;
+    const groups = await this.client.zrange(k.groups, 0, -1);
+    const pipeline = this.client.pipeline();
+    for (const p of priorities) {
+      if (p === 0) pipeline.llen(k.wait);
+      else pipeline.zcount(k.prio, p * shift, `(${(p + 1) * shift}`);
+      for (const g of groups) pipeline.zcount(`${k.base}gq:${g}`, p === 0 ? '-inf' : p * shift, `(${(p + 1) * shift}`);
+    }
+    const replies = ((await pipeline.exec()) ?? []) as [Error | null, unknown][];
+    const per = groups.length + 1;
+    return priorities.map((_, i) =>
+      replies.slice(i * per, (i + 1) * per).reduce((sum, [err, n]) => {
+        if (err) throw err;
+        return sum + Number(n);
+      }, 0),
+    );
+  }
+
   async getStateCounts(): Promise<StateCounts> {
     const k = this.keys;
     const replies = (await this.client
