@@ -6,7 +6,7 @@
   A parent's pending children are copied to cc:<id> for the caller to cancel in batches.
   Idempotent (ioredis re-sends a command whose reply was lost): a job already cancelled answers
   as the first call did (1 for one that ended cancelled, 2 for an active one already told), and
-  nothing is written or emitted twice.
+  nothing is written or emitted twice (an active job's worker is told again: pub/sub only).
   A job scheduler's pending run is refused (includes/pending): cancel or pause the scheduler.
   KEYS: meta, wait, prio, delayed, failed, events, waitingChildren
   ARGV: now, base, id, reason, channel, failKeep
@@ -26,7 +26,12 @@ local state = f[1]
 if not state then return 0 end
 if state == 'failed' and f[4] then return 1 end
 if state == 'completed' or state == 'failed' then return -3 end
-if state == 'active' and f[4] then return 2 end
+if state == 'active' and f[4] then
+  -- Told already: nothing is written or emitted again, but the worker is told again (a worker
+  -- that subscribed after the first message hears this one; aborting twice is a no-op).
+  redis.call('PUBLISH', argv.channel, id)
+  return 2
+end
 if state == 'delayed' and pendingRunOf(base, id) then return -5 end
 local cap = eventsCap(k.meta)
 -- A parent's pending children are cancelled too, by the caller, from a set of their own that
