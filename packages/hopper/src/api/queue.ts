@@ -6,17 +6,16 @@
  * await queue.add('welcome', { userId: 'u1' }, { jobId: 'welcome:u1', attempts: 3 });
  */
 import { randomBytes } from 'node:crypto';
-import { WriteCode, type CleanableState, type NewJob, type QueueBackend } from '../backend/backend.js';
+import { WriteCode, type NewJob, type QueueBackend } from '../backend/backend.js';
 import { cancelChildren, checkFlowSlots, explainRefusal, toFlowNode } from './flows.js';
-import { InvalidDataError, InvalidOptionsError, JobActiveError, JobNotFoundError, SchedulerJobError } from '../job/errors.js';
+import { InvalidDataError, InvalidOptionsError, JobNotFoundError, SchedulerJobError } from '../job/errors.js';
 import { Job } from '../job/job.js';
 import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
 import type { JobProgress } from '../job/job-json.js';
 import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 import { toNewJob } from '../job/new-job.js';
 import type { QueueBaseOptions } from './queue-base.js';
-import type { JobType } from './queue-getters.js';
-import { QueueMetrics } from './queue-metrics.js';
+import { QueueManagement } from './queue-management.js';
 import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
 import { trace } from '../telemetry/trace.js';
 import { replayDeadLetters, type ReplayDeadLettersOptions, type ReplayResult } from './dead-letters.js';
@@ -66,8 +65,6 @@ export interface BulkJob<DataType, NameType extends string> {
 /** Default cap of the events stream. */
 export const DEFAULT_MAX_EVENTS = 10_000;
 
-/** Most jobs one bulk-management call (drain, clean, retry, promote, obliterate) handles. */
-const BATCH = 1000;
 /** Most single adds sent together in one call. */
 const MAX_ADDS_PER_CALL = 500;
 
@@ -83,7 +80,7 @@ interface PendingAdd<DataType, ResultType, NameType extends string> {
 
 // `any` defaults keep BullMQ's generic signature (`Queue` alone accepts any data).
 /* eslint-disable @typescript-eslint/no-explicit-any */
-export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueMetrics<
+export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueManagement<
   DataType,
   ResultType,
   NameType
@@ -347,146 +344,6 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   async replayDeadLetters(opts: ReplayDeadLettersOptions = {}): Promise<ReplayResult> {
     await this.ready();
     return replayDeadLetters(this, opts);
-  }
-
-  /** Stops all workers of this queue from taking new jobs (active ones finish). Adds still work. */
-  async pause(): Promise<void> {
-    await this.ready();
-    await this.backend.pause();
-    this.emit('paused');
-  }
-
-  /** Lets workers take jobs again after `pause()`. */
-  async resume(): Promise<void> {
-    await this.ready();
-    await this.backend.resume();
-    this.emit('resumed');
-  }
-
-  /**
-   * Removes every job that has not started: waiting and prioritized ones, and delayed ones too
-   * with `delayed: true`. Active and finished jobs stay, and so do job schedulers' pending runs
-   * (the schedulers keep firing: remove or pause a scheduler to stop it). Works in batches of 1,000.
-   */
-  async drain(delayed = false): Promise<void> {
-    await this.ready();
-    // One bounded batch per call (at most 1,000 jobs and a few hundred groups), so other
-    // clients are served in between.
-    let cursor: string | null = '';
-    while (cursor !== null) cursor = (await this.backend.drain(delayed, BATCH, cursor)).cursor;
-  }
-
-  /**
-   * Removes jobs in `type` older than `grace` ms (finished before now - grace for completed and
-   * failed; created before it for waiting, prioritized, delayed), at most `limit` (0 = all).
-   * Returns the removed ids. Works in batches of 1,000, so cleaning a million jobs never holds
-   * Redis long. Active jobs cannot be cleaned (their workers would lose them silently), and job
-   * schedulers' pending runs are kept (the schedulers keep firing).
-   *
-   * @example await queue.clean(24 * 3600_000, 0, 'completed'); // completed more than a day ago
-   */
-  async clean(grace: number, limit: number, type: JobType | 'active' = 'completed'): Promise<string[]> {
-    return trace(this.telemetry, SpanKind.INTERNAL, this.name, 'clean', this.name, async (span) => {
-      span?.setAttributes({
-        [TelemetryAttributes.QueueGrace]: grace,
-        [TelemetryAttributes.JobType]: type,
-        [TelemetryAttributes.QueueCleanLimit]: limit,
-      });
-      const removed = await this.cleanJobs(grace, limit, type);
-      span?.setAttributes({ [TelemetryAttributes.QueueCleanCount]: removed.length });
-      return removed;
-    });
-  }
-
-  private async cleanJobs(grace: number, limit: number, type: JobType | 'active'): Promise<string[]> {
-    if (!(Number.isFinite(grace) && grace >= 0)) throw new InvalidOptionsError(`clean: grace must be a number of ms >= 0, got ${grace}.`);
-    if (!(Number.isInteger(limit) && limit >= 0))
-      throw new InvalidOptionsError(`clean: limit must be an integer >= 0 (0 = no limit), got ${limit}.`);
-    if (type === 'active') {
-      throw new JobActiveError(
-        'clean: active jobs cannot be cleaned (their workers would lose them silently): let them finish, or remove them once they stall.',
-      );
-    }
-    const state: CleanableState = type === 'wait' || type === 'paused' ? 'waiting' : (type as CleanableState);
-    if (!['completed', 'failed', 'waiting', 'prioritized', 'delayed'].includes(state)) {
-      throw new InvalidOptionsError(`clean: cannot clean "${type}": use completed, failed, wait, waiting, prioritized or delayed.`);
-    }
-    await this.ready();
-    const removed: string[] = [];
-    let cursor: string | null = '';
-    const now = this.clock.backendNow();
-    do {
-      const batch = limit > 0 ? Math.min(BATCH, limit - removed.length) : BATCH;
-      const step = await this.backend.clean(state, grace, batch, cursor, now);
-      for (const id of step.ids) removed.push(id);
-      cursor = step.cursor;
-    } while (cursor !== null && (limit === 0 || removed.length < limit));
-    this.emit('cleaned', removed, type);
-    return removed;
-  }
-
-  /**
-   * Destroys the queue and everything in it, irreversibly: pauses it, then deletes its keys in
-   * batches of `count` (default 1,000). Refuses while jobs are active unless `force`.
-   */
-  async obliterate(opts: { force?: boolean; count?: number } = {}): Promise<void> {
-    const count = opts.count ?? BATCH;
-    if (!(Number.isInteger(count) && count > 0))
-      throw new InvalidOptionsError(`obliterate: count must be a positive integer, got ${count}.`);
-    await this.ready();
-    let cursor = '0';
-    do {
-      const step = await this.backend.obliterate(opts.force ?? false, count, cursor);
-      if (step === 'active') {
-        throw new JobActiveError(
-          `Cannot obliterate queue "${this.name}": it has active jobs. Close its workers first, or pass { force: true }.`,
-        );
-      }
-      cursor = step.cursor;
-    } while (cursor !== '0');
-  }
-
-  /**
-   * Removes a job (any state but active). Returns 1 if removed, 0 if it did not exist. A job
-   * scheduler's pending run (its delayed occurrence) is refused with a SchedulerJobError: remove
-   * or pause the scheduler instead (`removeJobScheduler`, `pauseJobScheduler`).
-   */
-  async remove(jobId: string): Promise<number> {
-    await this.ready();
-    const code = await this.backend.removeJob(String(jobId), this.clock.backendNow());
-    if (code === -4) {
-      throw new JobActiveError(`Cannot remove job ${jobId} in queue "${this.name}": it is active. Let it finish or fail first.`);
-    }
-    if (code === -5) throw SchedulerJobError.of(String(jobId), SchedulerJobError.schedulerOf(String(jobId)), 'removed');
-    return code;
-  }
-
-  /**
-   * Moves finished jobs (`state` failed by default, or completed) that finished at or before
-   * `timestamp` back to waiting, `count` per call (default 1,000) until none is left.
-   */
-  async retryJobs(opts: { state?: 'failed' | 'completed'; count?: number; timestamp?: number } = {}): Promise<void> {
-    const count = opts.count ?? BATCH;
-    if (!(Number.isInteger(count) && count > 0 && count <= 10 * BATCH)) {
-      throw new InvalidOptionsError(`retryJobs: count must be an integer from 1 to 10000, got ${count}.`);
-    }
-    await this.ready();
-    const timestamp = opts.timestamp ?? Number.MAX_SAFE_INTEGER;
-    while ((await this.backend.retryJobs(opts.state ?? 'failed', { count, timestamp }))[0] > 0) {
-      // bounded batches until none is left
-    }
-  }
-
-  /** Makes delayed jobs ready now, `count` per call (default 1,000) until none is left. */
-  async promoteJobs(opts: { count?: number } = {}): Promise<void> {
-    const count = opts.count ?? BATCH;
-    if (!(Number.isInteger(count) && count > 0 && count <= 10 * BATCH)) {
-      throw new InvalidOptionsError(`promoteJobs: count must be an integer from 1 to 10000, got ${count}.`);
-    }
-    await this.ready();
-    while ((await this.backend.promoteJobs({ count }))[0] > 0) {
-      // bounded batches until none is left
-    }
   }
 
   /** Trims the events stream to about `maxLength` entries; returns how many were removed. */

@@ -15,22 +15,27 @@ export const RELEASE_BATCH = 500;
 const ORPHAN_SCAN = 500;
 
 export abstract class RedisQueueRelease extends RedisQueueManagement {
+  /** The keys every release script touches: a job goes back in line, or fails for good. */
+  private releaseKeys() {
+    const k = this.keys;
+    return {
+      meta: k.meta,
+      wait: k.wait,
+      prio: k.prio,
+      prioCounter: k.prioCounter,
+      active: k.active,
+      failed: k.failed,
+      events: k.events,
+      marker: k.marker,
+    };
+  }
+
   async rescueStalled(options: RescueOptions, now?: number): Promise<RescueResult> {
     const k = this.keys;
     const reply = (await runScript(
       this.client,
       SCRIPTS.rescueStalled,
-      {
-        meta: k.meta,
-        wait: k.wait,
-        prio: k.prio,
-        prioCounter: k.prioCounter,
-        active: k.active,
-        failed: k.failed,
-        events: k.events,
-        marker: k.marker,
-        stalledCheck: k.stalledCheck,
-      },
+      { ...this.releaseKeys(), stalledCheck: k.stalledCheck },
       {
         now: timeArg(now),
         base: k.base,
@@ -63,16 +68,7 @@ export abstract class RedisQueueRelease extends RedisQueueManagement {
       const reply = (await runScript(
         this.client,
         SCRIPTS.releaseOrphans,
-        {
-          meta: k.meta,
-          wait: k.wait,
-          prio: k.prio,
-          prioCounter: k.prioCounter,
-          active: k.active,
-          failed: k.failed,
-          events: k.events,
-          marker: k.marker,
-        },
+        this.releaseKeys(),
         { now: timeArg(now), base: k.base, workerId, cursor, count: ORPHAN_SCAN, failKeep: retentionSpec(failKeep) },
         known,
       )) as Reply;
@@ -91,16 +87,7 @@ export abstract class RedisQueueRelease extends RedisQueueManagement {
       const reply = (await runScript(
         this.client,
         SCRIPTS.releaseJobs,
-        {
-          meta: k.meta,
-          wait: k.wait,
-          prio: k.prio,
-          prioCounter: k.prioCounter,
-          active: k.active,
-          failed: k.failed,
-          events: k.events,
-          marker: k.marker,
-        },
+        this.releaseKeys(),
         { now: timeArg(now), base: k.base, failKeep: retentionSpec(failKeep) },
         rest,
       )) as Reply;
