@@ -209,13 +209,16 @@ describe('job schedulers', () => {
     const worker = env.worker(name, async () => 'ok');
     await once(worker, 'completed'); // T0 ran
     await schedulerState(name, 'b', (s) => s.next === T0 + MINUTE);
+    // Each wait starts before the call whose job it waits for: the job may complete at once.
+    const triggerDone = once(worker, 'completed');
     const triggered = await queue.triggerJobScheduler('b');
     expect(triggered?.id).toBe(`sched:b:trigger:${T0}`);
-    await once(worker, 'completed');
+    await triggerDone;
+    const backfillDone = collect(worker, 'completed', 3);
     const created = await queue.backfillJobScheduler('b', T0 - 3 * MINUTE, T0 + 30 * MINUTE);
     // T0 ran already; the future is left to the schedule.
     expect(created).toEqual([`sched:b:${T0 - 3 * MINUTE}`, `sched:b:${T0 - 2 * MINUTE}`, `sched:b:${T0 - MINUTE}`]);
-    await collect(worker, 'completed', 3);
+    await backfillDone;
     expect(await queue.backfillJobScheduler('b', T0 - 3 * MINUTE, T0)).toEqual([]);
   });
 
