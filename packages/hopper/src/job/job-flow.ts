@@ -2,7 +2,7 @@
  * A job's side of flows: its children's results and failures, and dynamic children (a running
  * job that added children waits for them). The logic behind those Job methods. See docs/flows.md.
  */
-import { UnrecoverableError } from './errors.js';
+import { JobNotFoundError, UnrecoverableError } from './errors.js';
 import type { Job } from './job.js';
 import { parseJson } from './job-json.js';
 import { parseJobKey } from './job-key.js';
@@ -158,4 +158,24 @@ export async function removeUnprocessed(job: Job): Promise<number> {
     return removed;
   };
   return removeUnder(job.ctx.backend, id, 0);
+}
+
+/**
+ * `job.removeChildDependency()`: the parent stops waiting for this pending child (and moves on if
+ * it was its last); the child stays, without a parent. False when there is none to let go.
+ */
+export async function letParentGo(job: Job): Promise<boolean> {
+  const id = job.requireId();
+  await job.ctx.ready();
+  const code = await job.ctx.backend.removeChildDependency(id);
+  if (code === -1)
+    throw new JobNotFoundError(`Missing key for job ${id}. removeChildDependency: job ${id} does not exist in queue "${job.queueName}".`);
+  if (code === -3)
+    throw new JobNotFoundError(
+      `Missing key for parent job ${job.parentKey ?? '(unknown)'}. removeChildDependency: the parent of job ${id} no longer exists.`,
+    );
+  if (code !== 1) return false;
+  job.parent = undefined;
+  job.parentKey = undefined;
+  return true;
 }

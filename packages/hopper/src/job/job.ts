@@ -4,8 +4,7 @@
  * attempt's writes are rejected with a LockLostError. A Job fetched with `getJob` is unfenced.
  */
 import type { ClaimedJob, Fence, JobRecord } from '../backend/backend.js';
-import { WriteCode } from '../backend/backend.js';
-import { CancelledError, InvalidDataError, InvalidStateError, JobNotFoundError, LockLostError } from './errors.js';
+import { InvalidDataError, JobNotFoundError, LockLostError } from './errors.js';
 import {
   parseJson,
   parseOpts,
@@ -26,12 +25,14 @@ import {
   dependenciesCount,
   failedChildrenValues,
   removeUnprocessed,
+  letParentGo,
   waitForChildren,
   type DependenciesCount,
   type DependenciesOpts,
   type DependenciesResult,
 } from './job-flow.js';
 import { parentFromOpts, publicJobKey } from './job-key.js';
+import { throwOnMoveCode, throwOnWriteCode } from './write-codes.js';
 import { completeHeld, delayHeld, extendHeld, failHeld } from './job-manual.js';
 import { changeJobDelay, changeJobPriority, promoteDelayed, removeJob, replayDeadLetter, retryFinished } from './job-changes.js';
 import type { JobState, JobStateOrUnknown } from './states.js';
@@ -205,21 +206,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * <op>`, `Job <id> is not in the <state> state. <op>`), which code migrated from BullMQ matches.
    */
   checkWrite(code: number, what: string, op?: string, requiredState?: string): void {
-    if (code === WriteCode.Missing) {
-      const phrase = op === undefined ? '' : `Missing key for job ${this.id}. ${op}: `;
-      throw new JobNotFoundError(`${phrase}Cannot ${what} job ${this.id} in queue "${this.queueName}": it no longer exists.`);
-    }
-    if (code === WriteCode.NotActive) {
-      const phrase = op === undefined || requiredState === undefined ? '' : `Job ${this.id} is not in the ${requiredState} state. ${op}: `;
-      throw new InvalidStateError(
-        `${phrase}Cannot ${what} job ${this.id} in queue "${this.queueName}": it is not in a state that allows it.`,
-      );
-    }
-    if (code === WriteCode.StaleAttempt) {
-      throw new LockLostError(
-        `Cannot ${what} job ${this.id} in queue "${this.queueName}": this attempt no longer holds the job (its lock expired and it was rescued, or another attempt took over). The write was rejected.`,
-      );
-    }
+    throwOnWriteCode(this, code, what, op, requiredState);
   }
 
   /**
@@ -295,21 +282,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * for it. Throws JobNotFoundError if the job or its parent does not exist.
    */
   async removeChildDependency(): Promise<boolean> {
-    const id = this.requireId();
-    await this.ctx.ready();
-    const code = await this.ctx.backend.removeChildDependency(id);
-    if (code === -1)
-      throw new JobNotFoundError(
-        `Missing key for job ${id}. removeChildDependency: job ${id} does not exist in queue "${this.queueName}".`,
-      );
-    if (code === -3)
-      throw new JobNotFoundError(
-        `Missing key for parent job ${this.parentKey ?? '(unknown)'}. removeChildDependency: the parent of job ${id} no longer exists.`,
-      );
-    if (code !== 1) return false;
-    this.parent = undefined;
-    this.parentKey = undefined;
-    return true;
+    return letParentGo(this);
   }
 
   /**
@@ -322,7 +295,6 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     await removeUnprocessed(this);
   }
 
-  /** Fence for a move by the caller holding `token` (manual processing), or this job's own fence. */
   /** @internal the fence to write under: this attempt's, or the caller's token in manual processing. */
   fenceFor(token: string | undefined, what: string): Fence {
     if (token !== undefined) return { token, attempt: this.fence?.token === token ? this.fence.attempt : this.attemptsStarted };
@@ -490,18 +462,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** @internal turns a holder's move code into the matching error. */
   checkMove(code: number, what: string): void {
-    if (code > 0) return;
-    if (code === WriteCode.RefusedCancelled) {
-      throw new CancelledError(
-        `Cannot ${what} job ${this.id} in queue "${this.queueName}": it was cancelled (queue.cancelJob). A cancelled job only ends, as cancelled; retry it to run it again.`,
-      );
-    }
-    if (code === WriteCode.StaleAttempt || code === WriteCode.NotActive) {
-      throw new LockLostError(
-        `Cannot ${what} job ${this.id} in queue "${this.queueName}": this token does not hold it (it was rescued, moved or finished).`,
-      );
-    }
-    this.checkWrite(code, what);
+    throwOnMoveCode(this, code, what);
   }
 
   /** Whether the job is completed. */

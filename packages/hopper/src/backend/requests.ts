@@ -1,0 +1,193 @@
+/**
+ * The requests and replies of the seam's write operations (backend.ts): jobs to add and flows,
+ * claims, fences, acknowledgements with their retention, stall rescue. Plain data, no I/O.
+ */
+/** A job to add, already validated and serialised. */
+export interface NewJob {
+  name: string;
+  /** JSON of the job's data. */
+  data: string;
+  /** JSON of the options kept on the job ('' when there are none). */
+  opts: string;
+  /** Custom id, or '' for an auto id. */
+  customId: string;
+  /** Deduplication (BullMQ's `deduplication` option), if any. */
+  dedup?: { id: string; ttl: number; extend: boolean; replace: boolean };
+  priority: number;
+  delay: number;
+  lifo: boolean;
+  /** Creation time to record (ms), or 0 for the backend's now. */
+  timestamp: number;
+}
+
+/**
+ * What a child does to its parent when it fails for good: 'f' fail the parent, 'c' start the
+ * parent now, 'i' ignore (record, drop the dependency), 'r' remove the dependency, '' none (the
+ * parent's queue decides: fail, or wait with the failure recorded).
+ */
+export type ChildFailurePolicy = '' | 'f' | 'c' | 'i' | 'r';
+
+/** One node of a flow to add (see addFlow.lua): a job, its queue and its place in the tree. */
+export interface FlowNodeWrite extends NewJob {
+  queue: string;
+  /** Index (from 1) of its parent among the call's nodes; 0 for a top-level node. */
+  parentIndex: number;
+  /** For a top-level node: an existing parent it joins. */
+  parent?: { queue: string; id: string };
+  policy: ChildFailurePolicy;
+  /** false: a parent whose other children come in later calls (sealParent ends that). */
+  sealed: boolean;
+}
+
+/** What happened to each node of an addFlow. */
+export type FlowOutcome = 'added' | 'duplicated' | 'skipped';
+
+/** The result of addFlow: the nodes' ids and outcomes, or why nothing was written. */
+export type AddFlowResult =
+  | { now: number; ok: true; ids: string[]; outcomes: FlowOutcome[] }
+  /** Node `index` (from 0) is not top-level and its custom id exists. */
+  | { now: number; ok: false; reason: 'exists'; index: number }
+  /** Node `index`'s existing parent is missing or finished (`state`). */
+  | { now: number; ok: false; reason: 'parent'; index: number; state: string };
+
+/** A parent's children, by what became of them (public keys). */
+export interface Dependencies {
+  /** Completed children: key -> return value (JSON). */
+  processed: Record<string, string>;
+  /** Children still pending. */
+  unprocessed: string[];
+  /** Children that failed for good: key -> failed reason. */
+  failed: Record<string, string>;
+}
+
+/** Identifies one add call so that a re-sent call is applied once. */
+export interface AddRequest {
+  producerId: string;
+  seq: number;
+  /** How many recent requests of this producer to remember. */
+  keep: number;
+}
+
+/** What happened to each job of an add. */
+export type AddOutcome = 'added' | 'duplicated' | 'deduplicated';
+
+export interface AddResult {
+  now: number;
+  /** The queue's epoch as stored ('' when the queue's meta is gone: a dataset reset). */
+  epoch: string;
+  ids: string[];
+  /** 'duplicated': a job with that custom id existed; 'deduplicated': the deduplication id did. */
+  outcomes: AddOutcome[];
+}
+
+/** A job as a worker receives it from a claim. */
+export interface ClaimedJob {
+  id: string;
+  name: string;
+  data: string;
+  opts: string;
+  timestamp: number;
+  attemptsMade: number;
+  attemptsStarted: number;
+  priority: number;
+  delay: number;
+  progress: string;
+  /** The lock token of this attempt. */
+  token: string;
+}
+
+/** What a worker asks for when it claims jobs (alone or with an acknowledgement). */
+export interface ClaimRequest {
+  count: number;
+  lockMs: number;
+  /** The i-th claimed job (from 1) gets the token `tokenPrefix + i`... */
+  tokenPrefix: string;
+  /** ...or, with `exact` (manual processing, count 1), `tokenPrefix` itself. */
+  exact?: boolean;
+  /** The worker's rate limit (at most `max` starts in any `duration` ms), else the queue's. */
+  limiter?: { max: number; duration: number };
+}
+
+export interface ClaimResult {
+  now: number;
+  paused: boolean;
+  /** When the queue had no ready job for the claim: the earliest delayed job's due time. */
+  nextDue: number | null;
+  /** When the queue is rate-limited: ms until claims may resume (0 otherwise). */
+  limitedFor: number;
+  /** A scheduler's occurrence fell due: its scheduler needs its next occurrence computed. */
+  schedulersDue: boolean;
+  jobs: ClaimedJob[];
+}
+
+/** Result codes of fenced writes. */
+export const WriteCode = {
+  Done: 1,
+  FailedForGood: 2,
+  /** The job was cancelled while running: it ended as cancelled (failed), not completed. */
+  Cancelled: 3,
+  Missing: -1,
+  StaleAttempt: -2,
+  NotActive: -3,
+  /** The job was cancelled: a holder's move (to delayed, to wait, to waiting-children) is refused. */
+  RefusedCancelled: -5,
+} as const;
+export type WriteCode = (typeof WriteCode)[keyof typeof WriteCode];
+
+/** The fence of an attempt: its lock token and attempt number (attemptsStarted). */
+export interface Fence {
+  token: string;
+  attempt: number;
+}
+
+/**
+ * Retention of a finished job: keep all, remove at once, or keep at most `count` jobs and
+ * none older than `ageMs` (-1 = no limit).
+ */
+export type Retention = { kind: 'keep' } | { kind: 'remove' } | { kind: 'limit'; count: number; ageMs: number };
+
+export interface Completion extends Fence {
+  id: string;
+  /** JSON of the return value. */
+  returnvalue: string;
+  keep: Retention;
+}
+
+export interface Failure extends Fence {
+  id: string;
+  reason: string;
+  /** This attempt's stack trace ('' for none). */
+  stack: string;
+  stackTraceLimit: number;
+  /** -1: fail for good; -2: fail for good, attempts exhausted; 0: retry now; > 0: retry after ms. */
+  retryDelay: number;
+  keep: Retention;
+}
+
+export interface AckResult {
+  now: number;
+  codes: WriteCode[];
+  next: ClaimResult;
+}
+
+export interface RescueOptions {
+  maxStalledCount: number;
+  limit: number;
+  intervalMs: number;
+  /** Run even if another worker checked within the interval. */
+  force: boolean;
+  /** Retention for jobs failed by the rescue that have no removeOnFail of their own. */
+  failKeep: Retention;
+  /** Events older than this are trimmed (0 = no age cap). */
+  eventsMaxAgeMs: number;
+}
+
+export interface RescueResult {
+  now: number;
+  /** false when another worker already ran the check within the interval. */
+  ran: boolean;
+  rescued: string[];
+  failed: string[];
+  /** How many expired locks the call looked at: a full batch (= limit) means more may be left. */
+  expired: number;
+}
