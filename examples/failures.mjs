@@ -44,8 +44,10 @@ console.log('replay:', JSON.stringify(await dlq.replayDeadLetters({ failedReason
 console.log(`charge after replay: ${await charge.waitUntilFinished(events, 10_000)}`);
 
 // 2. Cancel an active job from another client.
+// Listen before adding: the worker may start the job before add() returns.
+const exportActive = new Promise((resolve) => worker.once('active', resolve));
 const exportJob = await orders.add('export', {});
-await new Promise((resolve) => worker.once('active', resolve));
+await exportActive;
 const other = new Queue('orders', { connection, prefix });
 console.log(`cancelJob: ${await other.cancelJob(exportJob.id, 'user closed the tab')}`);
 await exportJob.waitUntilFinished(events, 10_000).catch((err) => console.log(`export ended: ${err.message}`));
@@ -62,8 +64,9 @@ console.log(`export after retryJobs: ${await exportJob.waitUntilFinished(events,
 // for another worker at once, and close says which.
 const reports = new Queue('reports', { connection, prefix });
 const stubborn = new Worker('reports', () => new Promise(() => {}), { connection, prefix, closeTimeout: 300 });
+const reportActive = new Promise((resolve) => stubborn.once('active', resolve));
 const report = await reports.add('quarterly', {});
-await new Promise((resolve) => stubborn.once('active', resolve));
+await reportActive;
 await stubborn.close().catch((err) => console.log(`close: ${err.name}, released job(s) ${err.jobIds.join(', ')}`));
 console.log(`report is now ${await reports.getJobState(report.id)}`);
 await reports.obliterate({ force: true });

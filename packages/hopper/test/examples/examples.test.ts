@@ -11,11 +11,17 @@ const run = promisify(execFile);
 const examples = fileURLToPath(new URL('../../../../examples/', import.meta.url));
 
 async function example(file: string, env: Record<string, string> = {}): Promise<string> {
-  const { stdout } = await run(process.execPath, [`${examples}${file}`], {
-    env: { ...process.env, REDIS_URL: inject('redisUrl'), ...env },
-    timeout: 60_000,
-  });
-  return stdout;
+  try {
+    const { stdout } = await run(process.execPath, [`${examples}${file}`], {
+      env: { ...process.env, REDIS_URL: inject('redisUrl'), ...env },
+      // Under the test's own 30 s, so a hung example fails with what it printed so far.
+      timeout: 25_000,
+    });
+    return stdout;
+  } catch (err) {
+    const { stdout = '', stderr = '' } = err as { stdout?: string; stderr?: string };
+    throw new Error(`${file} failed: ${(err as Error).message}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`);
+  }
 }
 
 describe('examples', () => {
