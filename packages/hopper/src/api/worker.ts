@@ -356,6 +356,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         this.schedulerTick.start();
         this.backend
           .onCancel((jobId) => this.cancelRunning(jobId))
+          // Jobs claimed before the subscription took effect may have been cancelled unheard: lock
+          // renewal reports their marks, so renew once now rather than a renewal interval later.
+          .then(() => (this.executor.size > 0 && !this.closing ? this.renewer.runOnce() : undefined))
           .catch((err: unknown) => {
             if (!this.closing) this.emitError(err);
           });
