@@ -7,7 +7,7 @@ import { useHopper } from '../helpers/hopper.js';
 const env = useHopper();
 
 /** A processor that waits for its signal, then throws what `onAbort` makes of the reason. */
-function waitsForAbort(seen: unknown[], onAbort: (reason: unknown) => unknown = (reason) => new Error(`stopped: ${String(reason)}`)) {
+function waitsForAbort(seen: unknown[], onAbort: (reason: unknown) => Error = (reason) => new Error(`stopped: ${String(reason)}`)) {
   return (_job: Job, _token: string | undefined, abort?: AbortSignal) =>
     new Promise((_resolve, reject) => {
       abort?.addEventListener('abort', () => {
@@ -24,7 +24,9 @@ describe('worker.cancelJob and cancelAllJobs (in-process, BullMQ)', () => {
     const job = await queue.add('x', {}, { attempts: 2, removeOnComplete: false });
     const reasons: unknown[] = [];
     let attempt = 0;
-    const worker = env.worker(name, (j, token, abort) => (++attempt === 1 ? waitsForAbort(reasons)(j, token, abort) : 'second'));
+    const worker = env.worker(name, (j, token, abort) =>
+      ++attempt === 1 ? waitsForAbort(reasons)(j, token, abort) : Promise.resolve('second'),
+    );
     await once(worker, 'active');
     const failed = once<[Job, Error]>(worker, 'failed');
     const completed = once<[Job, unknown]>(worker, 'completed');
@@ -46,7 +48,10 @@ describe('worker.cancelJob and cancelAllJobs (in-process, BullMQ)', () => {
     const queue = env.queue(name);
     const job = await queue.add('x', {}, { attempts: 3 });
     const reasons: unknown[] = [];
-    const worker = env.worker(name, waitsForAbort(reasons, () => new UnrecoverableError('cancelled, do not retry')));
+    const worker = env.worker(
+      name,
+      waitsForAbort(reasons, () => new UnrecoverableError('cancelled, do not retry')),
+    );
     await once(worker, 'active');
     const failed = once<[Job, Error]>(worker, 'failed');
     expect(worker.cancelJob(job.id as string)).toBe(true);
@@ -120,7 +125,11 @@ describe('worker.cancelJob and cancelAllJobs (in-process, BullMQ)', () => {
     const failed = collect<[Job, Error]>(worker, 'failed', 3);
     worker.cancelAllJobs('shutting down');
     const events = await failed;
-    expect(events.map(([, error]) => error.message)).toEqual(['stopped: shutting down', 'stopped: shutting down', 'stopped: shutting down']);
+    expect(events.map(([, error]) => error.message)).toEqual([
+      'stopped: shutting down',
+      'stopped: shutting down',
+      'stopped: shutting down',
+    ]);
     expect(reasons).toEqual(['shutting down', 'shutting down', 'shutting down']);
     // Nothing left to cancel.
     worker.cancelAllJobs();
@@ -201,12 +210,16 @@ describe('worker.cancelJob and cancelAllJobs (in-process, BullMQ)', () => {
     const job = await queue.add('x', {});
     const reasons: unknown[] = [];
     let attempt = 0;
-    const worker = env.worker(name, (j, token, abort) => (++attempt === 1 ? waitsForAbort(reasons, () => new Error('lost'))(j, token, abort) : 'second'), {
-      clock,
-      lockDuration: 1000,
-      lockRenewTime: 1_000_000,
-      stalledInterval: 1_000_000,
-    });
+    const worker = env.worker(
+      name,
+      (j, token, abort) => (++attempt === 1 ? waitsForAbort(reasons, () => new Error('lost'))(j, token, abort) : Promise.resolve('second')),
+      {
+        clock,
+        lockDuration: 1000,
+        lockRenewTime: 1_000_000,
+        stalledInterval: 1_000_000,
+      },
+    );
     await once(worker, 'active');
     const answers: boolean[] = [];
     const lost = once<[string[]]>(worker, 'lockRenewalFailed');

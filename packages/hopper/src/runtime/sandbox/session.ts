@@ -3,7 +3,14 @@
  * with the worker's hooks (including the two-way `step` exchange), forwards the abort signal,
  * and settles with the processor's result, its error, or the child's crash.
  */
-import { deserializeError, serializeError, serializeReason, type ChildMessage, type ParentMessage, type RequestMessage } from './protocol.js';
+import {
+  deserializeError,
+  serializeError,
+  serializeReason,
+  type ChildMessage,
+  type ParentMessage,
+  type RequestMessage,
+} from './protocol.js';
 import type { SandboxHooks, SandboxJob } from './types.js';
 
 /** The messages of a run, as the session receives them. */
