@@ -70,6 +70,31 @@ export interface RepeatOptions {
   offset?: number;
 }
 
+/**
+ * The `repeat` option of `queue.add` (BullMQ 4/5's legacy repeatable jobs): {@link RepeatOptions}
+ * plus the legacy fields. Such an add creates or updates a job scheduler whose id is the repeat
+ * key (see docs/schedules.md, "Legacy repeatable jobs"). On an occurrence's `job.opts.repeat`
+ * these fields are as the add gave them (dates as epoch ms), with `count` set.
+ *
+ * @example
+ * await queue.add('bird', { color: 'green' }, { repeat: { every: 10_000, limit: 100 } });
+ */
+export interface LegacyRepeatOptions extends RepeatOptions {
+  /** The scheduler id to use instead of the generated key `name:jobId:endDate:tz:pattern|every`. */
+  key?: string;
+  /** A cron schedule also runs once at once when it is created (an `every` one always does). */
+  immediately?: boolean;
+  /**
+   * On an add: the iteration count to start from (the first occurrence is `count + 1`, and
+   * `limit` counts from it, as in BullMQ). On an occurrence: its iteration number, from 1.
+   */
+  count?: number;
+  /** Part of the generated key (the add's `jobId` goes here too); occurrence ids stay Hopper's. */
+  jobId?: string;
+  /** Ignored on an add (BullMQ's internal field); occurrences carry `job.opts.prevMillis`. */
+  prevMillis?: number;
+}
+
 /** Fields every normalised spec has. Instants are epoch ms. */
 interface ScheduleSpecBase {
   /** Canonical time zone id (`'UTC'` when none was given). */
