@@ -191,6 +191,11 @@ export class JobSchedulers {
       this.queue.clock.backendNow(),
     );
     await advanceScheduler(this.backend, this.queue.clock, id);
+    if (repeat.immediately && spec.kind === 'cron' && result === 1) {
+      // BullMQ's immediately: a new cron schedule runs once at once, then follows its pattern.
+      const now = await this.trigger(id);
+      if (now) return { job: now, result };
+    }
     const record = await this.backend.getScheduler(id);
     return { job: record?.pendingId ? await this.queue.getJob(record.pendingId) : undefined, result };
   }

@@ -32,7 +32,7 @@ export interface RepeatableJob {
 }
 
 /** The repeat options only a legacy add has; the rest are the scheduler's {@link RepeatOptions}. */
-const LEGACY_ONLY = ['key', 'immediately', 'count', 'jobId', 'prevMillis'] as const;
+const LEGACY_ONLY = ['key', 'count', 'jobId', 'prevMillis'] as const;
 
 function dateMs(value: Date | string | number): number {
   return typeof value === 'number' ? value : new Date(value).getTime();
@@ -56,27 +56,18 @@ function checkLegacyOptions(repeat: LegacyRepeatOptions): void {
   if (repeat.key !== undefined && (typeof repeat.key !== 'string' || repeat.key === '')) {
     throw new InvalidOptionsError(`repeat.key must be a non-empty string (the scheduler id), got ${JSON.stringify(repeat.key)}.`);
   }
-  if (repeat.immediately !== undefined && typeof repeat.immediately !== 'boolean') {
-    throw new InvalidOptionsError(`repeat.immediately must be a boolean, got ${JSON.stringify(repeat.immediately)}.`);
-  }
   if (repeat.count !== undefined && !(Number.isInteger(repeat.count) && repeat.count >= 0)) {
     throw new InvalidOptionsError(`repeat.count must be an integer >= 0 (the iteration to start after), got ${JSON.stringify(repeat.count)}.`);
   }
   if (repeat.jobId !== undefined && (typeof repeat.jobId !== 'string' || repeat.jobId === '')) {
     throw new InvalidOptionsError(`repeat.jobId must be a non-empty string, got ${JSON.stringify(repeat.jobId)}.`);
   }
-  if (repeat.immediately && repeat.startDate !== undefined) {
-    throw invalidSchedule(
-      'unknown-option',
-      'Both .immediately and .startDate options are defined for this repeatable job: keep one (immediately runs a cron schedule once now).',
-    );
-  }
 }
 
 /**
  * `queue.add(name, data, { repeat, ...opts })`: creates or updates the scheduler named by the
  * repeat key and returns its pending occurrence (for a new cron schedule with `immediately`, the
- * run made now). Resolves to undefined, as BullMQ 5 did, when the schedule has no occurrence left
+ * run made at once). Resolves to undefined, as BullMQ 5 did, when the schedule has no occurrence left
  * (its `limit` was reached).
  */
 export async function addRepeatable(schedulers: JobSchedulers, name: string, data: unknown, opts: JobsOptions): Promise<Job | undefined> {
@@ -107,10 +98,7 @@ export async function addRepeatable(schedulers: JobSchedulers, name: string, dat
   delete shown.count;
   delete shown.immediately;
   delete shown.prevMillis;
-  const { job, result } = await schedulers.write(id, schedule as RepeatOptions, { name, data, opts: jobOpts }, { repeat: shown, countBase });
-  if (repeat.immediately && repeat.pattern !== undefined && result === 1) {
-    return (await schedulers.trigger(id)) ?? job;
-  }
+  const { job } = await schedulers.write(id, schedule as RepeatOptions, { name, data, opts: jobOpts }, { repeat: shown, countBase });
   return job;
 }
 

@@ -64,6 +64,13 @@ export interface RepeatOptions {
   /** Create the scheduler paused. Default false. */
   paused?: boolean;
   /**
+   * As in BullMQ: a new cron scheduler also runs once at once (a triggered run, id
+   * `sched:<id>:trigger:<now>`), then follows its pattern. Only when the scheduler is created, never
+   * on a later upsert. An `every` scheduler already runs its first occurrence at once. Cannot be
+   * combined with `startDate`. Not part of the schedule (an upsert differing only by it changes nothing).
+   */
+  immediately?: boolean;
+  /**
    * With `every` only: shifts the grid by this many ms (an integer in `[0, every)`), as BullMQ's
    * `offset`: `{ every: 3_600_000, offset: 900_000 }` fires at :15 past each hour.
    */
@@ -82,8 +89,6 @@ export interface RepeatOptions {
 export interface LegacyRepeatOptions extends RepeatOptions {
   /** The scheduler id to use instead of the generated key `name:jobId:endDate:tz:pattern|every`. */
   key?: string;
-  /** A cron schedule also runs once at once when it is created (an `every` one always does). */
-  immediately?: boolean;
   /**
    * On an add: the iteration count to start from (the first occurrence is `count + 1`, and
    * `limit` counts from it, as in BullMQ). On an occurrence: its iteration number, from 1.
@@ -167,6 +172,7 @@ export const REPEAT_OPTION_KEYS: readonly (keyof RepeatOptions)[] = [
   'catchupMax',
   'paused',
   'offset',
+  'immediately',
 ];
 
 /** True if the value is a normalised spec (made by `validateRepeat`) rather than raw options. */

@@ -98,7 +98,27 @@ describe('legacy repeatable jobs (add with repeat)', () => {
     expect(job?.opts.repeat).toEqual({ every: 1000, startDate: T0, count: 1 });
     expect(job?.opts.prevMillis).toBe(T0);
     expect(job?.repeatJobKey).toBe('poll');
+    expect(job?.opts.delay).toBe(0);
     expect(job?.data).toEqual({ foo: 'bar' });
+    const cron = await queue.upsertJobScheduler('nightly', { pattern: '0 3 * * *' });
+    expect(cron?.opts.delay).toBe(3 * 3600_000);
+    expect(cron?.opts.repeat).toEqual({ pattern: '0 3 * * *', count: 1 });
+  });
+
+  it('upsertJobScheduler honours immediately for a new cron scheduler, as BullMQ does', async () => {
+    const queue = env.queue(env.queueName());
+    const job = await queue.upsertJobScheduler('report', { pattern: '0 3 * * *', immediately: true }, { name: 'report' });
+    expect(job?.id).toBe(`sched:report:trigger:${T0}`);
+    expect(await queue.getWaitingCount()).toBe(1);
+    expect(await queue.getDelayedCount()).toBe(1);
+    // Not part of the schedule: the same upsert again changes nothing and runs nothing more.
+    await queue.upsertJobScheduler('report', { pattern: '0 3 * * *', immediately: true }, { name: 'report' });
+    await queue.upsertJobScheduler('report', { pattern: '0 3 * * *' }, { name: 'report' });
+    expect(await queue.getWaitingCount()).toBe(1);
+    expect(await queue.getDelayedCount()).toBe(1);
+    await expect(queue.upsertJobScheduler('x', { pattern: '0 3 * * *', immediately: 'yes' } as object)).rejects.toBeInstanceOf(
+      InvalidScheduleError,
+    );
   });
 
   it('immediately runs a new cron schedule once now, and only when it is created', async () => {

@@ -1,17 +1,17 @@
 --[[ occurrence: creates a scheduler's occurrence job from the scheduler's template. The job's id is
   sched:<schedulerId>:<instant ms>; `sk` names the scheduler and `si` holds the instant. A
   template with `rep` (the schedule's public repeat options, JSON) gives each occurrence BullMQ's
-  options `repeat` (with the iteration `count`), `prevMillis` (the instant) and `repeatJobKey`
-  (the scheduler id), prepended to the template's options. ]]
+  options `repeat` (with the iteration `count`), `prevMillis` (the instant), `repeatJobKey` (the
+  scheduler id) and `delay` (ms from creation to due), prepended to the template's options. ]]
 
 -- The options JSON of one occurrence: the template's, with the schedule's fields in front.
-local function occurrenceOpts(tpl, schedId, instant, count)
+local function occurrenceOpts(tpl, schedId, instant, count, delay)
   if not tpl.rep then return tpl.opts end
   local rep = tpl.rep
   if count then
     if rep == '{}' then rep = '{"count":' .. count .. '}' else rep = string.sub(rep, 1, -2) .. ',"count":' .. count .. '}' end
   end
-  local head = '{"repeat":' .. rep .. ',"prevMillis":' .. string.format('%d', instant) .. ',"repeatJobKey":' .. cjson.encode(schedId)
+  local head = '{"repeat":' .. rep .. ',"prevMillis":' .. string.format('%d', instant) .. ',"repeatJobKey":' .. cjson.encode(schedId) .. ',"delay":' .. string.format('%d', delay)
   if tpl.opts == '' or tpl.opts == '{}' then return head .. '}' end
   return head .. ',' .. string.sub(tpl.opts, 2)
 end
@@ -24,7 +24,9 @@ local function createOccurrence(k, base, id, schedId, instant, due, now, tpl, re
   local fields = { 'n', tpl.name, 't', now, 'sk', schedId, 'si', instant }
   local group = groupOfOpts(tpl.opts)
   if group then fields[#fields + 1] = 'g'; fields[#fields + 1] = group end
-  local opts = occurrenceOpts(tpl, schedId, instant, count)
+  local delay = 0
+  if not ready then delay = math.max(due - now, 0) end
+  local opts = occurrenceOpts(tpl, schedId, instant, count, delay)
   if opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = opts end
   if tpl.priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = tpl.priority end
   dataFields(base, id, tpl.data, fields)
