@@ -54,6 +54,18 @@ describe('legacy repeatable jobs (add with repeat)', () => {
     expect(await queue.getRepeatableCount()).toBe(2);
   });
 
+  it('BullMQ 5 cases: same pattern under different names makes three schedules; same key at once makes one', async () => {
+    const queue = env.queue(env.queueName());
+    const cron = '*/10 * * * * *';
+    await Promise.all(['test1', 'test2', 'test3'].map((name) => queue.add(name, {}, { repeat: { pattern: cron } })));
+    expect(await queue.count()).toBe(3);
+    await Promise.all([1000, 2000, 3000].map((every, i) => queue.add(`k${i}`, {}, { repeat: { every, key: 'test' } })));
+    const keyed = (await queue.getRepeatableJobs()).filter((r) => r.key === 'test');
+    expect(keyed).toHaveLength(1);
+    // One pending run for the key, whichever add came last.
+    expect((await queue.getDelayed()).filter((job) => job.repeatJobKey === 'test')).toHaveLength(1);
+  });
+
   it('removeRepeatable and removeRepeatableByKey remove the scheduler and its pending occurrence', async () => {
     const queue = env.queue(env.queueName());
     const repeat = { pattern: '*/1 * * * * *' };
