@@ -8,7 +8,7 @@
     stack: this attempt's stack trace, kept in a JSON list of at most stackTraceLimit entries;
       the limit travels with it as 'limit|stack'.
   Returns: { now, code per job..., then the claim part (see claim) }
-  Codes: 1 retried, 2 failed, -1 job missing, -2 stale token or attempt, -3 not active ]]
+  Codes: 1 retried, 2 failed, 3 failed as cancelled (its cx mark), -1 job missing, -2 stale token or attempt, -3 not active ]]
 --@include base
 --@include retention
 --@include remove
@@ -73,7 +73,8 @@ for i = REST, #ARGV, 7 do
     if e.retryDelay >= 0 then
       e.code = 1
     else
-      e.code = 2
+      -- 3: failed for good because it was cancelled (the holder then reports a CancelledError).
+      e.code = f[7] and 3 or 2
       e.route = deadLetterRoute(base, argv.queueName, id, jk)
     end
   end
