@@ -63,10 +63,6 @@ export const UNSUPPORTED_OPTIONS: Readonly<Record<OptionsOwner, Readonly<Record<
     prevMillis: { hint: `prevMillis belongs to legacy repeatable jobs. ${REPEAT_HINT}` },
   },
   deduplication: {
-    keepLastIfActive: {
-      hint: 'Hopper does not keep a pending add while the deduplicated job is active: use replace (debounce) for delayed jobs, or a jobId.',
-      allows: [false],
-    },
     reschedule: {
       hint: 'To restart the delay of a deduplicated delayed job, use replace: true (debounce: the last add wins), with extend for the ttl.',
       allows: [false],
@@ -152,7 +148,7 @@ export const IMPLEMENTED_OPTIONS: Readonly<Record<OptionsOwner, readonly string[
     'removeDependencyOnFailure',
     'telemetry',
   ],
-  deduplication: ['id', 'ttl', 'extend', 'replace'],
+  deduplication: ['id', 'ttl', 'extend', 'replace', 'keepLastIfActive'],
   settings: ['backoffStrategy'],
 };
 
