@@ -103,7 +103,7 @@ for n = 1, #plan do
         emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       end
     else
-      if f[6] then releaseDedup(base, jk, id) end
+      if f[6] then releaseDedup(base, jk, id, now) end
       -- Before finishing (which may delete the job): the dead letter copies it.
       deadLetter(base, argv.queueName, id, jk, now, made, reason, e.route)
       finish(fin, jk, id, ARGV[e.i + 6], { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
