@@ -247,6 +247,29 @@ export const ROWS = [
     },
   },
   {
+    id: 'memory-pressure-locks',
+    title: 'Memory pressure held longer than the lock, long jobs running',
+    promise: 'While Redis is full (noeviction), running jobs keep their locks and their completions are recorded: nothing runs twice.',
+    redis: { persistence: 'none', maxmemory: '4mb' },
+    removeOnComplete: true,
+    workers: 2,
+    produce: (ctx) =>
+      ctx.producer.run({
+        count: 9000,
+        perSecond: 1000,
+        inFlight: 16,
+        data: (i) => (i < 40 && i % 5 === 0 ? { ms: 6_000 } : { ms: 20, pad: 'x'.repeat(4000) }),
+      }),
+    inject: async () => {},
+    drainMs: 30_000,
+    verdict: (m) => {
+      const out = base(m, { dupes: 'none' });
+      if (!m.adds.error) out.push('no add was refused: the row did not reach maxmemory');
+      if (m.stalled) out.push(`${m.stalled} stalls while Redis was full`);
+      return out;
+    },
+  },
+  {
     id: 'memory-pressure',
     title: 'Memory pressure: maxmemory with noeviction',
     promise:

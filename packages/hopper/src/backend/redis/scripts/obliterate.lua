@@ -3,6 +3,7 @@
   up to `count` of the queue's keys (found with SCAN: every key of the queue is under `base`, in
   one slot); the meta key goes last, when the scan is complete.
   KEYS: meta, active, events
+  Flags: allow-oom (it frees memory: it must run when Redis is full under maxmemory)
   ARGV: base, force, count, cursor
   Returns: { nextCursor ('0' when done), deleted } or { -1 } when active jobs block it. ]]
 
