@@ -202,6 +202,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       },
       onFailed: (ids) => {
         for (const id of ids) this.emit('stalled', id, 'active');
+        this.emitStallFailures(ids);
       },
       onError: (err) => this.emitError(err),
     });
@@ -428,6 +429,26 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private startJob(job: Job): void {
     this.emit('active', job, 'waiting');
     this.executor.start(job);
+  }
+
+  /**
+   * Jobs the stall check failed for good (too many stalls, or cancelled while their worker was
+   * gone): `failed` with the stored reason (BullMQ's `job stalled more than allowable limit`), as
+   * BullMQ's worker emits it; the job is undefined if its removeOnFail already removed it.
+   */
+  private emitStallFailures(ids: string[]): void {
+    Promise.all(ids.map((id) => Job.fromId<DataType, ResultType, NameType>(this, id))).then(
+      (jobs) => {
+        for (let i = 0; i < ids.length; i++) {
+          const job = jobs[i];
+          const reason = job?.failedReason ?? 'job stalled more than allowable limit';
+          this.emit('failed', job, new Error(reason), 'active');
+        }
+      },
+      (err: unknown) => {
+        if (!this.closing) this.emitError(err);
+      },
+    );
   }
 
   /** A running job was cancelled (pub/sub message, or reported by lock renewal): abort its signal. */

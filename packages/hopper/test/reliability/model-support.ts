@@ -308,12 +308,17 @@ export class Model {
     return code;
   }
 
-  /** retryJobs of one id: a failed (or completed) job goes back to ready, its cancel mark cleared. */
+  /**
+   * retryJobs of one id: a failed (or completed) job goes back to ready, its cancel mark cleared.
+   * A child whose outcome its parent recorded is pending for that parent again.
+   */
   retry(id: string, from: 'failed' | 'completed'): number {
     const job = this.jobs.get(id);
     if (!job || job.state !== from) return 0;
     job.cancelled = undefined;
     this.pushReady(job, false);
+    const parent = job.parent && this.jobs.get(job.parent.id);
+    if (parent && (from === 'failed' ? parent.failedChildren : parent.processed).delete(id)) parent.pending.add(id);
     return 1;
   }
 
