@@ -34,6 +34,9 @@ export interface RepeatableJob {
 /** The repeat options only a legacy add has; the rest are the scheduler's {@link RepeatOptions}. */
 const LEGACY_ONLY = ['key', 'count', 'jobId', 'prevMillis'] as const;
 
+/** Longest repeat key: the job scheduler id it becomes. */
+const MAX_KEY_LENGTH = 200;
+
 function dateMs(value: Date | string | number): number {
   return typeof value === 'number' ? value : new Date(value).getTime();
 }
@@ -98,6 +101,12 @@ export async function addRepeatable(schedulers: JobSchedulers, name: string, dat
   }
   const ownJobId = jobId ?? repeat.jobId;
   const id = repeatKey(name, repeat, ownJobId);
+  if (id.length > MAX_KEY_LENGTH) {
+    throw new InvalidOptionsError(
+      `The repeat key "${id.slice(0, 40)}..." is ${id.length} characters long (at most ${MAX_KEY_LENGTH}: it names a job scheduler): ` +
+        'pass a shorter repeat.key.',
+    );
+  }
   const shown: LegacyRepeatOptions = { ...repeat, ...(ownJobId !== undefined ? { jobId: ownJobId } : {}) };
   delete shown.count;
   delete shown.immediately;
