@@ -59,10 +59,6 @@ export const UNSUPPORTED_OPTIONS: Readonly<Record<OptionsOwner, Readonly<Record<
   FlowProducer: {},
   job: {},
   deduplication: {
-    keepLastIfActive: {
-      hint: 'Hopper does not keep a pending add while the deduplicated job is active: use replace (debounce) for delayed jobs, or a jobId.',
-      allows: [false],
-    },
     reschedule: {
       hint: 'To restart the delay of a deduplicated delayed job, use replace: true (debounce: the last add wins), with extend for the ttl.',
       allows: [false],
@@ -153,7 +149,7 @@ export const IMPLEMENTED_OPTIONS: Readonly<Record<OptionsOwner, readonly string[
     'repeatJobKey',
     'prevMillis',
   ],
-  deduplication: ['id', 'ttl', 'extend', 'replace'],
+  deduplication: ['id', 'ttl', 'extend', 'replace', 'keepLastIfActive'],
   settings: ['backoffStrategy'],
 };
 

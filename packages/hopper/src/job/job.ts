@@ -143,6 +143,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.attemptsStarted = claimed.attemptsStarted;
     job.priority = claimed.priority;
     job.delay = claimed.delay;
+    job.stalledCounter = claimed.stalledCounter;
     if (claimed.progress !== '') job.progress = JSON.parse(claimed.progress) as JobProgress;
     job.processedOn = processedOn;
     job.token = claimed.token;

@@ -28,7 +28,8 @@ export interface BackoffOptions {
  * Deduplication, as in BullMQ: while a job added with this `id` is unfinished (no `ttl`), or for
  * `ttl` ms (throttle), adds with the same id create nothing and emit `deduplicated`. With
  * `extend`, each such add restarts the ttl; with `replace`, a still-delayed job takes the new
- * data, options and delay (debounce: the last add wins).
+ * data, options and delay (debounce: the last add wins). With `keepLastIfActive`, an add while the
+ * job runs is kept and added when it finishes.
  */
 export interface DeduplicationOptions {
   id: string;
@@ -38,6 +39,14 @@ export interface DeduplicationOptions {
   extend?: boolean;
   /** A deduplicated add replaces the data and delay of the job while it is delayed. */
   replace?: boolean;
+  /**
+   * While the job holding the id is active, a deduplicated add is kept (the last one wins) and
+   * added as a new job when that job finishes for good (completed, or failed after its last
+   * attempt), so a change that arrives during a run is never lost and two runs never overlap.
+   * The id is then held until the job finishes: `ttl` and `extend` do not apply. Default false.
+   * @example queue.add('sync', { user }, { deduplication: { id: `sync:${user}`, keepLastIfActive: true } })
+   */
+  keepLastIfActive?: boolean;
 }
 
 /** Options of one job (BullMQ's names and meanings). */
@@ -262,10 +271,12 @@ function validateDeduplication(value: unknown, name: string): void {
   if (value === undefined) return;
   refuseUnsupported('deduplication', value);
   if (!isPlainObject(value) || typeof value.id !== 'string' || value.id === '') {
-    throw new InvalidOptionsError(`${name} must be { id: non-empty string, ttl?, extend?, replace? }, got ${JSON.stringify(value)}.`);
+    throw new InvalidOptionsError(
+      `${name} must be { id: non-empty string, ttl?, extend?, replace?, keepLastIfActive? }, got ${JSON.stringify(value)}.`,
+    );
   }
   if (value.ttl !== undefined) checkNonNegativeInteger(value.ttl, `${name}.ttl`);
-  for (const flag of ['extend', 'replace'] as const) {
+  for (const flag of ['extend', 'replace', 'keepLastIfActive'] as const) {
     if (value[flag] !== undefined && typeof value[flag] !== 'boolean') throw new InvalidOptionsError(`${name}.${flag} must be a boolean.`);
   }
   if (value.extend && !value.ttl) throw new InvalidOptionsError(`${name}.extend needs a ttl to extend: add ttl (ms).`);
