@@ -92,6 +92,8 @@ export interface ClaimedJob {
   priority: number;
   delay: number;
   progress: string;
+  /** Times the job was rescued after its lock expired. */
+  stalledCounter: number;
   /** The lock token of this attempt. */
   token: string;
 }

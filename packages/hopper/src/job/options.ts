@@ -5,6 +5,7 @@
 import { InvalidDataError, InvalidJobIdError, InvalidNameError, InvalidOptionsError } from './errors.js';
 import type { JobTelemetryOptions } from '../telemetry/telemetry.js';
 import { refuseUnsupported } from './compat.js';
+import type { LegacyRepeatOptions } from '../schedule/repeat-options.js';
 
 /**
  * Retention by count and/or age (seconds), as in BullMQ: `{ count }` keeps at most that many
@@ -108,6 +109,17 @@ export interface JobsOptions {
    * order (FIFO, priority within the group).
    */
   group?: GroupOptions;
+  /**
+   * BullMQ 4/5's legacy repeatable job, honoured by `queue.add` only: the add creates or updates
+   * the job scheduler named by the repeat key and returns its first occurrence (docs/schedules.md,
+   * "Legacy repeatable jobs"). On an occurrence (of any job scheduler) it holds the schedule's
+   * options and the occurrence's `count`.
+   */
+  repeat?: LegacyRepeatOptions;
+  /** Set on a job scheduler's occurrences: the scheduler's id (also `job.repeatJobKey`). */
+  repeatJobKey?: string;
+  /** Set on a job scheduler's occurrences: the instant (ms) the occurrence stands for. */
+  prevMillis?: number;
   /**
    * Trace propagation (BullMQ's option): `metadata` is the producer's serialised context, set by
    * a Queue or FlowProducer with `telemetry`; `omitContext: true` adds the job without it.
@@ -279,7 +291,17 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
   if (!isPlainObject(opts)) throw new InvalidOptionsError(`Job options must be an object, got ${JSON.stringify(opts)}.`);
   const o = opts as JobsOptions;
   refuseUnsupported('job', o);
+  if (o.repeat !== undefined) {
+    throw new InvalidOptionsError(
+      'repeat is honoured by queue.add only (a legacy repeatable job), not by addBulk, flows, defaultJobOptions or scheduler templates: ' +
+        'add it with queue.add(name, data, { repeat }) or use queue.upsertJobScheduler(id, repeat, template).',
+    );
+  }
   if (o.jobId !== undefined) validateJobId(o.jobId);
+  if (o.prevMillis !== undefined) checkNonNegativeNumber(o.prevMillis, 'prevMillis');
+  if (o.repeatJobKey !== undefined && typeof o.repeatJobKey !== 'string') {
+    throw new InvalidOptionsError(`repeatJobKey must be a string (a job scheduler id), got ${JSON.stringify(o.repeatJobKey)}.`);
+  }
   if (o.delay !== undefined) checkNonNegativeNumber(o.delay, 'delay');
   if (o.priority !== undefined) checkNonNegativeInteger(o.priority, 'priority', MAX_PRIORITY);
   if (o.lifo !== undefined && typeof o.lifo !== 'boolean') throw new InvalidOptionsError(`lifo must be a boolean, got ${String(o.lifo)}.`);

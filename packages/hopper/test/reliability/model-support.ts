@@ -251,14 +251,14 @@ export class Model {
     return job.attemptsMade + 1 >= job.attempts;
   }
 
-  /** Returns the code fail returns: 1 retried, 2 failed for good. */
+  /** Returns the code fail returns: 1 retried, 2 failed for good, 3 failed as cancelled. */
   fail(id: string, retryDelay: number): number {
     const job = this.jobs.get(id)!;
     this.leaveActive(job);
     let code = 1;
     if (job.cancelled !== undefined || job.attemptsMade + 1 >= job.attempts) {
+      code = job.cancelled !== undefined ? 3 : 2;
       this.failForGood(job, job.cancelled ?? 'x', true);
-      code = 2;
     } else {
       job.attemptsMade++;
       if (retryDelay > 0) {

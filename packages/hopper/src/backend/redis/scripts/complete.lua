@@ -1,5 +1,7 @@
 --[[ complete: finishes a batch of active jobs held by the caller, then claims the next ones.
   KEYS: meta, wait, prio, prioCounter, delayed, active, completed, events, marker, limiter, failed
+  Flags: allow-oom (runs when Redis is full under maxmemory: finishing jobs and renewing their locks
+    must not fail while adds are refused, or running jobs would stall and run twice)
   ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, ...jobs
     jobs: 5 values per job: id, token, attempt (attemptsStarted of the holder), returnvalue (JSON), keep
     keep: retention spec (see includes/retention).
