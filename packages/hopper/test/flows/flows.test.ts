@@ -194,9 +194,13 @@ describe('flows: FlowProducer', () => {
     expect(full!.job.name).toBe('root');
     expect(full!.children!.map((c) => c.job.name).sort()).toEqual(['a', 'b', 'c']);
     expect(full!.children!.find((c) => c.job.name === 'a')!.children!.map((c) => c.job.name)).toEqual(['a1']);
-    const shallow = await flows.getFlow({ queueName: q, id: added.job.id as string, depth: 1, maxChildren: 2 });
+    // depth counts levels from the job's own, as in BullMQ: 2 reads the job and its children.
+    const shallow = await flows.getFlow({ queueName: q, id: added.job.id as string, depth: 2, maxChildren: 2 });
     expect(shallow!.children).toHaveLength(2);
     expect(shallow!.children!.every((c) => c.children === undefined)).toBe(true);
+    const alone = await flows.getFlow({ queueName: q, id: added.job.id as string, depth: 1 });
+    expect(alone!.job.name).toBe('root');
+    expect(alone!.children).toBeUndefined();
     expect(await flows.getFlow({ queueName: q, id: 'nope' })).toBeUndefined();
   });
 
