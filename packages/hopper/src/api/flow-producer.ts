@@ -285,7 +285,9 @@ export class FlowProducer extends EventEmitter {
     if (!job) return undefined;
     if (depth <= 1) return { job };
     const deps = await this.backendFor(queue).getDependencies(id);
-    let keys = [...new Set([...Object.keys(deps.processed), ...deps.unprocessed, ...Object.keys(deps.failed)])];
+    let keys = [
+      ...new Set([...Object.keys(deps.processed), ...deps.unprocessed, ...Object.keys(deps.failed), ...Object.keys(deps.ignored)]),
+    ];
     if (keys.length === 0) return { job };
     if (maxChildren !== undefined) keys = keys.slice(0, maxChildren);
     const children = await Promise.all(

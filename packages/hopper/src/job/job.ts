@@ -24,6 +24,7 @@ import {
   dependencies,
   dependenciesCount,
   failedChildrenValues,
+  ignoredChildrenFailures,
   removeUnprocessed,
   letParentGo,
   waitForChildren,
@@ -449,6 +450,14 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /** The failed reasons of this parent's children that failed for good, by child key. */
   async getFailedChildrenValues(): Promise<Record<string, string>> {
     return failedChildrenValues(this);
+  }
+
+  /**
+   * The failed reasons of the children this parent let go of (they failed for good with
+   * continueParentOnFailure or ignoreDependencyOnFailure), by child key (BullMQ's name).
+   */
+  async getIgnoredChildrenFailures(): Promise<Record<string, string>> {
+    return ignoredChildrenFailures(this);
   }
 
   /**

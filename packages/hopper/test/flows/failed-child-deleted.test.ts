@@ -27,7 +27,7 @@ describe('flows: a failed child deleted by retention no longer blocks its parent
     await bad!.moveToFailed(new Error('boom'), 't', false);
     expect(await env.queue(childQ).getJob('bad')).toBeUndefined();
     expect(await parents.getJobState(parentId)).toBe('waiting');
-    expect(await tree.job.getDependenciesCount()).toEqual({ processed: 1, unprocessed: 0, failed: 0 });
+    expect(await tree.job.getDependenciesCount()).toEqual({ processed: 1, unprocessed: 0, failed: 0, ignored: 0 });
   });
 
   it('a kept failed child trimmed away later by removeOnFail: { count }', async () => {
@@ -62,6 +62,6 @@ describe('flows: a failed child deleted by retention no longer blocks its parent
     const bad = await worker.getNextJob('t');
     await bad!.moveToFailed(new Error('boom'), 't', false);
     expect(await parents.getJobState(tree.job.id as string)).toBe('waiting-children');
-    expect(await tree.job.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 1, failed: 1 });
+    expect(await tree.job.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 1, failed: 1, ignored: 0 });
   });
 });

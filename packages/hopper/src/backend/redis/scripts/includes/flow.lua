@@ -3,7 +3,10 @@
   Its dependency records live beside it, in its queue's slot:
     dp:<id>  set of pending children (their public keys `<prefix>:<queue>:<id>`, as in BullMQ);
     pr:<id>  hash child key -> return value (JSON) of the children that completed;
-    fc:<id>  hash child key -> failed reason of the children that failed for good.
+    fc:<id>  hash child key -> failed reason of the children that failed for good (the parent
+             waits for their retry, or failed because of them);
+    ig:<id>  the same for the children it let go of (continueParentOnFailure,
+             ignoreDependencyOnFailure): BullMQ's "ignored" children.
   A child stores its parent link in one field `pl` = policy .. '\n' .. parent base .. '\n' ..
   parent id (one field, so the hot scripts read one more field, not three; bases and policies
   hold no newline), and its options carry `parent` ({ id, queue }) as in BullMQ. The policy is
@@ -60,6 +63,7 @@ end
 local function depsKey(b, id) return b .. 'dp:' .. id end
 local function processedKey(b, id) return b .. 'pr:' .. id end
 local function failedChildrenKey(b, id) return b .. 'fc:' .. id end
+local function ignoredChildrenKey(b, id) return b .. 'ig:' .. id end
 
 -- Moves parent `pid` (in waiting-children) on: delayed by its own delay, else ready.
 local function moveParentOn(pb, pid, pjk, now)
@@ -165,7 +169,11 @@ childFailed = function(b, id, pb, pid, policy, reason, now, depth, gone)
     releaseParent(pb, pid, now)
     return
   end
-  if policy ~= 'r' then redis.call('HSET', failedChildrenKey(pb, pid), ck, reason) end
+  if policy == 'c' or policy == 'i' then
+    redis.call('HSET', ignoredChildrenKey(pb, pid), ck, reason)
+  elseif policy ~= 'r' then
+    redis.call('HSET', failedChildrenKey(pb, pid), ck, reason)
+  end
   if policy == 'w' then return end
   local pjk = jobKey(pb, pid)
   if policy == 'f' then
