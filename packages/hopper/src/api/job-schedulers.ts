@@ -169,7 +169,10 @@ export class JobSchedulers {
     const spec = validateRepeat(repeat, { now });
     if (legacy && spec.endDate !== undefined && spec.endDate <= now) {
       // BullMQ 5 refused it likewise; a scheduler (upsertJobScheduler) with a past end simply never fires.
-      throw invalidSchedule('no-run-soon', `End date must be greater than current timestamp: repeat.endDate is ${new Date(spec.endDate).toISOString()}.`);
+      throw invalidSchedule(
+        'no-run-soon',
+        `End date must be greater than current timestamp: repeat.endDate is ${new Date(spec.endDate).toISOString()}.`,
+      );
     }
     const rep = publicRepeat(legacy?.repeat ?? repeat, spec);
     const stored = storeTemplate(id, template, this.defaults(), this.backoffTypes, rep, legacy?.countBase ?? 0);
