@@ -469,8 +469,13 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return dependencies(this, opts);
   }
 
-  /** How many children this parent has by outcome (all kinds, or those asked for). */
-  async getDependenciesCount(opts?: { processed?: boolean; unprocessed?: boolean; failed?: boolean }): Promise<DependenciesCount> {
+  /** How many children this parent has by outcome (processed, unprocessed, failed, ignored; or those asked for). */
+  async getDependenciesCount(opts?: {
+    processed?: boolean;
+    unprocessed?: boolean;
+    failed?: boolean;
+    ignored?: boolean;
+  }): Promise<DependenciesCount> {
     return dependenciesCount(this, opts);
   }
 
