@@ -24,6 +24,11 @@ export interface WorkerInfo {
   concurrency?: number;
   /** When the worker started (ms). */
   startedAt?: number;
+  /**
+   * BullMQ's connection name of the worker: `<prefix>:<queue>`, or `<prefix>:<queue>:w:<name>`
+   * for a named worker (so `rawname.split(':').pop()` is the worker's name, as in BullMQ).
+   */
+  rawname: string;
 }
 
 /** The queue's settings as stored in Redis. */
@@ -277,11 +282,21 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
     return this.backend.getDeduplicationJobId(deduplicationId);
   }
 
-  /** The workers of this queue that are alive (their heartbeat is recent), from any process. */
+  /**
+   * The workers of this queue that are alive, from any process: each worker registers when it is
+   * ready (running or not, manual workers included) and stays listed while its heartbeat is recent
+   * (about twice its lock renewal interval), until it closes. BullMQ lists Redis connections
+   * instead (`CLIENT LIST`); here `name` is the worker's `name` option and `rawname` follows
+   * BullMQ's connection name.
+   */
   async getWorkers(): Promise<WorkerInfo[]> {
     await this.ready();
     const workers = await this.backend.getWorkers();
-    return workers.map(({ id, info }) => ({ ...(JSON.parse(info) as Omit<WorkerInfo, 'id'>), id }));
+    const base = `${this.prefix}:${this.name}`;
+    return workers.map(({ id, info }) => {
+      const described = JSON.parse(info) as Omit<WorkerInfo, 'id' | 'rawname'>;
+      return { ...described, id, rawname: described.name === undefined ? base : `${base}:w:${described.name}` };
+    });
   }
 
   /** How many workers of this queue are alive. */

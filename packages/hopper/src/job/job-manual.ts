@@ -30,7 +30,7 @@ export type NextJobReply<J = Job> = ([] | [JobJsonRaw, string, number, number]) 
 
 /** Builds the reply of a manual move from the next job taken (if any). */
 export function nextJobReply<J extends Job>(next: J | undefined): NextJobReply<J> {
-  const reply: unknown[] = next === undefined ? [] : [next.asJSON(), next.id as string, 0, 0];
+  const reply: unknown[] = next === undefined ? [] : [next.asJSON(), next.id, 0, 0];
   Object.defineProperty(reply, 'job', { value: next, enumerable: false });
   return reply as NextJobReply<J>;
 }

@@ -32,7 +32,7 @@ describe('manual moves (BullMQ getNextJob flow)', () => {
     expect(await job.getState()).toBe('waiting');
   });
 
-  it('fetchNext takes the next job after a delayed retry and returns it in BullMQ\'s shape', async () => {
+  it("fetchNext takes the next job after a delayed retry and returns it in BullMQ's shape", async () => {
     const name = env.queueName();
     const queue = env.queue(name);
     await queue.add('a', {}, { attempts: 3, backoff: 300 });
