@@ -12,7 +12,7 @@ export interface NewJob {
   /** Custom id, or '' for an auto id. */
   customId: string;
   /** Deduplication (BullMQ's `deduplication` option), if any. */
-  dedup?: { id: string; ttl: number; extend: boolean; replace: boolean };
+  dedup?: { id: string; ttl: number; extend: boolean; replace: boolean; keepLast?: boolean };
   priority: number;
   delay: number;
   lifo: boolean;
@@ -92,6 +92,8 @@ export interface ClaimedJob {
   priority: number;
   delay: number;
   progress: string;
+  /** Times the job was rescued after its lock expired. */
+  stalledCounter: number;
   /** The lock token of this attempt. */
   token: string;
 }

@@ -41,6 +41,7 @@ export function parseClaim(reply: Reply, at: number, now: number, request: Claim
       priority: Number(row[6] ?? 0),
       delay: Number(row[7] ?? 0),
       progress: row[8] ?? '',
+      stalledCounter: Number(row[10] ?? 0),
       token: exact ? tokenPrefix : tokenPrefix + (i + 1),
     };
   }

@@ -3,7 +3,8 @@
   ARGV: now, base, count, lockMs, tokenPrefix, exact, limit
     limit: the worker's rate limit 'max:durationMs', or '' for the queue's (if any).
   Returns: { now, paused (0/1), nextDue (ms or -1), limitedFor (ms), schedulersDue (0/1), n, then one row per job:
-    { name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id } }
+    { name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id,
+      stalledCounter } }
   The i-th job's lock token is tokenPrefix .. i, or tokenPrefix itself when exact is 1. ]]
 --@include base
 --@include scheduler

@@ -5,6 +5,7 @@
   queue's epoch: an obliteration is deliberate, so the processes still attached to the queue (its
   Queue, workers) must not take it for a dataset reset (a missing epoch) and report one.
   KEYS: meta, active, events
+  Flags: allow-oom (it frees memory: it must run when Redis is full under maxmemory)
   ARGV: base, force, count, cursor
   Returns: { nextCursor ('0' when done), deleted } or { -1 } when active jobs block it. ]]
 

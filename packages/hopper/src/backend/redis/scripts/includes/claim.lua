@@ -5,7 +5,7 @@
   groups on, jobs are taken round-robin over the ring of ready groups (takeGrouped).
   Appends to `out`: paused flag, next delayed due time (or -1), ms left of a rate limit (0 if
   none), whether a scheduler needs advancing (0/1), the number of jobs, then one row per job: { name, data, opts, timestamp, attemptsMade,
-  attemptsStarted, priority, delay, progress, id } (absent values are nil). With `exact`, the single claimed
+  attemptsStarted, priority, delay, progress, id, stalledCounter } (absent values are nil). With `exact`, the single claimed
   job's token is tokenPrefix itself (manual processing with the caller's token). Used by claim, complete and fail so a worker acknowledges
   finished jobs and takes the next ones in one round trip. At most CLAIM_MAX (1,000) jobs per call. ]]
 
@@ -309,7 +309,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   for i = 1, #ids do
     local id = ids[i]
     local jk = jobKey(base, id)
-    local f = redis.call('HMGET', jk, 'n', 'd', 'o', 't', 'am', 'as', 'p', 'dl', 'pg', 'dc')
+    local f = redis.call('HMGET', jk, 'n', 'd', 'o', 't', 'am', 'as', 'p', 'dl', 'pg', 'dc', 'sc')
     if f[1] then
       claimed = claimed + 1
       local started = (tonumber(f[6]) or 0) + 1
@@ -331,7 +331,8 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
         recordStart(starts, w[1], w[2], now, id, started)
       end
       -- The job goes back as the HMGET row itself (fewer table writes than copying it out):
-      -- name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id.
+      -- name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id,
+      -- stalledCounter.
       if not f[2] then f[2] = readData(base, id, jk, false, f[10]) end
       f[6] = started
       f[10] = id
