@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError, JobActiveError } from '../../src/index.js';
+import { InvalidOptionsError, JobActiveError, type Job } from '../../src/index.js';
 import { collect, once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
@@ -159,7 +159,7 @@ describe('Queue management', () => {
     // The same Queue and the still-running worker go on: the add reads the queue's epoch back and
     // the worker's lock renewal too; neither may report the obliteration as a dataset reset.
     const after = await queue.add('after', {});
-    const [done] = await once(worker, 'completed');
+    const [done] = await once<[Job]>(worker, 'completed');
     expect(done.id).toBe(after.id);
     await worker.close();
     expect(errors).toEqual([]);
