@@ -57,7 +57,9 @@ function checkLegacyOptions(repeat: LegacyRepeatOptions): void {
     throw new InvalidOptionsError(`repeat.key must be a non-empty string (the scheduler id), got ${JSON.stringify(repeat.key)}.`);
   }
   if (repeat.count !== undefined && !(Number.isInteger(repeat.count) && repeat.count >= 0)) {
-    throw new InvalidOptionsError(`repeat.count must be an integer >= 0 (the iteration to start after), got ${JSON.stringify(repeat.count)}.`);
+    throw new InvalidOptionsError(
+      `repeat.count must be an integer >= 0 (the iteration to start after), got ${JSON.stringify(repeat.count)}.`,
+    );
   }
   if (repeat.jobId !== undefined && (typeof repeat.jobId !== 'string' || repeat.jobId === '')) {
     throw new InvalidOptionsError(`repeat.jobId must be a non-empty string, got ${JSON.stringify(repeat.jobId)}.`);
@@ -74,7 +76,9 @@ export async function addRepeatable(schedulers: JobSchedulers, name: string, dat
   validateJobName(name);
   const { repeat, jobId, delay: _delay, prevMillis: _prev, repeatJobKey: _key, ...jobOpts } = opts;
   if (typeof repeat !== 'object' || repeat === null || Array.isArray(repeat)) {
-    throw new InvalidOptionsError(`repeat must be an object such as { pattern: '0 3 * * *' } or { every: 60000 }, got ${JSON.stringify(repeat)}.`);
+    throw new InvalidOptionsError(
+      `repeat must be an object such as { pattern: '0 3 * * *' } or { every: 60000 }, got ${JSON.stringify(repeat)}.`,
+    );
   }
   checkLegacyOptions(repeat);
   if (jobId !== undefined && (typeof jobId !== 'string' || jobId === '')) {
@@ -103,7 +107,13 @@ export async function addRepeatable(schedulers: JobSchedulers, name: string, dat
 }
 
 /** The entry `getRepeatableJobs` lists for a scheduler (its spec, and the options its occurrences show). */
-export function toRepeatableJob(id: string, name: string, spec: ScheduleSpec, shown: LegacyRepeatOptions, next: number | undefined): RepeatableJob {
+export function toRepeatableJob(
+  id: string,
+  name: string,
+  spec: ScheduleSpec,
+  shown: LegacyRepeatOptions,
+  next: number | undefined,
+): RepeatableJob {
   return {
     key: id,
     name,

@@ -154,5 +154,4 @@ export abstract class QueueSchedulers<DataType = any, ResultType = any, NameType
   backfillJobScheduler(id: string, from: Date | number, to: Date | number): Promise<string[]> {
     return this.schedulers.backfill(id, from, to);
   }
-
 }

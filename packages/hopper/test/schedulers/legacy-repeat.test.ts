@@ -34,7 +34,16 @@ describe('legacy repeatable jobs (add with repeat)', () => {
     const repeatables = await queue.getRepeatableJobs(0, -1, true);
     expect(repeatables).toEqual([
       { key: `bird::::${MINUTE}`, name: 'bird', id: null, endDate: null, tz: null, pattern: null, every: String(MINUTE), next: T0 },
-      { key, name: 'paint', id: 'colibri', endDate: end, tz: 'Europe/Paris', pattern: '0 15 3 * * *', every: null, next: cron.opts.prevMillis },
+      {
+        key,
+        name: 'paint',
+        id: 'colibri',
+        endDate: end,
+        tz: 'Europe/Paris',
+        pattern: '0 15 3 * * *',
+        every: null,
+        next: cron.opts.prevMillis,
+      },
     ]);
     expect(await queue.getRepeatableCount()).toBe(2);
   });
