@@ -8,7 +8,7 @@
 import { InvalidOptionsError } from '../job/errors.js';
 import type { Job } from '../job/job.js';
 import { validateJobName, type JobsOptions } from '../job/options.js';
-import type { LegacyRepeatOptions, RepeatOptions, ScheduleSpec } from '../schedule/repeat-options.js';
+import type { LegacyRepeatOptions, ScheduleSpec } from '../schedule/repeat-options.js';
 import { invalidSchedule } from '../schedule/schedule-error.js';
 import type { JobSchedulers } from './job-schedulers.js';
 
@@ -102,7 +102,7 @@ export async function addRepeatable(schedulers: JobSchedulers, name: string, dat
   delete shown.count;
   delete shown.immediately;
   delete shown.prevMillis;
-  const { job } = await schedulers.write(id, schedule as RepeatOptions, { name, data, opts: jobOpts }, { repeat: shown, countBase });
+  const { job } = await schedulers.write(id, schedule, { name, data, opts: jobOpts }, { repeat: shown, countBase });
   return job;
 }
 
