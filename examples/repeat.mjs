@@ -20,7 +20,11 @@ await queue.add('bird', { color: 'green' }, { repeat, jobId: 'colibri' });
 console.log(`first occurrence: ${first.id.startsWith('sched:bird:colibri:::500:')}, key ${first.repeatJobKey}`);
 
 // Every day at 03:15 Paris time, and once now (immediately).
-const now = await queue.add('submarine', { color: 'yellow' }, { repeat: { pattern: '0 15 3 * * *', tz: 'Europe/Paris', immediately: true } });
+const now = await queue.add(
+  'submarine',
+  { color: 'yellow' },
+  { repeat: { pattern: '0 15 3 * * *', tz: 'Europe/Paris', immediately: true } },
+);
 console.log(`cron key ${now.repeatJobKey}, ran at once: ${now.id.includes(':trigger:')}`);
 
 const runs = [];
