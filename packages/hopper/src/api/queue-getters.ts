@@ -31,13 +31,18 @@ export interface WorkerInfo {
   rawname: string;
 }
 
-/** The queue's settings as stored in Redis. */
+/** The queue's settings as stored in Redis (BullMQ's `getMeta` fields). */
 export interface QueueMeta {
   paused: boolean;
   /** The events stream cap. */
   maxLenEvents?: number;
-  /** The key layout version, as `hopper:<n>`. */
+  /** The key layout version, as `hopper:<n>` (BullMQ: the library that wrote the queue, `bullmq:<version>`). */
   version?: string;
+  /** The global concurrency (`setGlobalConcurrency`), if set. */
+  concurrency?: number;
+  /** The global rate limit (`setGlobalRateLimit`): at most `max` jobs started per `duration` ms, if set. */
+  max?: number;
+  duration?: number;
 }
 
 /** Normalises BullMQ's state names to Hopper's states (deduplicated, order kept). */
@@ -304,15 +309,24 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
     return (await this.getWorkers()).length;
   }
 
-  /** The queue's settings as stored: paused, events cap, layout version. */
+  /**
+   * The queue's settings as stored: paused, events cap, layout version, and the global
+   * concurrency and rate limit when set (fields left out when unset, as in BullMQ).
+   */
   async getMeta(): Promise<QueueMeta> {
     await this.ready();
     const meta = await this.backend.getMeta();
-    return {
+    const result: QueueMeta = {
       paused: meta.paused === '1',
       maxLenEvents: meta.maxEvents === undefined ? undefined : Number(meta.maxEvents),
       version: meta.v === undefined ? undefined : `hopper:${meta.v}`,
     };
+    if (meta.gcc !== undefined && meta.gcc !== '') result.concurrency = Number(meta.gcc);
+    if (meta.lmax !== undefined && meta.lmax !== '') {
+      result.max = Number(meta.lmax);
+      result.duration = Number(meta.ldur);
+    }
+    return result;
   }
 
   /** The key layout version of the queue's data (`hopper:<n>`). */

@@ -111,5 +111,12 @@ describe('Queue getters', () => {
     await queue.pause();
     expect(await queue.getMeta()).toEqual({ paused: true, maxLenEvents: 500, version: 'hopper:1' });
     expect(await queue.getVersion()).toBe('hopper:1');
+    // The global limits, as BullMQ's getMeta reports them.
+    await queue.setGlobalConcurrency(3);
+    await queue.setGlobalRateLimit(10, 500);
+    expect(await queue.getMeta()).toEqual({ paused: true, maxLenEvents: 500, version: 'hopper:1', concurrency: 3, max: 10, duration: 500 });
+    await queue.removeGlobalConcurrency();
+    await queue.removeGlobalRateLimit();
+    expect(await queue.getMeta()).toEqual({ paused: true, maxLenEvents: 500, version: 'hopper:1' });
   });
 });
