@@ -392,7 +392,10 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return changeJobDelay(this, delay);
   }
 
-  /** Changes the priority of a waiting, prioritized or delayed job (and `lifo` for priority 0). */
+  /**
+   * Changes the priority of a waiting, prioritized or delayed job; with `lifo`, a ready job goes to
+   * the head of the jobs of its new priority.
+   */
   async changePriority(opts: { priority?: number; lifo?: boolean }): Promise<void> {
     return changeJobPriority(this, opts);
   }
