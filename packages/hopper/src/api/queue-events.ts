@@ -56,19 +56,28 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     return this.lastId;
   }
 
-  /** Starts reading events. Resolves when closed. */
+  /**
+   * Starts reading events (when created with `autorun: false`). Resolves when closed; rejects
+   * (BullMQ's message) when already running.
+   */
   run(): Promise<void> {
-    if (this.running) throw new Error('QueueEvents is already running.');
+    if (this.running) return Promise.reject(new Error('Queue Events is already running.'));
     this.running = true;
     this.runPromise = this.loop();
     return this.runPromise;
   }
 
   private async loop(): Promise<void> {
-    await this.ready();
-    if (this.lastId === '$') {
-      // Pin the position now, so events between start and the first read are not lost.
-      this.lastId = await this.backend.lastEventId();
+    try {
+      await this.ready();
+      if (this.lastId === '$') {
+        // Pin the position now, so events between start and the first read are not lost.
+        this.lastId = await this.backend.lastEventId();
+      }
+    } catch (err) {
+      // Closed while starting: run() resolves, as it does when closed later.
+      if (!this.running) return;
+      throw err;
     }
     this.emit('ready');
     let checkGap = this.opts.lastEventId !== undefined;

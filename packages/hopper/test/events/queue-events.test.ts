@@ -129,6 +129,14 @@ describe('QueueEvents', () => {
     await expect(missing).rejects.toThrow(`Missing key for job ${queue.toKey(job.id as string)}. isFinished`);
   });
 
+  it('run() when already running rejects (it does not throw), and the first run resolves on close', async () => {
+    const events = env.events(env.queueName(), { autorun: false });
+    const running = events.run();
+    await expect(events.run()).rejects.toThrow('Queue Events is already running.');
+    await events.close();
+    await expect(running).resolves.toBeUndefined();
+  });
+
   it('waitUntilFinished gives up after ttl', async () => {
     const name = env.queueName();
     const queue = env.queue(name);
