@@ -176,10 +176,12 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
   /**
    * @internal Resolves with a job's return value when it completes, rejects with its failure
    * reason when it fails for good; checks the stored state too, so a job that finished before
-   * the call (or during a gap in the events) settles at once. A job that no longer exists rejects
-   * with a JobNotFoundError (`Missing key for job <key>. isFinished`, as in BullMQ). Used by `job.waitUntilFinished`.
+   * the call (or during a gap in the events) settles at once. With `rejectMissing` (a job known to
+   * exist: `job.waitUntilFinished`), a job that no longer exists rejects with a JobNotFoundError
+   * (`Missing key for job <key>. isFinished`, as in BullMQ); without it, a job not added yet is
+   * waited for.
    */
-  waitForJob(jobId: string, ttl?: number): Promise<unknown> {
+  waitForJob(jobId: string, ttl?: number, rejectMissing = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       let settled = false;
@@ -210,7 +212,7 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
             } else if (record?.state === 'failed') {
               cleanup();
               reject(new Error(record.failedReason ?? 'failed'));
-            } else if (record === undefined) {
+            } else if (record === undefined && rejectMissing) {
               // Gone: removed, or removed on completion or failure. Its finishing event may still be
               // unread: read up to the stream's end first, then report it missing.
               return this.readPastEnd().then(() => {

@@ -518,12 +518,14 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /**
    * Resolves with the job's return value when it completes, or rejects with its failure reason
    * when it fails for good. Falls back to the stored state, so a finished job resolves at once.
+   * A job that no longer exists (removed, or removed on completion before its event was read)
+   * rejects with JobNotFoundError (`Missing key for job <key>. isFinished`, as in BullMQ).
    *
    * @param queueEvents a running QueueEvents of this job's queue.
    * @param ttl give up after this many ms (rejects with WaitTimeoutError).
    */
   waitUntilFinished(queueEvents: JobFinishWaiter, ttl?: number): Promise<ReturnType> {
-    return queueEvents.waitForJob(this.requireId(), ttl) as Promise<ReturnType>;
+    return queueEvents.waitForJob(this.requireId(), ttl, true) as Promise<ReturnType>;
   }
 
   /** The job in its stored form: data, return value and stack traces as JSON strings (BullMQ's `asJSON`). */

@@ -127,6 +127,10 @@ describe('QueueEvents', () => {
     const missing = job.waitUntilFinished(late);
     await expect(missing).rejects.toBeInstanceOf(JobNotFoundError);
     await expect(missing).rejects.toThrow(`Missing key for job ${queue.toKey(job.id as string)}. isFinished`);
+    // waitForJob by id waits for a job not added yet.
+    const future = late.waitForJob('later');
+    await queue.add('later', {}, { jobId: 'later' });
+    expect(await future).toBe('done');
   });
 
   it('run() when already running rejects (it does not throw), and the first run resolves on close', async () => {
