@@ -94,7 +94,7 @@ export interface NodeOpts {
   queueName: string;
   id: string;
   prefix?: string;
-  /** Levels of children to read. Default 10. */
+  /** Levels to read, the job's own included (as in BullMQ): 1 reads the job alone, 2 its children too. Default 10. */
   depth?: number;
   /** Most children read per parent. Default: all. */
   maxChildren?: number;
@@ -266,7 +266,8 @@ export class FlowProducer extends EventEmitter {
 
   /**
    * Reads a flow: the job `id` of `queueName` and its children (by their parent records),
-   * `depth` levels down (default 10), at most `maxChildren` per parent. Undefined if the job is gone.
+   * `depth` levels counting the job's own (default 10; as in BullMQ, 1 reads the job alone), at
+   * most `maxChildren` per parent. Undefined if the job is gone.
    */
   async getFlow(opts: NodeOpts): Promise<JobNode | undefined> {
     validateQueueName(opts.queueName);
@@ -282,9 +283,11 @@ export class FlowProducer extends EventEmitter {
   private async readNode(queue: string, id: string, depth: number, maxChildren: number | undefined): Promise<JobNode | undefined> {
     const job = await Job.fromId(this.contextFor(queue), id);
     if (!job) return undefined;
-    if (depth <= 0) return { job };
+    if (depth <= 1) return { job };
     const deps = await this.backendFor(queue).getDependencies(id);
-    let keys = [...new Set([...Object.keys(deps.processed), ...deps.unprocessed, ...Object.keys(deps.failed)])];
+    let keys = [
+      ...new Set([...Object.keys(deps.processed), ...deps.unprocessed, ...Object.keys(deps.failed), ...Object.keys(deps.ignored)]),
+    ];
     if (keys.length === 0) return { job };
     if (maxChildren !== undefined) keys = keys.slice(0, maxChildren);
     const children = await Promise.all(

@@ -8,7 +8,7 @@
 import { InvalidOptionsError } from '../job/errors.js';
 import type { Job } from '../job/job.js';
 import { validateJobName, type JobsOptions } from '../job/options.js';
-import type { LegacyRepeatOptions, ScheduleSpec } from '../schedule/repeat-options.js';
+import type { LegacyRepeatOptions, RepeatOptions, ScheduleSpec } from '../schedule/repeat-options.js';
 import { invalidSchedule } from '../schedule/schedule-error.js';
 import type { JobSchedulers } from './job-schedulers.js';
 
@@ -33,6 +33,9 @@ export interface RepeatableJob {
 
 /** The repeat options only a legacy add has; the rest are the scheduler's {@link RepeatOptions}. */
 const LEGACY_ONLY = ['key', 'count', 'jobId', 'prevMillis'] as const;
+
+/** Longest repeat key: the job scheduler id it becomes. */
+const MAX_KEY_LENGTH = 200;
 
 function dateMs(value: Date | string | number): number {
   return typeof value === 'number' ? value : new Date(value).getTime();
@@ -84,8 +87,8 @@ export async function addRepeatable(schedulers: JobSchedulers, name: string, dat
   if (jobId !== undefined && (typeof jobId !== 'string' || jobId === '')) {
     throw new InvalidOptionsError(`jobId must be a non-empty string, got ${JSON.stringify(jobId)}.`);
   }
-  const schedule: Record<string, unknown> = { ...repeat };
-  for (const key of LEGACY_ONLY) delete schedule[key];
+  const schedule: RepeatOptions = { ...repeat };
+  for (const key of LEGACY_ONLY) delete (schedule as Record<string, unknown>)[key];
   const countBase = repeat.count ?? 0;
   if (countBase > 0 && typeof repeat.limit === 'number') {
     if (repeat.limit - countBase <= 0) {
@@ -98,6 +101,12 @@ export async function addRepeatable(schedulers: JobSchedulers, name: string, dat
   }
   const ownJobId = jobId ?? repeat.jobId;
   const id = repeatKey(name, repeat, ownJobId);
+  if (id.length > MAX_KEY_LENGTH) {
+    throw new InvalidOptionsError(
+      `The repeat key "${id.slice(0, 40)}..." is ${id.length} characters long (at most ${MAX_KEY_LENGTH}: it names a job scheduler): ` +
+        'pass a shorter repeat.key.',
+    );
+  }
   const shown: LegacyRepeatOptions = { ...repeat, ...(ownJobId !== undefined ? { jobId: ownJobId } : {}) };
   delete shown.count;
   delete shown.immediately;

@@ -92,7 +92,8 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
       for (const id of step.ids) removed.push(id);
       cursor = step.cursor;
     } while (cursor !== null && (limit === 0 || removed.length < limit));
-    this.emit('cleaned', removed, type);
+    // BullMQ names the waiting list 'wait' in this event, whichever name the call used.
+    this.emit('cleaned', removed, type === 'waiting' ? 'wait' : type);
     return removed;
   }
 

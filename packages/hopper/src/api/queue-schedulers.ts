@@ -72,8 +72,8 @@ export abstract class QueueSchedulers<DataType = any, ResultType = any, NameType
    * scheduler named by the repeat key and returns its first occurrence. Resolves to undefined
    * (as in BullMQ 5) when the schedule has no occurrence left.
    */
-  protected addRepeatable(name: NameType, data: DataType, opts: JobsOptions): Promise<Job<DataType, ResultType, NameType>> {
-    const id = opts.repeat ? repeatKey(name, opts.repeat, opts.jobId) : name;
+  protected async addRepeatable(name: NameType, data: DataType, opts: JobsOptions): Promise<Job<DataType, ResultType, NameType>> {
+    const id = typeof opts.repeat === 'object' && opts.repeat !== null ? repeatKey(name, opts.repeat, opts.jobId) : name;
     return this.traceScheduler(id, name, () => addRepeatable(this.schedulers, name, data, opts)) as Promise<
       Job<DataType, ResultType, NameType>
     >;

@@ -322,7 +322,7 @@ export interface QueueBackend {
     count: number,
   ): Promise<{ cursor: string; items: [string, string][] }>;
   /** How many children a parent has of each kind. */
-  getDependencyCounts(id: string): Promise<{ processed: number; unprocessed: number; failed: number }>;
+  getDependencyCounts(id: string): Promise<{ processed: number; unprocessed: number; failed: number; ignored: number }>;
   /** A job's durable steps: step key -> JSON record. */
   getSteps(id: string): Promise<Record<string, string>>;
   getStep(id: string, key: string): Promise<string | undefined>;

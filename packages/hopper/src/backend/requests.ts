@@ -58,6 +58,8 @@ export interface Dependencies {
   unprocessed: string[];
   /** Children that failed for good: key -> failed reason. */
   failed: Record<string, string>;
+  /** Children that failed for good and that the parent let go of (continueParentOnFailure, ignoreDependencyOnFailure): key -> failed reason. */
+  ignored: Record<string, string>;
 }
 
 /** Identifies one add call so that a re-sent call is applied once. */

@@ -21,6 +21,8 @@ export interface DependenciesOpts {
   processed?: DependencyPage;
   unprocessed?: DependencyPage;
   failed?: DependencyPage;
+  /** Children that failed and that the parent let go of (BullMQ's `ignored`). */
+  ignored?: DependencyPage;
 }
 
 /** A parent's children by outcome, keyed by their public keys (`<prefix>:<queue>:<id>`). */
@@ -29,11 +31,17 @@ export interface DependenciesResult {
   processed?: Record<string, unknown>;
   /** Children not finished yet (or failed with no policy: the parent waits for their retry). */
   unprocessed?: string[];
-  /** Children that failed for good (their reasons: `getFailedChildrenValues()`). */
+  /**
+   * Children that failed for good and that the parent still accounts for: it waits for their
+   * retry (no failure option), or failed because of them (failParentOnFailure).
+   */
   failed?: string[];
+  /** Children that failed for good and that the parent let go of (continueParentOnFailure, ignoreDependencyOnFailure), with their reasons. */
+  ignored?: Record<string, string>;
   nextProcessedCursor?: number;
   nextUnprocessedCursor?: number;
   nextFailedCursor?: number;
+  nextIgnoredCursor?: number;
 }
 
 /** Counts of a parent's children by outcome. */
@@ -41,6 +49,8 @@ export interface DependenciesCount {
   processed?: number;
   unprocessed?: number;
   failed?: number;
+  /** Children the parent let go of after they failed (continueParentOnFailure, ignoreDependencyOnFailure). */
+  ignored?: number;
 }
 
 function parseValues(raw: Record<string, string>): Record<string, unknown> {
@@ -56,21 +66,32 @@ export async function childrenValues(job: Job): Promise<Record<string, unknown>>
   return parseValues((await job.ctx.backend.getDependencies(id)).processed);
 }
 
-/** `job.getFailedChildrenValues()`: the failed reasons of children that failed for good, by child key. */
+/**
+ * `job.getFailedChildrenValues()`: the failed reasons of children that failed for good, by child
+ * key, whatever their failure option (the ignored ones included).
+ */
 export async function failedChildrenValues(job: Job): Promise<Record<string, string>> {
   const id = job.requireId();
   await job.ctx.ready();
-  return (await job.ctx.backend.getDependencies(id)).failed;
+  const deps = await job.ctx.backend.getDependencies(id);
+  return { ...deps.failed, ...deps.ignored };
+}
+
+/** `job.getIgnoredChildrenFailures()`: the failed reasons of the children the parent let go of, by child key. */
+export async function ignoredChildrenFailures(job: Job): Promise<Record<string, string>> {
+  const id = job.requireId();
+  await job.ctx.ready();
+  return (await job.ctx.backend.getDependencies(id)).ignored;
 }
 
 /** `job.getDependencies(opts)`: all dependencies, or pages of the kinds named in `opts`. */
 export async function dependencies(job: Job, opts: DependenciesOpts = {}): Promise<DependenciesResult> {
   const id = job.requireId();
   await job.ctx.ready();
-  const kinds = (['processed', 'unprocessed', 'failed'] as const).filter((kind) => opts[kind] !== undefined);
+  const kinds = (['processed', 'unprocessed', 'failed', 'ignored'] as const).filter((kind) => opts[kind] !== undefined);
   if (kinds.length === 0) {
     const all = await job.ctx.backend.getDependencies(id);
-    return { processed: parseValues(all.processed), unprocessed: all.unprocessed, failed: Object.keys(all.failed) };
+    return { processed: parseValues(all.processed), unprocessed: all.unprocessed, failed: Object.keys(all.failed), ignored: all.ignored };
   }
   const result: DependenciesResult = {};
   for (const kind of kinds) {
@@ -83,6 +104,9 @@ export async function dependencies(job: Job, opts: DependenciesOpts = {}): Promi
     } else if (kind === 'unprocessed') {
       result.unprocessed = items.map(([key]) => key);
       result.nextUnprocessedCursor = next;
+    } else if (kind === 'ignored') {
+      result.ignored = Object.fromEntries(items);
+      result.nextIgnoredCursor = next;
     } else {
       result.failed = items.map(([key]) => key);
       result.nextFailedCursor = next;
@@ -94,14 +118,14 @@ export async function dependencies(job: Job, opts: DependenciesOpts = {}): Promi
 /** `job.getDependenciesCount(opts)`: counts of the kinds asked for (all without options). */
 export async function dependenciesCount(
   job: Job,
-  opts: { processed?: boolean; unprocessed?: boolean; failed?: boolean } = {},
+  opts: { processed?: boolean; unprocessed?: boolean; failed?: boolean; ignored?: boolean } = {},
 ): Promise<DependenciesCount> {
   const id = job.requireId();
   await job.ctx.ready();
   const counts = await job.ctx.backend.getDependencyCounts(id);
-  const any = opts.processed || opts.unprocessed || opts.failed;
+  const any = opts.processed || opts.unprocessed || opts.failed || opts.ignored;
   const result: DependenciesCount = {};
-  for (const kind of ['processed', 'unprocessed', 'failed'] as const) if (!any || opts[kind]) result[kind] = counts[kind];
+  for (const kind of ['processed', 'unprocessed', 'ignored', 'failed'] as const) if (!any || opts[kind]) result[kind] = counts[kind];
   return result;
 }
 

@@ -24,6 +24,7 @@ import {
   dependencies,
   dependenciesCount,
   failedChildrenValues,
+  ignoredChildrenFailures,
   removeUnprocessed,
   letParentGo,
   waitForChildren,
@@ -460,6 +461,14 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /**
+   * The failed reasons of the children this parent let go of (they failed for good with
+   * continueParentOnFailure or ignoreDependencyOnFailure), by child key (BullMQ's name).
+   */
+  async getIgnoredChildrenFailures(): Promise<Record<string, string>> {
+    return ignoredChildrenFailures(this);
+  }
+
+  /**
    * This parent's children by outcome: processed (with return values), unprocessed (pending) and
    * failed. Pass `{ processed: { cursor, count } }` (and/or unprocessed, failed) to page through
    * a large parent; the reply carries `next...Cursor` (0 when done).
@@ -468,8 +477,13 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return dependencies(this, opts);
   }
 
-  /** How many children this parent has by outcome (all kinds, or those asked for). */
-  async getDependenciesCount(opts?: { processed?: boolean; unprocessed?: boolean; failed?: boolean }): Promise<DependenciesCount> {
+  /** How many children this parent has by outcome (processed, unprocessed, failed, ignored; or those asked for). */
+  async getDependenciesCount(opts?: {
+    processed?: boolean;
+    unprocessed?: boolean;
+    failed?: boolean;
+    ignored?: boolean;
+  }): Promise<DependenciesCount> {
     return dependenciesCount(this, opts);
   }
 

@@ -71,6 +71,27 @@ describe('cancellation', () => {
     expect(stored?.attemptsMade).toBe(1);
   });
 
+  it('a job the worker claimed before its cancel subscription took effect still hears a cancel sent at once', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const job = await queue.add('early', {});
+    const aborted = signal<unknown>();
+    // Renewal an hour away: only pub/sub, or the renewal made when the subscription takes effect, can tell it.
+    const worker = env.worker(
+      name,
+      async (_job, _token, abort) => {
+        await new Promise<void>((resolve) => abort?.addEventListener('abort', () => resolve()));
+        aborted.resolve(abort?.reason);
+      },
+      { lockRenewTime: 3_600_000 },
+    );
+    await once(worker, 'active');
+    const failed = once<[Job, Error]>(worker, 'failed');
+    expect(await queue.cancelJob(job.id as string, 'early')).toBe('signalled');
+    expect(await aborted.promise).toBeInstanceOf(CancelledError);
+    expect((await failed)[1]).toBeInstanceOf(CancelledError);
+  });
+
   it('a cancelled active job ends cancelled even if its processor ignores the signal and succeeds', async () => {
     const name = env.queueName();
     const queue = env.queue(name);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper();
@@ -29,5 +30,28 @@ describe('deduplication: removing the job', () => {
     const active = await worker.getNextJob('t');
     await active!.moveToCompleted('ok', 't', false);
     expect(await queue.getDeduplicationJobId('t')).toBe(job.id);
+  });
+
+  it('job.removeDeduplicationKey from the running job lets the next add through', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const removed = signal<boolean>();
+    const release = signal();
+    const worker = env.worker(name, async (job) => {
+      if (job.id === 'a1') {
+        removed.resolve(await job.removeDeduplicationKey());
+        await release.promise;
+      }
+    });
+    const done = new Promise<void>((resolve) => {
+      let n = 0;
+      worker.on('completed', () => ++n === 2 && resolve());
+    });
+    await queue.add('t', {}, { jobId: 'a1', deduplication: { id: 'd' } });
+    expect(await removed.promise).toBe(true);
+    const second = await queue.add('t', {}, { jobId: 'a2', deduplication: { id: 'd' } });
+    expect(second.id).toBe('a2');
+    release.resolve();
+    await done;
   });
 });

@@ -97,7 +97,7 @@ describe('flows: a child that fails for good', () => {
           // As in BullMQ the parent waits, but the failure is recorded and visible.
           expect(await parents.getJobState(parentId)).toBe('waiting-children');
           expect(await parent.getFailedChildrenValues()).toEqual({ [badKey]: broken });
-          expect(await parent.getDependenciesCount()).toEqual({ processed: 1, unprocessed: 1, failed: 1 });
+          expect(await parent.getDependenciesCount()).toEqual({ processed: 1, unprocessed: 1, failed: 1, ignored: 0 });
           return;
         }
         await expect.poll(() => parents.getJobState(parentId)).toBe('failed');

@@ -32,7 +32,7 @@ describe('flows: FlowProducer', () => {
     ]);
 
     const parentJob = (await parents.getJob(parentId))!;
-    expect(await parentJob.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 2, failed: 0 });
+    expect(await parentJob.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 2, failed: 0, ignored: 0 });
 
     let seenByParent: Record<string, unknown> | undefined;
     const parentWorker = env.worker(parentQ, async (job) => {
@@ -47,7 +47,12 @@ describe('flows: FlowProducer', () => {
     expect(seenByParent).toEqual({ [childKeys[0]]: 20, [childKeys[1]]: 30 });
     const done = (await parents.getJob(parentId))!;
     expect(done.returnvalue).toBe('report done');
-    expect(await done.getDependencies()).toEqual({ processed: { [childKeys[0]]: 20, [childKeys[1]]: 30 }, unprocessed: [], failed: [] });
+    expect(await done.getDependencies()).toEqual({
+      processed: { [childKeys[0]]: 20, [childKeys[1]]: 30 },
+      unprocessed: [],
+      failed: [],
+      ignored: {},
+    });
     await childWorker.close();
   });
 
@@ -194,9 +199,13 @@ describe('flows: FlowProducer', () => {
     expect(full!.job.name).toBe('root');
     expect(full!.children!.map((c) => c.job.name).sort()).toEqual(['a', 'b', 'c']);
     expect(full!.children!.find((c) => c.job.name === 'a')!.children!.map((c) => c.job.name)).toEqual(['a1']);
-    const shallow = await flows.getFlow({ queueName: q, id: added.job.id as string, depth: 1, maxChildren: 2 });
+    // depth counts levels from the job's own, as in BullMQ: 2 reads the job and its children.
+    const shallow = await flows.getFlow({ queueName: q, id: added.job.id as string, depth: 2, maxChildren: 2 });
     expect(shallow!.children).toHaveLength(2);
     expect(shallow!.children!.every((c) => c.children === undefined)).toBe(true);
+    const alone = await flows.getFlow({ queueName: q, id: added.job.id as string, depth: 1 });
+    expect(alone!.job.name).toBe('root');
+    expect(alone!.children).toBeUndefined();
     expect(await flows.getFlow({ queueName: q, id: 'nope' })).toBeUndefined();
   });
 
@@ -275,7 +284,12 @@ describe('flows: dynamic children', () => {
     const node = await flows.add({ name: 'p', queueName: q, children: [{ name: 'c', queueName: q }] });
     await queue.remove(node.children![0].job.id as string);
     expect(await queue.getJobState(node.job.id as string)).toBe('waiting');
-    expect(await (await queue.getJob(node.job.id as string))!.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 0, failed: 0 });
+    expect(await (await queue.getJob(node.job.id as string))!.getDependenciesCount()).toEqual({
+      processed: 0,
+      unprocessed: 0,
+      failed: 0,
+      ignored: 0,
+    });
   });
 });
 
@@ -292,7 +306,12 @@ describe('flows: adds with a parent beside other adds', () => {
     expect(child.parentKey).toBe(`${env.prefix}:${q}:${parent.id}`);
     expect(await queue.getDeduplicationJobId('d1')).toBe(deduped.id);
     expect(await queue.getJobState(plain.id as string)).toBe('waiting');
-    expect(await (await queue.getJob(parent.id as string))!.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 1, failed: 0 });
+    expect(await (await queue.getJob(parent.id as string))!.getDependenciesCount()).toEqual({
+      processed: 0,
+      unprocessed: 1,
+      failed: 0,
+      ignored: 0,
+    });
     await expect(
       queue.addBulk([
         { name: 'child', data: {}, opts: { parent: { id: parent.id as string, queue: `${env.prefix}:${q}` } } },

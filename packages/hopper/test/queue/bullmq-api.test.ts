@@ -112,7 +112,7 @@ describe('BullMQ API: job.removeChildDependency', () => {
     expect(c0.parentKey).toBeUndefined();
     expect((await queue.getJob(c0.id!))?.parentKey).toBeUndefined();
     expect(await parent.getState()).toBe('waiting-children');
-    expect(await parent.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 1, failed: 0 });
+    expect(await parent.getDependenciesCount()).toEqual({ processed: 0, unprocessed: 1, failed: 0, ignored: 0 });
     // Again: nothing left to remove.
     expect(await c0.removeChildDependency()).toBe(false);
     expect(await c1.removeChildDependency()).toBe(true);

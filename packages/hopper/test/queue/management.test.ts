@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError, JobActiveError, type Job } from '../../src/index.js';
+import { InvalidOptionsError, type Job, JobActiveError } from '../../src/index.js';
 import { collect, once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
@@ -60,9 +60,17 @@ describe('Queue management', () => {
     clock.advance(5000);
     const fresh = await queue.add('fresh', {});
     expect(await queue.clean(1000, 0, 'wait')).toHaveLength(3);
+    // The event names the waiting list 'wait' (BullMQ's name), whichever name the call used.
+    await queue.add('old-w', {});
+    clock.advance(5000);
+    const cleaned = once(queue, 'cleaned');
+    expect(await queue.clean(1000, 0, 'waiting')).toHaveLength(2);
+    expect((await cleaned)[1]).toBe('wait');
+    const again = await queue.add('fresh', {});
     expect(await queue.clean(1000, 0, 'prioritized')).toHaveLength(1);
     expect(await queue.clean(1000, 0, 'delayed')).toHaveLength(1);
-    expect((await queue.getWaiting()).map((j) => j.id)).toEqual([fresh.id]);
+    expect((await queue.getWaiting()).map((j) => j.id)).toEqual([again.id]);
+    expect(fresh.id).not.toBe(again.id);
     await expect(queue.clean(0, 0, 'active')).rejects.toBeInstanceOf(JobActiveError);
     await expect(queue.clean(-1, 0, 'completed')).rejects.toBeInstanceOf(InvalidOptionsError);
   });

@@ -258,12 +258,13 @@ export class Harness {
       });
     }
     for (const job of model.jobs.values()) {
-      if (job.pending.size + job.processed.size + job.failedChildren.size === 0) continue;
+      if (job.pending.size + job.processed.size + job.failedChildren.size + job.ignoredChildren.size === 0) continue;
       expect({ parent: job.id, ...(await this.backend.getDependencyCounts(job.id)) }).toEqual({
         parent: job.id,
         processed: job.processed.size,
         unprocessed: job.pending.size,
         failed: job.failedChildren.size,
+        ignored: job.ignoredChildren.size,
       });
     }
     if (final || ++this.step % this.auditEvery === 0) expect(await this.backend.checkInvariants()).toEqual([]);

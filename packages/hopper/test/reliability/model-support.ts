@@ -35,6 +35,8 @@ export interface ModelJob {
   processed: Set<string>;
   /** Children whose failure is recorded on this parent. */
   failedChildren: Set<string>;
+  /** Children whose failure this parent let go of (continueParentOnFailure, ignoreDependencyOnFailure). */
+  ignoredChildren: Set<string>;
 }
 
 export interface ModelGroup {
@@ -113,6 +115,7 @@ export class Model {
       pending: new Set(),
       processed: new Set(),
       failedChildren: new Set(),
+      ignoredChildren: new Set(),
     };
     this.jobs.set(id, job);
     if (opts.group !== undefined) this.group(opts.group);
@@ -318,7 +321,9 @@ export class Model {
     job.cancelled = undefined;
     this.pushReady(job, false);
     const parent = job.parent && this.jobs.get(job.parent.id);
-    if (parent && (from === 'failed' ? parent.failedChildren : parent.processed).delete(id)) parent.pending.add(id);
+    const recorded =
+      from === 'failed' ? parent?.failedChildren.delete(id) || parent?.ignoredChildren.delete(id) : parent?.processed.delete(id);
+    if (parent && recorded) parent.pending.add(id);
     return 1;
   }
 
@@ -346,7 +351,8 @@ export class Model {
     if (!parent.pending.has(child.id)) return;
     let policy: ChildFailurePolicy | 'w' = child.parent.policy;
     if (policy === '') policy = this.childFailure === 'fail' ? 'f' : 'w';
-    if (policy !== 'r') parent.failedChildren.add(child.id);
+    if (policy === 'c' || policy === 'i') parent.ignoredChildren.add(child.id);
+    else if (policy !== 'r') parent.failedChildren.add(child.id);
     if (policy === 'w') return;
     if (policy === 'f') {
       if (parent.state === 'waiting-children') this.failForGood(parent, `child failed: ${reason}`, false);

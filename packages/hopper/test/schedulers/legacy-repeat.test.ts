@@ -165,6 +165,7 @@ describe('legacy repeatable jobs (add with repeat)', () => {
     await expect(queue.add('x', {}, { repeat: { every: 100, count: -1 } })).rejects.toBeInstanceOf(InvalidOptionsError);
     await expect(queue.add('x', {}, { repeat: { every: 100, pattern: '* * * * *' } })).rejects.toBeInstanceOf(InvalidScheduleError);
     await expect(queue.add('x', {}, { repeat: { every: 100, key: '' } })).rejects.toBeInstanceOf(InvalidOptionsError);
+    await expect(queue.add('x', {}, { repeat: { every: 100 }, jobId: 'j'.repeat(250) })).rejects.toThrow(/shorter repeat\.key/);
     // repeat is queue.add's alone: addBulk, flows and templates refuse it with a clear error.
     await expect(queue.addBulk([{ name: 'x', data: {}, opts: { repeat: { every: 100 } } }])).rejects.toThrow(/queue\.add only/);
     const flows = env.flows();

@@ -146,7 +146,7 @@ async function checkFlows(
       const key = publicKeyOf(keys.base, c.id);
       pipeline.hget(`${c.parentBase}j:${c.parentId}`, 's');
       pipeline.sismember(`${c.parentBase}dp:${c.parentId}`, key);
-      pipeline.hexists(`${c.parentBase}fc:${c.parentId}`, key);
+      pipeline.hexists(`${c.parentBase}ig:${c.parentId}`, key);
     }
     const replies = ((await pipeline.exec()) ?? []) as [unknown, unknown][];
     unfinished.forEach((c, n) => {

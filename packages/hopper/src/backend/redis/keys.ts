@@ -67,6 +67,8 @@ export interface QueueKeys {
   processed(id: string): string;
   /** Hash of a parent's children that failed for good: child key -> failed reason. */
   failedChildren(id: string): string;
+  /** Hash: child key -> failed reason of the children a parent let go of (continueParentOnFailure, ignoreDependencyOnFailure). */
+  ignoredChildren(id: string): string;
   /** Set of a cancelled parent's children still to cancel (kept a day). */
   cancelChildren(id: string): string;
   /** Sorted set of the queue's job start times for its rate limit (sliding window). */
@@ -130,6 +132,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     deps: (id) => `${base}dp:${id}`,
     processed: (id) => `${base}pr:${id}`,
     failedChildren: (id) => `${base}fc:${id}`,
+    ignoredChildren: (id) => `${base}ig:${id}`,
     cancelChildren: (id) => `${base}cc:${id}`,
     rateWindow: `${base}lw`,
     groupRing: `${base}gr`,

@@ -92,13 +92,19 @@ export abstract class RedisQueueFlows extends RedisQueueReads {
 
   async getDependencies(id: string): Promise<Dependencies> {
     const k = this.keys;
-    const [[, processed], [, unprocessed], [, failed]] = (await this.client
+    const [[, processed], [, unprocessed], [, failed], [, ignored]] = (await this.client
       .pipeline()
       .hgetall(k.processed(id))
       .smembers(k.deps(id))
       .hgetall(k.failedChildren(id))
-      .exec()) as [[unknown, Record<string, string>], [unknown, string[]], [unknown, Record<string, string>]];
-    return { processed, unprocessed, failed };
+      .hgetall(k.ignoredChildren(id))
+      .exec()) as [
+      [unknown, Record<string, string>],
+      [unknown, string[]],
+      [unknown, Record<string, string>],
+      [unknown, Record<string, string>],
+    ];
+    return { processed, unprocessed, failed, ignored };
   }
 
   async getDependencyPage(
@@ -112,20 +118,23 @@ export abstract class RedisQueueFlows extends RedisQueueReads {
       const [next, members] = await this.client.sscan(k.deps(id), cursor, 'COUNT', count);
       return { cursor: next, items: members.map((m): [string, string] => [m, '']) };
     }
-    const key = kind === 'processed' ? k.processed(id) : k.failedChildren(id);
+    const key = kind === 'processed' ? k.processed(id) : kind === 'ignored' ? k.ignoredChildren(id) : k.failedChildren(id);
     const [next, flat] = await this.client.hscan(key, cursor, 'COUNT', count);
     const items: [string, string][] = [];
     for (let i = 0; i < flat.length; i += 2) items.push([flat[i], flat[i + 1]]);
     return { cursor: next, items };
   }
 
-  async getDependencyCounts(id: string): Promise<{ processed: number; unprocessed: number; failed: number }> {
+  async getDependencyCounts(id: string): Promise<{ processed: number; unprocessed: number; failed: number; ignored: number }> {
     const k = this.keys;
-    const replies = (await this.client.pipeline().hlen(k.processed(id)).scard(k.deps(id)).hlen(k.failedChildren(id)).exec()) as [
-      unknown,
-      number,
-    ][];
-    const [processed, unprocessed, failed] = replies.map(([, n]) => Number(n));
-    return { processed, unprocessed, failed };
+    const replies = (await this.client
+      .pipeline()
+      .hlen(k.processed(id))
+      .scard(k.deps(id))
+      .hlen(k.failedChildren(id))
+      .hlen(k.ignoredChildren(id))
+      .exec()) as [unknown, number][];
+    const [processed, unprocessed, failed, ignored] = replies.map(([, n]) => Number(n));
+    return { processed, unprocessed, failed, ignored };
   }
 }

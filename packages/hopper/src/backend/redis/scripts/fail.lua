@@ -108,14 +108,14 @@ for n = 1, #plan do
       if f[6] then releaseDedup(base, jk, id, now) end
       -- Before finishing (which may delete the job): the dead letter copies it.
       deadLetter(base, argv.queueName, id, jk, now, made, reason, e.route)
-      finish(fin, jk, id, ARGV[e.i + 6], { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
+      local kept = finish(fin, jk, id, ARGV[e.i + 6], { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
       if f[7] then emit(k.events, cap, 'cancelled', 'jobId', id, 'reason', reason) end
       if retryDelay == -2 then
         emit(k.events, cap, 'retries-exhausted', 'jobId', id, 'attemptsMade', made)
       end
       -- A child failed for good: its parent's side follows the child's failure policy.
-      notifyParent(base, id, f[8], 'failed', reason, now)
+      notifyParent(base, id, f[8], 'failed', reason, now, not kept)
     end
   end
   out[#out + 1] = e.code

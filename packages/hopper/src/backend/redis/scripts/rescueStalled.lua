@@ -55,9 +55,9 @@ for i = 1, #expired do
       local keep = failKeepOf(f[6], argv.failKeep)
       releaseDedup(base, jk, id, now)
       deadLetter(base, argv.queueName, id, jk, now, made, reason)
-      finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
+      local kept = finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
-      notifyParent(base, id, f[7], 'failed', reason, now)
+      notifyParent(base, id, f[7], 'failed', reason, now, not kept)
       failed[#failed + 1] = id
     else
       local state = pushReady(k, jk, id, tonumber(f[8]) or 0, true, f[3])

@@ -1,8 +1,8 @@
 --[[ retryJobs: moves finished jobs (failed, or completed) back to ready: up to `count` of them,
   finished at or before `timestamp`, or exactly the given ids. Call again until it returns 0.
   A retry lifts a cancellation: the job's cancel mark (`cx`) is cleared, so the retry runs.
-  A retried child whose parent still exists and recorded its outcome (its failure in `fc:`, or
-  its result in `pr:`) is pending for that parent again (as in BullMQ): the parent's record of
+  A retried child whose parent still exists and recorded its outcome (its failure in `fc:` or
+  `ig:`, or its result in `pr:`) is pending for that parent again (as in BullMQ): the parent's record of
   it is dropped and it is back in the parent's `dp:` set, whatever the parent's state.
   KEYS: meta, wait, prio, prioCounter, source, events, marker
   ARGV: base, state, count, timestamp, resetAttemptsMade, resetAttemptsStarted, ...ids
@@ -18,9 +18,13 @@ local function restoreDependency(id, link)
   local pb, pid = parseLink(link)
   if redis.call('EXISTS', jobKey(pb, pid)) == 0 then return end
   local ck = publicKey(base, id)
-  local record = failedChildrenKey(pb, pid)
-  if argv.state == 'completed' then record = processedKey(pb, pid) end
-  if redis.call('HDEL', record, ck) == 1 then redis.call('SADD', depsKey(pb, pid), ck) end
+  local recorded
+  if argv.state == 'completed' then
+    recorded = redis.call('HDEL', processedKey(pb, pid), ck) == 1
+  else
+    recorded = redis.call('HDEL', failedChildrenKey(pb, pid), ck) + redis.call('HDEL', ignoredChildrenKey(pb, pid), ck) > 0
+  end
+  if recorded then redis.call('SADD', depsKey(pb, pid), ck) end
 end
 
 local ids = {}

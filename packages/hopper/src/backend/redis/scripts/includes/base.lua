@@ -123,7 +123,7 @@ local function readData(base, id, jk, inline, chunks)
 end
 
 -- Every key of a job: its hash, large data, logs, steps, and (as a parent) its dependency
--- records: pending children, their results and their failures (see includes/flow).
+-- records: pending children, their results, their failures and the failures it ignored (see includes/flow).
 local function jobKeys(base, id, into)
   into[#into + 1] = base .. 'j:' .. id
   into[#into + 1] = base .. 'd:' .. id
@@ -132,6 +132,7 @@ local function jobKeys(base, id, into)
   into[#into + 1] = base .. 'dp:' .. id
   into[#into + 1] = base .. 'pr:' .. id
   into[#into + 1] = base .. 'fc:' .. id
+  into[#into + 1] = base .. 'ig:' .. id
   return into
 end
 

@@ -16,8 +16,8 @@ local function endCancelled(fin, base, eventsKey, cap, jk, id, keep, f, now, sta
   local reason, made = f[1], tonumber(f[2]) or 0
   if started then made = made + 1 end
   releaseDedup(base, jk, id, now)
-  finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
+  local kept = finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
   emit(eventsKey, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'cancelled', '1', 'attemptsMade', made)
   emit(eventsKey, cap, 'cancelled', 'jobId', id, 'reason', reason)
-  notifyParent(base, id, f[3], 'failed', reason, now)
+  notifyParent(base, id, f[3], 'failed', reason, now, not kept)
 end

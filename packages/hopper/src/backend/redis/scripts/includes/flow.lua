@@ -3,7 +3,10 @@
   Its dependency records live beside it, in its queue's slot:
     dp:<id>  set of pending children (their public keys `<prefix>:<queue>:<id>`, as in BullMQ);
     pr:<id>  hash child key -> return value (JSON) of the children that completed;
-    fc:<id>  hash child key -> failed reason of the children that failed for good.
+    fc:<id>  hash child key -> failed reason of the children that failed for good (the parent
+             waits for their retry, or failed because of them);
+    ig:<id>  the same for the children it let go of (continueParentOnFailure,
+             ignoreDependencyOnFailure): BullMQ's "ignored" children.
   A child stores its parent link in one field `pl` = policy .. '\n' .. parent base .. '\n' ..
   parent id (one field, so the hot scripts read one more field, not three; bases and policies
   hold no newline), and its options carry `parent` ({ id, queue }) as in BullMQ. The policy is
@@ -60,6 +63,7 @@ end
 local function depsKey(b, id) return b .. 'dp:' .. id end
 local function processedKey(b, id) return b .. 'pr:' .. id end
 local function failedChildrenKey(b, id) return b .. 'fc:' .. id end
+local function ignoredChildrenKey(b, id) return b .. 'ig:' .. id end
 
 -- Moves parent `pid` (in waiting-children) on: delayed by its own delay, else ready.
 local function moveParentOn(pb, pid, pjk, now)
@@ -105,6 +109,12 @@ local function childRemoved(b, id, pb, pid, now)
   releaseParent(pb, pid, now)
 end
 
+dropFailedChild = function(b, id, link, now)
+  if not isParentLink(link) then return end
+  local pb, pid = parseLink(link)
+  childRemoved(b, id, pb, pid, now)
+end
+
 local POLICY_NAMES = { f = 'failParentOnFailure', c = 'continueParentOnFailure', i = 'ignoreDependencyOnFailure',
   r = 'removeDependencyOnFailure', w = 'wait' }
 
@@ -129,18 +139,19 @@ local function failParent(pb, pid, pjk, reason, now, depth)
   -- Recorded before finishing (which may delete the parent, and its own parent link with it).
   local grand = f[4]
   local fin = newFinisher(pb, pk.failed, now)
-  finish(fin, pjk, pid, failKeepOf(f[2], 'k'), { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
+  local kept = finish(fin, pjk, pid, failKeepOf(f[2], 'k'), { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
   flushFinisher(fin)
   emit(pk.events, eventsCap(pk.meta), 'failed', 'jobId', pid, 'failedReason', reason, 'prev', 'waiting-children',
     'attemptsMade', made)
   if grand and depth < 64 then
     local gb, gid, gpolicy = parseLink(grand)
-    childFailed(pb, pid, gb, gid, gpolicy, reason, now, depth + 1)
+    childFailed(pb, pid, gb, gid, gpolicy, reason, now, depth + 1, not kept)
   end
 end
 
 -- Child `id` of queue base `b` failed for good with `reason`; `policy` is its failure option.
-childFailed = function(b, id, pb, pid, policy, reason, now, depth)
+-- `gone`: the child is deleted at once (removeOnFail), so no retry can unblock a waiting parent.
+childFailed = function(b, id, pb, pid, policy, reason, now, depth, gone)
   local ck = publicKey(b, id)
   local dk = depsKey(pb, pid)
   if redis.call('SISMEMBER', dk, ck) == 0 then return end
@@ -151,7 +162,18 @@ childFailed = function(b, id, pb, pid, policy, reason, now, depth)
   end
   emit(pk.events, eventsCap(pk.meta), 'child-failed', 'jobId', pid, 'childKey', ck, 'failedReason', reason,
     'policy', POLICY_NAMES[policy] or policy)
-  if policy ~= 'r' then redis.call('HSET', failedChildrenKey(pb, pid), ck, reason) end
+  if policy == 'w' and gone then
+    -- Like a removed child (as in BullMQ), it no longer blocks its parent.
+    redis.call('SREM', dk, ck)
+    redis.call('HDEL', failedChildrenKey(pb, pid), ck)
+    releaseParent(pb, pid, now)
+    return
+  end
+  if policy == 'c' or policy == 'i' then
+    redis.call('HSET', ignoredChildrenKey(pb, pid), ck, reason)
+  elseif policy ~= 'r' then
+    redis.call('HSET', failedChildrenKey(pb, pid), ck, reason)
+  end
   if policy == 'w' then return end
   local pjk = jobKey(pb, pid)
   if policy == 'f' then
@@ -165,13 +187,13 @@ end
 
 -- For the scripts that end a job for good: applies its parent's side, given the job's parent
 -- link (its `pl` field; false or nil when it has no parent). `outcome` is 'completed' (value =
--- return value) or 'failed' (value = reason).
-local function notifyParent(b, id, link, outcome, value, now)
+-- return value) or 'failed' (value = reason); `gone`: a failed child deleted at once (not kept).
+local function notifyParent(b, id, link, outcome, value, now, gone)
   if not link then return end
   local pb, pid, policy = parseLink(link)
   if outcome == 'completed' then
     childCompleted(b, id, pb, pid, value, now)
   else
-    childFailed(b, id, pb, pid, policy, value, now, 0)
+    childFailed(b, id, pb, pid, policy, value, now, 0, gone)
   end
 end

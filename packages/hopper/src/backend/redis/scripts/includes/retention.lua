@@ -32,9 +32,19 @@ local function newFinisher(base, setKey, now)
   return { base = base, setKey = setKey, now = now, dels = {}, kept = {}, specs = {}, n = 0 }
 end
 
+-- Set by includes/flow when a script includes it: a failed child trimmed away no longer blocks
+-- its parent (a removed child), called with (base, id, parent link, now).
+local dropFailedChild = nil
+
 -- Removes jobs `ids` from the finished set and deletes their keys, in two calls.
 local function dropFinished(fin, ids)
   if #ids == 0 then return end
+  if dropFailedChild and fin.setKey == fin.base .. 'failed' then
+    for i = 1, #ids do
+      local link = redis.call('HGET', jobKey(fin.base, ids[i]), 'pl')
+      if link then dropFailedChild(fin.base, ids[i], link, fin.now) end
+    end
+  end
   chunked('ZREM', fin.setKey, ids)
   local keys = {}
   for i = 1, #ids do jobKeys(fin.base, ids[i], keys) end
