@@ -51,6 +51,7 @@ export type { DependenciesOpts, DependenciesResult, DependenciesCount, Dependenc
 export type { StepInfo } from './job/job-steps.js';
 export { DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
 export { Job, type JobJson, type JobJsonRaw, type JobJsonSandbox, type JobProgress } from './job/job.js';
+export type { NextJobReply } from './job/job-manual.js';
 export type { JobsOptions, BackoffOptions, KeepJobs, DeduplicationOptions, GroupOptions } from './job/options.js';
 export type { GroupInfo, GroupSettings, RateLimiterOptions } from './api/queue-groups.js';
 export type { GroupStatus } from './backend/backend.js';

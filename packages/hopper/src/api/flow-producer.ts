@@ -339,7 +339,7 @@ export class FlowProducer extends EventEmitter {
     if (flow.children !== undefined && !Array.isArray(flow.children)) {
       throw new InvalidOptionsError(`children of "${flow.name}" must be an array of flow nodes.`);
     }
-    if ((merged.deduplication || merged.debounce) && (flow.children ?? []).length > 0) {
+    if (merged.deduplication && (flow.children ?? []).length > 0) {
       throw new InvalidOptionsError(
         `Deduplication options cannot be used on flow nodes with children: job "${flow.name}" has children. ` +
           'Deduplicate the flow by giving its root a jobId instead (adding the same flow again then creates nothing).',
@@ -469,7 +469,7 @@ function assignResumableIds(node: Flat, id: string): void {
 
 /** A flow of one job with deduplication (no children, no parent): added as the queue adds jobs. */
 function isDeduplicatedJob(root: Flat): boolean {
-  return root.children.length === 0 && !root.opts.parent && (root.opts.deduplication ?? root.opts.debounce) !== undefined;
+  return root.children.length === 0 && !root.opts.parent && root.opts.deduplication !== undefined;
 }
 
 /** Every queue of a tree. */

@@ -45,7 +45,7 @@ export function toFlowNode(
   parentIndex: number,
   sealed: boolean,
 ): FlowNodeWrite {
-  if (opts.deduplication || opts.debounce) {
+  if (opts.deduplication) {
     throw new InvalidOptionsError(
       `Job "${name}" in a flow cannot use deduplication: only a flow of one job (no children, no parent) can. Give it a jobId instead, which makes re-adds idempotent.`,
     );

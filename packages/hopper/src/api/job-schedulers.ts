@@ -24,7 +24,7 @@ export interface JobSchedulerTemplate<DataType = unknown, NameType extends strin
   name?: NameType;
   data?: DataType;
   /** Job options for each occurrence (no jobId or delay: the scheduler sets those). */
-  opts?: Omit<JobsOptions, 'jobId' | 'delay' | 'deduplication' | 'debounce'>;
+  opts?: Omit<JobsOptions, 'jobId' | 'delay' | 'deduplication'>;
 }
 
 /** A scheduler as `getJobScheduler` reports it. */
@@ -111,7 +111,7 @@ function storeTemplate(
   const name = template?.name ?? id;
   validateJobName(name);
   const opts = (template?.opts ?? {}) as JobsOptions;
-  for (const forbidden of ['jobId', 'delay', 'deduplication', 'debounce'] as const) {
+  for (const forbidden of ['jobId', 'delay', 'deduplication'] as const) {
     if (opts[forbidden] !== undefined) {
       throw new InvalidOptionsError(
         `A job scheduler's template cannot set ${forbidden}: the scheduler sets each occurrence's id and due time.`,

@@ -9,7 +9,7 @@
  * events.on('failed', ({ jobId, failedReason }) => console.error(jobId, failedReason));
  */
 import { refuseUnsupported } from '../job/compat.js';
-import { WaitTimeoutError } from '../job/errors.js';
+import { JobNotFoundError, WaitTimeoutError } from '../job/errors.js';
 import type { JobFinishWaiter } from '../job/job.js';
 import { QueueBase, type QueueBaseOptions } from './queue-base.js';
 
@@ -40,6 +40,8 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
   private lastId: string;
   private running = false;
   private runPromise: Promise<void> | undefined;
+  /** Called after each read (waits for the reader to reach a position). */
+  private readonly readWaiters = new Set<() => void>();
 
   constructor(name: string, opts: QueueEventsOptions = {}) {
     refuseUnsupported('QueueEvents', opts);
@@ -54,19 +56,28 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     return this.lastId;
   }
 
-  /** Starts reading events. Resolves when closed. */
+  /**
+   * Starts reading events (when created with `autorun: false`). Resolves when closed; rejects
+   * (BullMQ's message) when already running.
+   */
   run(): Promise<void> {
-    if (this.running) throw new Error('QueueEvents is already running.');
+    if (this.running) return Promise.reject(new Error('Queue Events is already running.'));
     this.running = true;
     this.runPromise = this.loop();
     return this.runPromise;
   }
 
   private async loop(): Promise<void> {
-    await this.ready();
-    if (this.lastId === '$') {
-      // Pin the position now, so events between start and the first read are not lost.
-      this.lastId = await this.backend.lastEventId();
+    try {
+      await this.ready();
+      if (this.lastId === '$') {
+        // Pin the position now, so events between start and the first read are not lost.
+        this.lastId = await this.backend.lastEventId();
+      }
+    } catch (err) {
+      // Closed while starting: run() resolves, as it does when closed later.
+      if (!this.running) return;
+      throw err;
     }
     this.emit('ready');
     let checkGap = this.opts.lastEventId !== undefined;
@@ -87,6 +98,7 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
       }
       // A full batch means we may be behind the cap: check for trimmed entries next time.
       checkGap = read.events.length === READ_COUNT;
+      for (const check of [...this.readWaiters]) check();
     }
   }
 
@@ -164,12 +176,17 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
   /**
    * @internal Resolves with a job's return value when it completes, rejects with its failure
    * reason when it fails for good; checks the stored state too, so a job that finished before
-   * the call (or during a gap in the events) settles at once. Used by `job.waitUntilFinished`.
+   * the call (or during a gap in the events) settles at once. With `rejectMissing` (a job known to
+   * exist: `job.waitUntilFinished`), a job that no longer exists rejects with a JobNotFoundError
+   * (`Missing key for job <key>. isFinished`, as in BullMQ); without it, a job not added yet is
+   * waited for.
    */
-  waitForJob(jobId: string, ttl?: number): Promise<unknown> {
+  waitForJob(jobId: string, ttl?: number, rejectMissing = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
+      let settled = false;
       const cleanup = (): void => {
+        settled = true;
         this.off('completed', onCompleted);
         this.off('failed', onFailed);
         this.off('gap', onGap);
@@ -195,6 +212,18 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
             } else if (record?.state === 'failed') {
               cleanup();
               reject(new Error(record.failedReason ?? 'failed'));
+            } else if (record === undefined && rejectMissing) {
+              // Gone: removed, or removed on completion or failure. Its finishing event may still be
+              // unread: read up to the stream's end first, then report it missing.
+              return this.readPastEnd().then(() => {
+                if (settled) return;
+                cleanup();
+                reject(
+                  new JobNotFoundError(
+                    `Missing key for job ${this.toKey(jobId)}. isFinished: job ${jobId} of queue "${this.name}" no longer exists (removed, or removed on completion or failure), so its outcome is unknown.`,
+                  ),
+                );
+              });
             }
           })
           .catch((err: unknown) => {
@@ -216,13 +245,35 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     });
   }
 
+  /** Resolves once this reader has read every event in the stream now (at once if it is not running). */
+  private async readPastEnd(): Promise<void> {
+    const end = await this.backend.lastEventId();
+    if (!this.running || !streamIdBefore(this.lastId, end)) return;
+    await new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (this.running && streamIdBefore(this.lastId, end)) return;
+        this.readWaiters.delete(check);
+        resolve();
+      };
+      this.readWaiters.add(check);
+    });
+  }
+
   /** Stops reading and closes the connections. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.running = false;
+    for (const check of [...this.readWaiters]) check();
     this.closed = true;
     await this.backend.close();
     await this.runPromise?.catch(() => undefined);
     this.emit('closed');
   }
+}
+
+/** Whether stream id `a` (`ms-seq`) comes before `b`. */
+function streamIdBefore(a: string, b: string): boolean {
+  const [am, as] = a.split('-').map(Number);
+  const [bm, bs] = b.split('-').map(Number);
+  return am < bm || (am === bm && (as ?? 0) < (bs ?? 0));
 }

@@ -24,15 +24,25 @@ export interface WorkerInfo {
   concurrency?: number;
   /** When the worker started (ms). */
   startedAt?: number;
+  /**
+   * BullMQ's connection name of the worker: `<prefix>:<queue>`, or `<prefix>:<queue>:w:<name>`
+   * for a named worker (so `rawname.split(':').pop()` is the worker's name, as in BullMQ).
+   */
+  rawname: string;
 }
 
-/** The queue's settings as stored in Redis. */
+/** The queue's settings as stored in Redis (BullMQ's `getMeta` fields). */
 export interface QueueMeta {
   paused: boolean;
   /** The events stream cap. */
   maxLenEvents?: number;
-  /** The key layout version, as `hopper:<n>`. */
+  /** The key layout version, as `hopper:<n>` (BullMQ: the library that wrote the queue, `bullmq:<version>`). */
   version?: string;
+  /** The global concurrency (`setGlobalConcurrency`), if set. */
+  concurrency?: number;
+  /** The global rate limit (`setGlobalRateLimit`): at most `max` jobs started per `duration` ms, if set. */
+  max?: number;
+  duration?: number;
 }
 
 /** Normalises BullMQ's state names to Hopper's states (deduplicated, order kept). */
@@ -277,11 +287,21 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
     return this.backend.getDeduplicationJobId(deduplicationId);
   }
 
-  /** The workers of this queue that are alive (their heartbeat is recent), from any process. */
+  /**
+   * The workers of this queue that are alive, from any process: each worker registers when it is
+   * ready (running or not, manual workers included) and stays listed while its heartbeat is recent
+   * (about twice its lock renewal interval), until it closes. BullMQ lists Redis connections
+   * instead (`CLIENT LIST`); here `name` is the worker's `name` option and `rawname` follows
+   * BullMQ's connection name.
+   */
   async getWorkers(): Promise<WorkerInfo[]> {
     await this.ready();
     const workers = await this.backend.getWorkers();
-    return workers.map(({ id, info }) => ({ ...(JSON.parse(info) as Omit<WorkerInfo, 'id'>), id }));
+    const base = `${this.prefix}:${this.name}`;
+    return workers.map(({ id, info }) => {
+      const described = JSON.parse(info) as Omit<WorkerInfo, 'id' | 'rawname'>;
+      return { ...described, id, rawname: described.name === undefined ? base : `${base}:w:${described.name}` };
+    });
   }
 
   /** How many workers of this queue are alive. */
@@ -289,15 +309,24 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
     return (await this.getWorkers()).length;
   }
 
-  /** The queue's settings as stored: paused, events cap, layout version. */
+  /**
+   * The queue's settings as stored: paused, events cap, layout version, and the global
+   * concurrency and rate limit when set (fields left out when unset, as in BullMQ).
+   */
   async getMeta(): Promise<QueueMeta> {
     await this.ready();
     const meta = await this.backend.getMeta();
-    return {
+    const result: QueueMeta = {
       paused: meta.paused === '1',
       maxLenEvents: meta.maxEvents === undefined ? undefined : Number(meta.maxEvents),
       version: meta.v === undefined ? undefined : `hopper:${meta.v}`,
     };
+    if (meta.gcc !== undefined && meta.gcc !== '') result.concurrency = Number(meta.gcc);
+    if (meta.lmax !== undefined && meta.lmax !== '') {
+      result.max = Number(meta.lmax);
+      result.duration = Number(meta.ldur);
+    }
+    return result;
   }
 
   /** The key layout version of the queue's data (`hopper:<n>`). */

@@ -111,7 +111,7 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
       const step = await this.backend.obliterate(opts.force ?? false, count, cursor);
       if (step === 'active') {
         throw new JobActiveError(
-          `Cannot obliterate queue "${this.name}": it has active jobs. Close its workers first, or pass { force: true }.`,
+          `Cannot obliterate queue with active jobs (queue "${this.name}"): close its workers first, or pass { force: true }.`,
         );
       }
       cursor = step.cursor;
@@ -119,7 +119,8 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
   }
 
   /**
-   * Removes a job (any state but active). Returns 1 if removed, 0 if it did not exist. A job
+   * Removes a job (any state but active). Returns 1 if removed (and emits `removed` (jobId) on
+   * this Queue, as in BullMQ), 0 if it did not exist. A job
    * scheduler's pending run (its delayed occurrence) is refused with a SchedulerJobError: remove
    * or pause the scheduler instead (`removeJobScheduler`, `pauseJobScheduler`).
    */
@@ -130,6 +131,7 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
       throw new JobActiveError(`Cannot remove job ${jobId} in queue "${this.name}": it is active. Let it finish or fail first.`);
     }
     if (code === -5) throw SchedulerJobError.of(String(jobId), SchedulerJobError.schedulerOf(String(jobId)), 'removed');
+    if (code === 1) this.emit('removed', String(jobId));
     return code;
   }
 

@@ -262,7 +262,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
 
   /** Writes prepared jobs some of which join an existing parent (one atomic flow call). */
   private async sendChildren(entries: PendingAdd<DataType, ResultType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
-    if (entries.some((entry) => entry.merged.deduplication || entry.merged.debounce)) {
+    if (entries.some((entry) => entry.merged.deduplication)) {
       throw new InvalidOptionsError(
         'One addBulk cannot mix jobs with a parent and jobs with deduplication (they are written by different scripts): add them in separate calls.',
       );

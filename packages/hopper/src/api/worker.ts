@@ -232,6 +232,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
 
   protected override async init(): Promise<void> {
     await super.init();
+    // Registered (heartbeat) from ready on, running or not, as BullMQ lists a worker from its
+    // connection: queue.getWorkers() shows it, manual (getNextJob) workers included.
+    // Unset when the constructor threw (bad options) after the base constructor began starting.
+    const renewer = this.renewer as LockRenewer | undefined;
+    if (renewer && !this.closing) await renewer.start();
     this.emit('ready');
   }
 
@@ -352,7 +357,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       () => {
         if (this.closePromise) return;
         this.dispatcher.start();
-        this.renewer.start();
+        void this.renewer.start();
         if (!this.opts.skipStalledCheck) this.rescuer.start();
         this.schedulerTick.start();
         this.backend

@@ -57,7 +57,10 @@ export const UNSUPPORTED_OPTIONS: Readonly<Record<OptionsOwner, Readonly<Record<
   },
   QueueEvents: {},
   FlowProducer: {},
-  job: {},
+  job: {
+    // Removed from BullMQ's types in v6; BullMQ refuses it with this message at add.
+    debounce: { hint: 'Debounce option has been removed. Use deduplication option instead (same fields: id, ttl, extend, replace).' },
+  },
   deduplication: {
     reschedule: {
       hint: 'To restart the delay of a deduplicated delayed job, use replace: true (debounce: the last add wins), with extend for the ttl.',
@@ -139,7 +142,6 @@ export const IMPLEMENTED_OPTIONS: Readonly<Record<OptionsOwner, readonly string[
     'stackTraceLimit',
     'sizeLimit',
     'deduplication',
-    'debounce',
     'failParentOnFailure',
     'continueParentOnFailure',
     'ignoreDependencyOnFailure',

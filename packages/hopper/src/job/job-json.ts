@@ -32,7 +32,7 @@ export interface JobContext {
 
 /** Anything that can wait for a job to finish (QueueEvents). */
 export interface JobFinishWaiter {
-  waitForJob(jobId: string, ttl?: number): Promise<unknown>;
+  waitForJob(jobId: string, ttl?: number, rejectMissing?: boolean): Promise<unknown>;
 }
 
 /** A job in its stored form, values serialised (BullMQ's `JobJson`, from `job.asJSON()`). */

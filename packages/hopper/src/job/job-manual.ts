@@ -3,11 +3,12 @@
  * token, completes it, fails it, extends its lock or moves it to delayed. The logic behind those
  * Job methods; each write is fenced by the token and the attempt.
  */
-import type { ClaimedJob } from '../backend/backend.js';
+import { WriteCode, type ClaimedJob } from '../backend/backend.js';
 import { InvalidDataError, LockLostError } from './errors.js';
 import { failureOf, toError } from './failure.js';
 import type { Job } from './job.js';
-import { serialize } from './options.js';
+import type { JobJsonRaw } from './job-json.js';
+import { DEFAULT_STACK_TRACE_LIMIT, serialize } from './options.js';
 
 /** The next job claimed under the same token (with `fetchNext`), and the server time. */
 export interface Next {
@@ -15,8 +16,40 @@ export interface Next {
   now: number;
 }
 
+/**
+ * What `job.moveToCompleted` and `job.moveToFailed` return, in BullMQ's shape: `[]` when no next
+ * job was taken (no `fetchNext`, or nothing ready), else `[jobJson, jobId, limitUntil, delayUntil]`
+ * (`jobJson` is the next job's `asJSON()`; Hopper reports no limiter or delay there: both 0).
+ * Hopper adds the non-enumerable `job`: the next job as a `Job`, held under the same token.
+ *
+ * @example
+ * const next = await job.moveToCompleted(result, token, true);
+ * if (next.job) await next.job.moveToCompleted(await work(next.job.data), token);
+ */
+export type NextJobReply<J = Job> = ([] | [JobJsonRaw, string, number, number]) & { readonly job?: J };
+
+/** Builds the reply of a manual move from the next job taken (if any). */
+export function nextJobReply<J extends Job>(next: J | undefined): NextJobReply<J> {
+  const reply: unknown[] = next === undefined ? [] : [next.asJSON(), next.id, 0, 0];
+  Object.defineProperty(reply, 'job', { value: next, enumerable: false });
+  return reply as NextJobReply<J>;
+}
+
 function lockMs(job: Job): number {
   return job.ctx.lockDuration ?? 30_000;
+}
+
+/**
+ * The holder's move code, with BullMQ's key phrase (`Job <id> is not in the active state. <op>`)
+ * when the job is no longer active: still a LockLostError, the token holds nothing.
+ */
+function checkHeldMove(job: Job, code: number | undefined, what: string, op: string): void {
+  if (code === WriteCode.NotActive) {
+    throw new LockLostError(
+      `Job ${job.id} is not in the active state. ${op}: cannot ${what} job ${job.id} in queue "${job.queueName}" (it was rescued, moved or finished, or never taken).`,
+    );
+  }
+  job.checkMove(code as number, what);
 }
 
 /** `job.moveToCompleted(value, token, fetchNext)`. */
@@ -27,29 +60,39 @@ export async function completeHeld(job: Job, returnValue: unknown, token: string
   await job.ctx.ready();
   const result = await job.ctx.backend.complete(
     [{ id, ...fence, returnvalue: json, keep: { kind: 'limit', count: 1000, ageMs: -1 } }],
-    { count: fetchNext ? 1 : 0, lockMs: lockMs(job), tokenPrefix: token, exact: true },
+    { count: fetchNext ? 1 : 0, lockMs: lockMs(job), tokenPrefix: fence.token, exact: true },
     job.ctx.clock.backendNow(),
   );
-  job.checkMove(result.codes[0], 'complete');
+  checkHeldMove(job, result.codes[0], 'complete', 'moveToFinished');
   job.returnvalue = returnValue;
   job.finishedOn = result.now;
   job.attemptsMade += 1;
   return { job: result.next.jobs[0], now: result.now };
 }
 
-/** `job.moveToFailed(err, token, fetchNext)`: retried per attempts and backoff, or failed for good. */
+/**
+ * `job.moveToFailed(err, token, fetchNext)`: retried per attempts and backoff, or failed for good.
+ * As in BullMQ, `fetchNext` takes the next job after a final failure or a delayed retry, not after
+ * an immediate retry (which would take the same job back).
+ */
 export async function failHeld(job: Job, err: Error, token: string, fetchNext: boolean): Promise<Next> {
   const fence = job.fenceFor(token, 'fail');
-  const failure = await failureOf(job, fence, toError(err), job.ctx.backoffStrategy, job.ctx.failKeep ?? { kind: 'keep' });
+  const error = toError(err);
+  const failure = await failureOf(job, fence, error, job.ctx.backoffStrategy, job.ctx.failKeep ?? { kind: 'keep' });
   await job.ctx.ready();
+  const take = fetchNext && failure.retryDelay !== 0;
   const result = await job.ctx.backend.fail(
     [failure],
-    { count: fetchNext ? 1 : 0, lockMs: lockMs(job), tokenPrefix: token, exact: true },
+    { count: take ? 1 : 0, lockMs: lockMs(job), tokenPrefix: fence.token, exact: true },
     job.ctx.clock.backendNow(),
   );
-  job.checkMove(result.codes[0], 'fail');
+  checkHeldMove(job, result.codes[0], 'fail', failure.retryDelay >= 0 ? 'retryJob' : 'moveToFinished');
   job.attemptsMade += 1;
   job.failedReason = failure.reason;
+  // The stored traces, newest first, as fail.lua keeps them.
+  const limit = job.opts.stackTraceLimit ?? DEFAULT_STACK_TRACE_LIMIT;
+  job.stacktrace = error.stack && limit > 0 ? [error.stack, ...job.stacktrace].slice(0, limit) : limit > 0 ? job.stacktrace : [];
+  if (failure.retryDelay > 0) job.delay = failure.retryDelay;
   if (failure.retryDelay < 0) job.finishedOn = result.now;
   return { job: result.next.jobs[0], now: result.now };
 }

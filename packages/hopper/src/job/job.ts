@@ -34,7 +34,7 @@ import {
 } from './job-flow.js';
 import { parentFromOpts, publicJobKey } from './job-key.js';
 import { throwOnMoveCode, throwOnWriteCode } from './write-codes.js';
-import { completeHeld, delayHeld, extendHeld, failHeld } from './job-manual.js';
+import { completeHeld, delayHeld, extendHeld, failHeld, nextJobReply, type NextJobReply } from './job-manual.js';
 import { changeJobDelay, changeJobPriority, promoteDelayed, removeJob, replayDeadLetter, retryFinished } from './job-changes.js';
 import type { JobState, JobStateOrUnknown } from './states.js';
 
@@ -303,6 +303,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** @internal the fence to write under: this attempt's, or the caller's token in manual processing. */
   fenceFor(token: string | undefined, what: string): Fence {
+    // BullMQ's token '0' skips its lock check; here it names the token this Job was taken with.
+    if (token === '0' && this.fence) return this.fence;
     if (token !== undefined) return { token, attempt: this.fence?.token === token ? this.fence.attempt : this.attemptsStarted };
     if (this.fence) return this.fence;
     throw new LockLostError(`Cannot ${what} job ${this.id}: pass the lock token of the attempt that holds it.`);
@@ -391,27 +393,33 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return changeJobDelay(this, delay);
   }
 
-  /** Changes the priority of a waiting, prioritized or delayed job (and `lifo` for priority 0). */
+  /**
+   * Changes the priority of a waiting, prioritized or delayed job; with `lifo`, a ready job goes to
+   * the head of the jobs of its new priority.
+   */
   async changePriority(opts: { priority?: number; lifo?: boolean }): Promise<void> {
     return changeJobPriority(this, opts);
   }
 
   /**
    * Manual processing: completes the job held under `token` with `returnValue`. With `fetchNext`,
-   * takes the next job under the same token in the same round trip and returns it.
+   * takes the next job under the same token in the same round trip. Returns BullMQ's reply (`[]`,
+   * or `[jobJson, jobId, 0, 0]` for the next job) with the next Job as its `job` property.
+   * Token `'0'` (BullMQ's "no lock check") means the token this Job was taken with.
    */
-  async moveToCompleted(returnValue: ReturnType, token: string, fetchNext = false): Promise<Job | undefined> {
+  async moveToCompleted(returnValue: ReturnType, token: string, fetchNext = false): Promise<NextJobReply> {
     const next = await completeHeld(this, returnValue, token, fetchNext);
-    return next.job ? Job.fromClaimed(this.ctx, next.job, next.now) : undefined;
+    return nextJobReply(next.job ? Job.fromClaimed(this.ctx, next.job, next.now) : undefined);
   }
 
   /**
    * Manual processing: fails the attempt held under `token`; it is retried per `attempts` and
-   * `backoff` like a worker's failure, or failed for good.
+   * `backoff` like a worker's failure, or failed for good. Returns as `moveToCompleted` does
+   * (`fetchNext` takes no job after an immediate retry).
    */
-  async moveToFailed(err: Error, token: string, fetchNext = false): Promise<Job | undefined> {
+  async moveToFailed(err: Error, token: string, fetchNext = false): Promise<NextJobReply> {
     const next = await failHeld(this, err, token, fetchNext);
-    return next.job ? Job.fromClaimed(this.ctx, next.job, next.now) : undefined;
+    return nextJobReply(next.job ? Job.fromClaimed(this.ctx, next.job, next.now) : undefined);
   }
 
   /** Manual processing: extends the lock held under `token` to `duration` ms from now. */
@@ -524,12 +532,14 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /**
    * Resolves with the job's return value when it completes, or rejects with its failure reason
    * when it fails for good. Falls back to the stored state, so a finished job resolves at once.
+   * A job that no longer exists (removed, or removed on completion before its event was read)
+   * rejects with JobNotFoundError (`Missing key for job <key>. isFinished`, as in BullMQ).
    *
    * @param queueEvents a running QueueEvents of this job's queue.
    * @param ttl give up after this many ms (rejects with WaitTimeoutError).
    */
   waitUntilFinished(queueEvents: JobFinishWaiter, ttl?: number): Promise<ReturnType> {
-    return queueEvents.waitForJob(this.requireId(), ttl) as Promise<ReturnType>;
+    return queueEvents.waitForJob(this.requireId(), ttl, true) as Promise<ReturnType>;
   }
 
   /** The job in its stored form: data, return value and stack traces as JSON strings (BullMQ's `asJSON`). */

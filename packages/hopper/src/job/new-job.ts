@@ -6,7 +6,7 @@ import { serialize, type JobsOptions } from './options.js';
 export function toNewJob(name: string, data: unknown, opts: JobsOptions): NewJob {
   const { jobId, ...stored } = opts;
   const storedJson = JSON.stringify(stored);
-  const dedup = opts.deduplication ?? opts.debounce;
+  const dedup = opts.deduplication;
   return {
     name,
     data: serialize(data === undefined ? {} : data, 'Job data', opts.sizeLimit, name),

@@ -77,8 +77,6 @@ export interface JobsOptions {
   sizeLimit?: number;
   /** Deduplicate adds by id (simple, throttle or debounce): see {@link DeduplicationOptions}. */
   deduplication?: DeduplicationOptions;
-  /** BullMQ's older name for `deduplication` (`{ id, ttl }`). */
-  debounce?: DeduplicationOptions;
   /**
    * Where the job goes when it fails for good (attempts exhausted, UnrecoverableError, too many
    * stalls): a dead letter is added to `queue` in the same atomic step. Cancelled jobs are not.
@@ -189,13 +187,19 @@ function checkNonNegativeNumber(value: unknown, name: string): void {
 /** Checks a queue name: it becomes part of Redis keys. */
 export function validateQueueName(name: unknown): asserts name is string {
   if (typeof name !== 'string' || name.length === 0) {
-    throw new InvalidNameError('A queue name must be a non-empty string.');
+    throw new InvalidNameError('Queue name must be provided: a queue name must be a non-empty string.');
   }
   if (name.length > 200) {
     throw new InvalidNameError(`Queue name "${name.slice(0, 40)}..." is ${name.length} characters long: use at most 200.`);
   }
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (/[:{}\s\u0000-\u001f*?[\]]/.test(name)) {
+    if (name.includes(':')) {
+      // BullMQ's key phrase first, for code that matches it.
+      throw new InvalidNameError(
+        `Queue name cannot contain :, got "${name}": ':' separates the parts of Redis keys. Use letters, digits, '-', '_' or '.'.`,
+      );
+    }
     throw new InvalidNameError(
       `Queue name "${name}" contains a character that would break Redis keys (':', '{', '}', '*', '?', '[', ']', whitespace or a control character): use letters, digits, '-', '_' or '.'.`,
     );
@@ -227,7 +231,7 @@ export function validateJobId(id: unknown): asserts id is string {
   }
   if (/^-?\d+$/.test(id)) {
     throw new InvalidJobIdError(
-      `Custom jobId "${id}" looks like an integer, which would collide with automatic ids: add a non-digit, e.g. "job-${id}".`,
+      `Custom Id cannot be integers: custom jobId "${id}" looks like an integer, which would collide with automatic ids: add a non-digit, e.g. "job-${id}".`,
     );
   }
 }
@@ -270,7 +274,12 @@ function validateBackoff(value: unknown, customTypes: readonly string[]): void {
 function validateDeduplication(value: unknown, name: string): void {
   if (value === undefined) return;
   refuseUnsupported('deduplication', value);
-  if (!isPlainObject(value) || typeof value.id !== 'string' || value.id === '') {
+  if (isPlainObject(value) && (value.id === undefined || value.id === '')) {
+    throw new InvalidOptionsError(
+      `Deduplication id must be provided: ${name}.id must be a non-empty string, got ${JSON.stringify(value)}.`,
+    );
+  }
+  if (!isPlainObject(value) || typeof value.id !== 'string') {
     throw new InvalidOptionsError(
       `${name} must be { id: non-empty string, ttl?, extend?, replace?, keepLastIfActive? }, got ${JSON.stringify(value)}.`,
     );
@@ -316,7 +325,6 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
   if (o.timeout !== undefined && (typeof o.timeout !== 'number' || !Number.isInteger(o.timeout) || o.timeout <= 0)) {
     throw new InvalidOptionsError(`timeout must be a positive integer of ms, got ${String(o.timeout)}.`);
   }
-  validateDeduplication(o.debounce, 'debounce');
   validateFlowOptions(o);
   if (o.group !== undefined) {
     if (!isPlainObject(o.group)) throw new InvalidOptionsError(`group must be { id: string, maxSize? }, got ${JSON.stringify(o.group)}.`);
@@ -366,9 +374,9 @@ function validateFlowOptions(o: JobsOptions): void {
         `parent must be { id: '<parent job id>', queue: '<prefix>:<parent queue>' } (the parent's job.queueQualifiedName), got ${JSON.stringify(p)}.`,
       );
     }
-    if (o.deduplication || o.debounce) {
+    if (o.deduplication) {
       throw new InvalidOptionsError(
-        'A child job (with parent) cannot use deduplication: give it a jobId instead, which makes re-adds idempotent.',
+        'Deduplication and parent options cannot be used together: a child job (with parent) cannot use deduplication; give it a jobId instead, which makes re-adds idempotent.',
       );
     }
   }

@@ -31,23 +31,31 @@ export class LockRenewer {
   private timer: ClockTimer | undefined;
   private expectedAt = 0;
   private running = false;
+  private first: Promise<void> | undefined;
 
   constructor(private readonly o: LockRenewerOptions) {}
 
-  /** Starts renewing; the first call (the worker's first heartbeat) goes out at once. */
-  start(): void {
+  /**
+   * Starts renewing; the first call (the worker's first heartbeat) goes out at once, and the
+   * promise resolves once it is answered (a failure goes to `onError`). Calling it again while
+   * started changes nothing.
+   */
+  start(): Promise<void> {
+    if (this.first) return this.first;
     this.running = true;
-    this.runOnce().then(
+    this.first = this.runOnce().then(
       () => this.schedule(),
       (err: unknown) => {
         this.o.onError(err);
         this.schedule();
       },
     );
+    return this.first;
   }
 
   stop(): void {
     this.running = false;
+    this.first = undefined;
     this.timer?.cancel();
     this.timer = undefined;
   }

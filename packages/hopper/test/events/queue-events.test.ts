@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { QueueEvents, WaitTimeoutError } from '../../src/index.js';
+import { JobNotFoundError, QueueEvents, WaitTimeoutError } from '../../src/index.js';
 import { once } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
@@ -110,6 +110,35 @@ describe('QueueEvents', () => {
     await expect(bad.waitUntilFinished(events)).rejects.toThrow('broken');
     // Already finished: answered from the stored state.
     expect(await good.waitUntilFinished(events)).toEqual({ v: 7 });
+  });
+
+  it('waitUntilFinished of a job removed on completion: its unread event answers, else it rejects as missing', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const worker = env.worker(name, async () => 'done');
+    const job = await queue.add('x', {}, { removeOnComplete: true });
+    await once(worker, 'completed');
+    expect(await queue.getJob(job.id as string)).toBeUndefined();
+    // A reader that has not read the completion yet reads up to the stream's end before answering.
+    const late = env.events(name, { autorun: false, lastEventId: '0-0' });
+    void late.run();
+    expect(await job.waitUntilFinished(late)).toBe('done');
+    // Once the event is behind the reader, the job is missing (BullMQ's message).
+    const missing = job.waitUntilFinished(late);
+    await expect(missing).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(missing).rejects.toThrow(`Missing key for job ${queue.toKey(job.id as string)}. isFinished`);
+    // waitForJob by id waits for a job not added yet.
+    const future = late.waitForJob('later');
+    await queue.add('later', {}, { jobId: 'later' });
+    expect(await future).toBe('done');
+  });
+
+  it('run() when already running rejects (it does not throw), and the first run resolves on close', async () => {
+    const events = env.events(env.queueName(), { autorun: false });
+    const running = events.run();
+    await expect(events.run()).rejects.toThrow('Queue Events is already running.');
+    await events.close();
+    await expect(running).resolves.toBeUndefined();
   });
 
   it('waitUntilFinished gives up after ttl', async () => {

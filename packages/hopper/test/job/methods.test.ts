@@ -116,6 +116,11 @@ describe('Job methods', () => {
     await a.changePriority({ priority: 7 });
     expect(await a.getState()).toBe('prioritized');
     expect((await queue.getPrioritized()).map((j) => j.id)).toEqual([a.id]);
+    // lifo with a priority: the head of the jobs of that priority, behind higher priorities.
+    const c = await queue.add('c', {}, { priority: 7 });
+    const urgent = await queue.add('u', {}, { priority: 1 });
+    await c.changePriority({ priority: 7, lifo: true });
+    expect((await queue.getPrioritized()).map((j) => j.id)).toEqual([urgent.id, c.id, a.id]);
   });
 
   it('answers the is* questions', async () => {

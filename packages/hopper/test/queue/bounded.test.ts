@@ -30,10 +30,12 @@ describe('bounded work', () => {
       },
       { concurrency: 4, lockDuration: 1000, lockRenewTime: 200 },
     );
+    await collect(busy, 'active', 4);
+    // Started once the busy worker holds the 4 jobs (else it may take one of them itself).
     const watcher = env.worker(busyName, async () => undefined, { stalledInterval: 100, autorun: true, concurrency: 1 });
     const stalled: string[] = [];
     watcher.on('stalled', (id: string) => stalled.push(id));
-    await collect(busy, 'active', 4);
+    await watcher.waitUntilReady();
 
     // Probe Redis from another client all along the clean: no call may wait long behind it.
     let cleaning = true;

@@ -86,10 +86,37 @@ describe('Queue getters', () => {
     expect(await queue.getWorkersCount()).toBe(1);
   });
 
+  it("lists a worker from ready on, running or not (autorun: false, manual), with BullMQ's rawname", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const idle = env.worker(name, async () => undefined, { autorun: false, name: 'idle' });
+    await once(idle, 'ready');
+    expect((await queue.getWorkers()).map((w) => w.id)).toEqual([idle.id]);
+    const manual = env.worker(name, null);
+    await manual.waitUntilReady();
+    const workers = await queue.getWorkers();
+    expect(workers.map((w) => w.id).sort()).toEqual([idle.id, manual.id].sort());
+    expect(workers.find((w) => w.id === idle.id)?.rawname).toBe(`${env.prefix}:${name}:w:idle`);
+    expect(workers.find((w) => w.id === manual.id)?.rawname).toBe(`${env.prefix}:${name}`);
+    // Another queue's workers are not listed.
+    const other = env.worker(env.queueName(), null, { name: 'elsewhere' });
+    await other.waitUntilReady();
+    expect(await queue.getWorkersCount()).toBe(2);
+    await idle.close();
+    expect((await queue.getWorkers()).map((w) => w.id)).toEqual([manual.id]);
+  });
+
   it('reports its meta and version', async () => {
     const queue = env.queue(env.queueName(), { streams: { events: { maxLen: 500 } } });
     await queue.pause();
     expect(await queue.getMeta()).toEqual({ paused: true, maxLenEvents: 500, version: 'hopper:1' });
     expect(await queue.getVersion()).toBe('hopper:1');
+    // The global limits, as BullMQ's getMeta reports them.
+    await queue.setGlobalConcurrency(3);
+    await queue.setGlobalRateLimit(10, 500);
+    expect(await queue.getMeta()).toEqual({ paused: true, maxLenEvents: 500, version: 'hopper:1', concurrency: 3, max: 10, duration: 500 });
+    await queue.removeGlobalConcurrency();
+    await queue.removeGlobalRateLimit();
+    expect(await queue.getMeta()).toEqual({ paused: true, maxLenEvents: 500, version: 'hopper:1' });
   });
 });

@@ -81,8 +81,12 @@ describe('Queue management', () => {
     const waiting = await queue.add('w', {});
     const delayed = await queue.add('d', { big: 'x'.repeat(200) }, { delay: 5000 });
     await delayed.log('a line');
+    const removedEvents: string[] = [];
+    queue.on('removed', (id: string) => removedEvents.push(id));
     expect(await queue.remove(waiting.id as string)).toBe(1);
     expect(await queue.remove(waiting.id as string)).toBe(0);
+    // BullMQ's local 'removed' event (jobId), for a job that was removed only.
+    expect(removedEvents).toEqual([waiting.id]);
     await delayed.remove();
     expect(await queue.getJob(delayed.id as string)).toBeUndefined();
     expect(await queue.getJobLogs(delayed.id as string)).toEqual({ logs: [], count: 0 });

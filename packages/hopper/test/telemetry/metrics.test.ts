@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError, MetricsTime, type FakeClock } from '../../src/index.js';
+import { InvalidNameError, InvalidOptionsError, MetricsTime, type FakeClock } from '../../src/index.js';
 import { createBackend } from '../../src/backend/create.js';
 import { MetricsRecorder, METRICS_FLUSH_MS } from '../../src/telemetry/metrics-recorder.js';
 import { useHopper } from '../helpers/hopper.js';
@@ -136,5 +136,15 @@ describe('exportPrometheusMetrics', () => {
     expect(lines).toContain(`bullmq_job_completed_total{queue="${name}", env="prod \\"eu\\""} 0`);
     expect(lines).toContain('# TYPE bullmq_job_failed_total counter');
     await expect(queue.exportPrometheusMetrics({ 'bad-name': 'x' })).rejects.toThrow(/label name/);
+  });
+
+  it('escapes quotes and backslashes of a queue name; a name with a newline is refused at construction', async () => {
+    const name = `${env.queueName()}"q\\x`;
+    const queue = env.queue(name);
+    await queue.add('a', {});
+    const text = await queue.exportPrometheusMetrics({ env: 'a\nb' });
+    const escaped = name.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+    expect(text.split('\n')).toContain(`bullmq_job_count{queue="${escaped}", state="waiting", env="a\\nb"} 1`);
+    expect(() => env.queue(`${env.queueName()}\nx`)).toThrow(InvalidNameError);
   });
 });

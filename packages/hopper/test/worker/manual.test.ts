@@ -20,10 +20,14 @@ describe('manual processing', () => {
     const first = await worker.getNextJob(token);
     expect(first?.name).toBe('a');
     expect(await first?.getState()).toBe('active');
-    const second = await first!.moveToCompleted('one', token, true);
+    const reply = await first!.moveToCompleted('one', token, true);
+    const second = reply.job;
     expect(second?.name).toBe('b');
+    // BullMQ's shape: [next job's stored form, its id, limitUntil, delayUntil].
+    expect(reply[1]).toBe(second?.id);
+    expect(reply[0]).toMatchObject({ name: 'b' });
     expect((await queue.getJob(first!.id as string))?.returnvalue).toBe('one');
-    await second!.moveToCompleted('two', token);
+    expect(await second!.moveToCompleted('two', token)).toEqual([]);
     expect(await worker.getNextJob(token)).toBeUndefined();
     expect(await queue.getJobCounts('completed', 'active')).toEqual({ completed: 2, active: 0 });
   });

@@ -1,5 +1,6 @@
---[[ changePriority: sets a job's priority (and lifo for priority 0); a waiting or prioritized
-  job moves to its new place, a delayed one keeps it for when it becomes ready.
+--[[ changePriority: sets a job's priority; a waiting or prioritized job moves to its new place
+  (with lifo: the head of the jobs of that priority, as in BullMQ), a delayed one keeps it for
+  when it becomes ready.
   KEYS: meta, wait, prio, prioCounter, events, marker
   ARGV: base, id, priority, lifo
   Returns: 1 done; -1 job missing; -3 the job is active or finished ]]
@@ -18,7 +19,13 @@ if state == 'waiting' or state == 'prioritized' then
   else
     redis.call('ZREM', k.prio, argv.id)
   end
-  pushReady(k, jk, argv.id, priority, argv.lifo == '1', group)
+  if argv.lifo == '1' and priority > 0 and not group then
+    -- Counter 0: ahead of every job of that priority (pushReady's `front` is for waiting jobs).
+    redis.call('ZADD', k.prio, priority * PRIO_SHIFT, argv.id)
+    redis.call('HSET', jk, 's', 'prioritized')
+  else
+    pushReady(k, jk, argv.id, priority, argv.lifo == '1', group)
+  end
   signalWork(k.marker)
 elseif state ~= 'delayed' and state ~= 'waiting-children' then
   return -3
