@@ -1,6 +1,7 @@
 // The rows of the fault suite: each a workload, a fault schedule and its pass criterion (issue 14).
 // `verdict` returns the criteria a run missed (empty: pass).
 import { LOCK, sleep } from './lib/run-row.mjs';
+import { FaultProxy } from './lib/proxy.mjs';
 
 const work = (min, spread) => (rand) => () => ({ ms: min + Math.floor(rand() * spread) });
 
@@ -26,6 +27,25 @@ async function killRedis(ctx, afterMs, downMs) {
   await ctx.redis.start();
   ctx.notes.downMs = Date.now() - from;
   ctx.windows.push({ from: from - 1_000, to: Date.now() + LOCK.lockDuration });
+}
+
+/**
+ * Starts one more worker process whose connection goes through a fault proxy, lets it take work
+ * for `warmMs`, then applies `fault(proxy)` for `ms` and heals. The process is recorded as
+ * faulted for the duration (its jobs may be redone by others).
+ */
+async function isolateWorker(ctx, { warmMs = 2_000, ms, fault }) {
+  const proxy = await new FaultProxy(ctx.redis.port).start();
+  ctx.cleanup.push(() => proxy.close());
+  const child = await ctx.pool.spawn({ url: proxy.url });
+  await sleep(warmMs);
+  const entry = { kind: 'network', pid: child.pid, at: Date.now() };
+  ctx.pool.faults.push(entry);
+  fault(proxy);
+  await sleep(ms);
+  proxy.heal();
+  entry.until = Date.now();
+  ctx.notes.isolatedPid = child.pid;
 }
 
 /** Produces `count` jobs at `perSecond` with data from `data(rand)(i)`. */
@@ -188,6 +208,51 @@ export const ROWS = [
       ...(m.stalled ? [`${m.stalled} stalls`] : []),
       ...(m.failed ? [`failed ${m.failed}`] : []),
     ],
+  },
+  {
+    id: 'network-partition-short',
+    title: 'Network partition between a worker and Redis, shorter than the lock',
+    promise: 'A partition shorter than the lock (minus one renewal interval) costs nothing: no stall, no duplicate.',
+    workers: 2,
+    produce: produce(300, 40, work(200, 300)),
+    inject: (ctx) => isolateWorker(ctx, { ms: 1_500, fault: (p) => p.partition() }),
+    verdict: (m) => [...base(m, { dupes: 'none' }), ...(m.stalled ? [`${m.stalled} stalls`] : [])],
+  },
+  {
+    id: 'network-partition-long',
+    title: 'Network partition between a worker and Redis, longer than the lock',
+    promise:
+      "An isolated worker's jobs are rescued and redone by the others; its completions, delivered after the partition heals, are rejected.",
+    workers: 2,
+    produce: produce(300, 40, work(200, 300)),
+    inject: (ctx) => isolateWorker(ctx, { ms: LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000, fault: (p) => p.partition() }),
+    verdict: (m) => base(m),
+  },
+  {
+    id: 'network-reset',
+    title: "Worker's connections reset (RST) under load",
+    promise: 'A worker whose connections drop reconnects, releases what a lost reply claimed, and loses nothing.',
+    workers: 2,
+    produce: produce(300, 40, work(100, 200)),
+    inject: (ctx) =>
+      isolateWorker(ctx, {
+        ms: 3_000,
+        fault: (p) => {
+          p.reset();
+          setTimeout(() => p.reset(), 1_000);
+          setTimeout(() => p.reset(), 2_000);
+        },
+      }),
+    verdict: (m) => base(m),
+  },
+  {
+    id: 'network-latency',
+    title: 'Added latency (300 ms each way) between a worker and Redis',
+    promise: 'Latency well under the lock slows a worker down and nothing else: no stall, no duplicate.',
+    workers: 2,
+    produce: produce(300, 40, work(100, 200)),
+    inject: (ctx) => isolateWorker(ctx, { ms: 6_000, fault: (p) => p.latency(300) }),
+    verdict: (m) => [...base(m, { dupes: 'none' }), ...(m.stalled ? [`${m.stalled} stalls`] : [])],
   },
   {
     id: 'redis-kill-aof-always',
