@@ -77,6 +77,39 @@ export const ROWS = [
     verdict: (m) => base(m),
   },
   {
+    id: 'steps-sigkill',
+    title: 'Worker SIGKILL at random moments, jobs made of durable steps',
+    promise: 'A step whose result was recorded before a kill never runs again; the job finishes from where it stopped.',
+    maxStalledCount: 3,
+    produce: produce(300, 40, (rand) => () => ({ steps: 3, stepMs: 100 + Math.floor(rand() * 200) })),
+    inject: async (ctx) => {
+      await sleep(1_000);
+      for (let i = 0; i < 6; i++) {
+        ctx.pool.signal(ctx.pool.pick(ctx.rand), 'SIGKILL');
+        await sleep(700 + Math.floor(ctx.rand() * 900));
+      }
+    },
+    verdict: (m) => {
+      const out = base(m);
+      const recorded = new Map();
+      for (const r of m.records) if (r.t === 'step-recorded' && !recorded.has(`${r.id}/${r.step}`)) recorded.set(`${r.id}/${r.step}`, r.at);
+      let again = 0;
+      let steps = 0;
+      for (const r of m.records) {
+        if (r.t !== 'step') continue;
+        steps++;
+        const at = recorded.get(`${r.id}/${r.step}`);
+        if (at !== undefined && r.at > at) {
+          again++;
+          if (again <= 5) out.push(`${r.id} step ${r.step} ran again after its result was recorded`);
+        }
+      }
+      if (again) out.push(`${again} recorded steps ran again`);
+      if (!steps) out.push('no step ran');
+      return out;
+    },
+  },
+  {
     id: 'worker-sigkill-after-effect',
     title: 'Worker SIGKILL between side effect and completion',
     promise: 'A job whose effect happened but whose completion was never recorded runs again: at least once, never lost.',

@@ -137,6 +137,7 @@ export function check(run) {
     },
     effects,
     starts,
+    records,
   };
 }
 
