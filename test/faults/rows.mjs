@@ -11,6 +11,7 @@ function base(m, { dupes = 'explained' } = {}) {
   if (m.lost) out.push(`lost ${m.lost} (${m.samples.lost.join(', ')})`);
   if (m.stuck) out.push(`stuck ${m.stuck} (${m.samples.stuck.join(', ')})`);
   if (m.unexpected) out.push(`unexpected ${m.unexpected}`);
+  if (m.reusedAttempts) out.push(`${m.reusedAttempts} jobs ran twice under one attempt number (${m.samples.reusedAttempts.join(', ')})`);
   if (!m.drained) out.push('the queue did not drain');
   if (dupes === 'none' && m.duplicated) out.push(`duplicated ${m.duplicated} without a fault that explains them`);
   if (dupes === 'explained' && m.unexplainedDuplicates)
@@ -46,6 +47,17 @@ async function isolateWorker(ctx, { warmMs = 2_000, ms, fault }) {
   proxy.heal();
   entry.until = Date.now();
   ctx.notes.isolatedPid = child.pid;
+}
+
+/** SIGKILLs a random worker process `times` times, every 0.7 to 1.6 s, from the first second. */
+function killRandomly(times) {
+  return async (ctx) => {
+    await sleep(1_000);
+    for (let i = 0; i < times; i++) {
+      ctx.pool.signal(ctx.pool.pick(ctx.rand), 'SIGKILL');
+      await sleep(700 + Math.floor(ctx.rand() * 900));
+    }
+  };
 }
 
 /** Produces `count` jobs at `perSecond` with data from `data(rand)(i)`. */
@@ -107,6 +119,43 @@ export const ROWS = [
       if (again) out.push(`${again} recorded steps ran again`);
       if (!steps) out.push('no step ran');
       return out;
+    },
+  },
+  {
+    id: 'groups-sigkill',
+    title: 'Worker SIGKILL at random moments, grouped jobs with a group concurrency of 2',
+    promise: "A killed worker's group slots are given back when its jobs are rescued: no group is left blocked, no job stuck.",
+    produce: async (ctx) => {
+      await ctx.producer.queue.setGroupDefaults({ concurrency: 2 });
+      await ctx.producer.run({
+        count: 500,
+        perSecond: 60,
+        data: () => ({ ms: 50 + Math.floor(ctx.rand() * 100) }),
+        opts: (i) => ({ group: { id: `g${i % 6}` } }),
+      });
+    },
+    inject: killRandomly(6),
+    verdict: (m) => base(m),
+  },
+  {
+    id: 'flows-sigkill',
+    title: 'Worker SIGKILL at random moments, flows (a parent and three children)',
+    promise: 'Parents finish after their children whatever the kills: no parent is left waiting for a child that finished or vanished.',
+    maxStalledCount: 3,
+    produce: (ctx) =>
+      ctx.producer.run({
+        count: 150,
+        perSecond: 15,
+        idPrefix: 'p',
+        add: (id) => ctx.producer.addFlow(id, { ms: 50 + Math.floor(ctx.rand() * 150) }, [`${id}c1`, `${id}c2`, `${id}c3`]),
+      }),
+    inject: killRandomly(6),
+    verdict: (m, ctx, states) => {
+      const out = base(m);
+      for (const [id, state] of states) {
+        if (!/c\d$/.test(id) && state !== 'completed') out.push(`parent ${id} ended ${state}`);
+      }
+      return out.slice(0, 12);
     },
   },
   {
@@ -294,6 +343,17 @@ export const ROWS = [
     redis: { persistence: 'always' },
     produce: produce(600, 60),
     inject: (ctx) => killRedis(ctx, 3_000, 1_000),
+    verdict: (m) => [...base(m), ...(m.recordsLost ? [`records lost ${m.recordsLost}`] : [])],
+  },
+  {
+    id: 'redis-kill-repeated',
+    title: 'Redis SIGKILL and restart four times under load, AOF appendfsync always',
+    promise: 'Reconnecting workers release only the jobs claimed by calls whose reply they lost, never a job they are running.',
+    redis: { persistence: 'always' },
+    produce: produce(900, 60),
+    inject: async (ctx) => {
+      for (let i = 0; i < 4; i++) await killRedis(ctx, 2_000, 300 + Math.floor(ctx.rand() * 700));
+    },
     verdict: (m) => [...base(m), ...(m.recordsLost ? [`records lost ${m.recordsLost}`] : [])],
   },
   {
