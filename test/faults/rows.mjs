@@ -1,6 +1,7 @@
 // The rows of the fault suite: each a workload, a fault schedule and its pass criterion (issue 14).
 // `verdict` returns the criteria a run missed (empty: pass).
 import { LOCK, sleep } from './lib/run-row.mjs';
+import { FaultProxy } from './lib/proxy.mjs';
 
 const work = (min, spread) => (rand) => () => ({ ms: min + Math.floor(rand() * spread) });
 
@@ -10,6 +11,7 @@ function base(m, { dupes = 'explained' } = {}) {
   if (m.lost) out.push(`lost ${m.lost} (${m.samples.lost.join(', ')})`);
   if (m.stuck) out.push(`stuck ${m.stuck} (${m.samples.stuck.join(', ')})`);
   if (m.unexpected) out.push(`unexpected ${m.unexpected}`);
+  if (m.reusedAttempts) out.push(`${m.reusedAttempts} jobs ran twice under one attempt number (${m.samples.reusedAttempts.join(', ')})`);
   if (!m.drained) out.push('the queue did not drain');
   if (dupes === 'none' && m.duplicated) out.push(`duplicated ${m.duplicated} without a fault that explains them`);
   if (dupes === 'explained' && m.unexplainedDuplicates)
@@ -26,6 +28,36 @@ async function killRedis(ctx, afterMs, downMs) {
   await ctx.redis.start();
   ctx.notes.downMs = Date.now() - from;
   ctx.windows.push({ from: from - 1_000, to: Date.now() + LOCK.lockDuration });
+}
+
+/**
+ * Starts one more worker process whose connection goes through a fault proxy, lets it take work
+ * for `warmMs`, then applies `fault(proxy)` for `ms` and heals. The process is recorded as
+ * faulted for the duration (its jobs may be redone by others).
+ */
+async function isolateWorker(ctx, { warmMs = 2_000, ms, fault }) {
+  const proxy = await new FaultProxy(ctx.redis.port).start();
+  ctx.cleanup.push(() => proxy.close());
+  const child = await ctx.pool.spawn({ url: proxy.url });
+  await sleep(warmMs);
+  const entry = { kind: 'network', pid: child.pid, at: Date.now() };
+  ctx.pool.faults.push(entry);
+  fault(proxy);
+  await sleep(ms);
+  proxy.heal();
+  entry.until = Date.now();
+  ctx.notes.isolatedPid = child.pid;
+}
+
+/** SIGKILLs a random worker process `times` times, every 0.7 to 1.6 s, from the first second. */
+function killRandomly(times) {
+  return async (ctx) => {
+    await sleep(1_000);
+    for (let i = 0; i < times; i++) {
+      ctx.pool.signal(ctx.pool.pick(ctx.rand), 'SIGKILL');
+      await sleep(700 + Math.floor(ctx.rand() * 900));
+    }
+  };
 }
 
 /** Produces `count` jobs at `perSecond` with data from `data(rand)(i)`. */
@@ -55,6 +87,76 @@ export const ROWS = [
       }
     },
     verdict: (m) => base(m),
+  },
+  {
+    id: 'steps-sigkill',
+    title: 'Worker SIGKILL at random moments, jobs made of durable steps',
+    promise: 'A step whose result was recorded before a kill never runs again; the job finishes from where it stopped.',
+    maxStalledCount: 3,
+    produce: produce(300, 40, (rand) => () => ({ steps: 3, stepMs: 100 + Math.floor(rand() * 200) })),
+    inject: async (ctx) => {
+      await sleep(1_000);
+      for (let i = 0; i < 6; i++) {
+        ctx.pool.signal(ctx.pool.pick(ctx.rand), 'SIGKILL');
+        await sleep(700 + Math.floor(ctx.rand() * 900));
+      }
+    },
+    verdict: (m) => {
+      const out = base(m);
+      const recorded = new Map();
+      for (const r of m.records) if (r.t === 'step-recorded' && !recorded.has(`${r.id}/${r.step}`)) recorded.set(`${r.id}/${r.step}`, r.at);
+      let again = 0;
+      let steps = 0;
+      for (const r of m.records) {
+        if (r.t !== 'step') continue;
+        steps++;
+        const at = recorded.get(`${r.id}/${r.step}`);
+        if (at !== undefined && r.at > at) {
+          again++;
+          if (again <= 5) out.push(`${r.id} step ${r.step} ran again after its result was recorded`);
+        }
+      }
+      if (again) out.push(`${again} recorded steps ran again`);
+      if (!steps) out.push('no step ran');
+      return out;
+    },
+  },
+  {
+    id: 'groups-sigkill',
+    title: 'Worker SIGKILL at random moments, grouped jobs with a group concurrency of 2',
+    promise: "A killed worker's group slots are given back when its jobs are rescued: no group is left blocked, no job stuck.",
+    produce: async (ctx) => {
+      await ctx.producer.queue.setGroupDefaults({ concurrency: 2 });
+      await ctx.producer.run({
+        count: 500,
+        perSecond: 60,
+        data: () => ({ ms: 50 + Math.floor(ctx.rand() * 100) }),
+        opts: (i) => ({ group: { id: `g${i % 6}` } }),
+      });
+    },
+    inject: killRandomly(6),
+    verdict: (m) => base(m),
+  },
+  {
+    id: 'flows-sigkill',
+    title: 'Worker SIGKILL at random moments, flows (a parent and three children)',
+    promise: 'Parents finish after their children whatever the kills: no parent is left waiting for a child that finished or vanished.',
+    maxStalledCount: 3,
+    produce: (ctx) =>
+      ctx.producer.run({
+        count: 150,
+        perSecond: 15,
+        idPrefix: 'p',
+        add: (id) => ctx.producer.addFlow(id, { ms: 50 + Math.floor(ctx.rand() * 150) }, [`${id}c1`, `${id}c2`, `${id}c3`]),
+      }),
+    inject: killRandomly(6),
+    verdict: (m, ctx, states) => {
+      const out = base(m);
+      for (const [id, state] of states) {
+        if (!/c\d$/.test(id) && state !== 'completed') out.push(`parent ${id} ended ${state}`);
+      }
+      return out.slice(0, 12);
+    },
   },
   {
     id: 'worker-sigkill-after-effect',
@@ -190,12 +292,68 @@ export const ROWS = [
     ],
   },
   {
+    id: 'network-partition-short',
+    title: 'Network partition between a worker and Redis, shorter than the lock',
+    promise: 'A partition shorter than the lock (minus one renewal interval) costs nothing: no stall, no duplicate.',
+    workers: 2,
+    produce: produce(300, 40, work(200, 300)),
+    inject: (ctx) => isolateWorker(ctx, { ms: 1_500, fault: (p) => p.partition() }),
+    verdict: (m) => [...base(m, { dupes: 'none' }), ...(m.stalled ? [`${m.stalled} stalls`] : [])],
+  },
+  {
+    id: 'network-partition-long',
+    title: 'Network partition between a worker and Redis, longer than the lock',
+    promise:
+      "An isolated worker's jobs are rescued and redone by the others; its completions, delivered after the partition heals, are rejected.",
+    workers: 2,
+    produce: produce(300, 40, work(200, 300)),
+    inject: (ctx) => isolateWorker(ctx, { ms: LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000, fault: (p) => p.partition() }),
+    verdict: (m) => base(m),
+  },
+  {
+    id: 'network-reset',
+    title: "Worker's connections reset (RST) under load",
+    promise: 'A worker whose connections drop reconnects, releases what a lost reply claimed, and loses nothing.',
+    workers: 2,
+    produce: produce(300, 40, work(100, 200)),
+    inject: (ctx) =>
+      isolateWorker(ctx, {
+        ms: 3_000,
+        fault: (p) => {
+          p.reset();
+          setTimeout(() => p.reset(), 1_000);
+          setTimeout(() => p.reset(), 2_000);
+        },
+      }),
+    verdict: (m) => base(m),
+  },
+  {
+    id: 'network-latency',
+    title: 'Added latency (300 ms each way) between a worker and Redis',
+    promise: 'Latency well under the lock slows a worker down and nothing else: no stall, no duplicate.',
+    workers: 2,
+    produce: produce(300, 40, work(100, 200)),
+    inject: (ctx) => isolateWorker(ctx, { ms: 6_000, fault: (p) => p.latency(300) }),
+    verdict: (m) => [...base(m, { dupes: 'none' }), ...(m.stalled ? [`${m.stalled} stalls`] : [])],
+  },
+  {
     id: 'redis-kill-aof-always',
     title: 'Redis SIGKILL and restart, AOF appendfsync always',
     promise: 'With appendfsync always, an acknowledged add survives a Redis crash: lost 0.',
     redis: { persistence: 'always' },
     produce: produce(600, 60),
     inject: (ctx) => killRedis(ctx, 3_000, 1_000),
+    verdict: (m) => [...base(m), ...(m.recordsLost ? [`records lost ${m.recordsLost}`] : [])],
+  },
+  {
+    id: 'redis-kill-repeated',
+    title: 'Redis SIGKILL and restart four times under load, AOF appendfsync always',
+    promise: 'Reconnecting workers release only the jobs claimed by calls whose reply they lost, never a job they are running.',
+    redis: { persistence: 'always' },
+    produce: produce(900, 60),
+    inject: async (ctx) => {
+      for (let i = 0; i < 4; i++) await killRedis(ctx, 2_000, 300 + Math.floor(ctx.rand() * 700));
+    },
     verdict: (m) => [...base(m), ...(m.recordsLost ? [`records lost ${m.recordsLost}`] : [])],
   },
   {

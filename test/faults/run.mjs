@@ -43,6 +43,7 @@ async function main() {
     if (result.metrics) {
       delete result.metrics.effects;
       delete result.metrics.starts;
+      delete result.metrics.records;
       console.log(line(result));
     } else console.log(`FAIL ${row.id}: ${result.failures[0]}`);
     results.push({ ...result, promise: row.promise });

@@ -55,6 +55,8 @@ export function soakRows(minutes) {
         if (m.lost) out.push(`lost ${m.lost} (${m.samples.lost.join(', ')})`);
         if (m.stuck) out.push(`stuck ${m.stuck} (${m.samples.stuck.join(', ')})`);
         if (m.unexpected) out.push(`unexpected ${m.unexpected}`);
+        if (m.reusedAttempts)
+          out.push(`${m.reusedAttempts} jobs ran twice under one attempt number (${m.samples.reusedAttempts.join(', ')})`);
         if (m.recordsLost) out.push(`records lost ${m.recordsLost} (${m.samples.recordsLost.join(', ')})`);
         if (m.unexplainedDuplicates) out.push(`unexplained duplicates ${m.unexplainedDuplicates} (${m.samples.unexplained.join(', ')})`);
         if (!m.drained) out.push('the queue did not drain');

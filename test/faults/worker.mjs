@@ -41,6 +41,16 @@ async function processor(job, token) {
     busyWait(d.blockMs);
   }
   if (d.ms) await new Promise((resolve) => setTimeout(resolve, d.ms));
+  // Durable steps: each step's side effect, then (once job.step returned) its recorded result.
+  for (let s = 1; s <= (d.steps ?? 0); s++) {
+    const step = `s${s}`;
+    await job.step(step, async () => {
+      record({ t: 'step', id: job.id, step, attempt: job.attemptsStarted });
+      await new Promise((resolve) => setTimeout(resolve, d.stepMs ?? 50));
+      return s;
+    });
+    record({ t: 'step-recorded', id: job.id, step, attempt: job.attemptsStarted });
+  }
   record({ t: 'effect', id: job.id, attempt: job.attemptsStarted, token });
   if (d.gate && process.send) {
     await new Promise((resolve) => {

@@ -75,6 +75,17 @@ export function check(run) {
     if (!ran && !TERMINAL.has(state)) lost.push(e.id);
   }
 
+  // Each claim starts a new attempt: two runs of one job under the same attempt number mean a job
+  // was put back while it ran (an engine defect, whatever the fault).
+  const reusedAttempts = [];
+  for (const [id, list] of starts) {
+    const seen = new Set();
+    for (const r of list) {
+      if (seen.has(r.attempt)) reusedAttempts.push(id);
+      seen.add(r.attempt);
+    }
+  }
+
   let duplicated = 0;
   const unexplained = [];
   for (const [id, list] of effects) {
@@ -119,6 +130,7 @@ export function check(run) {
     duplicated,
     unexplainedDuplicates: unexplained.length,
     unexpected: unexpected.size,
+    reusedAttempts: reusedAttempts.length,
     failed: failed.length,
     lateRejected: counts.lateRejected,
     stalled: counts.stalled,
@@ -130,6 +142,7 @@ export function check(run) {
     },
     latencyMs: { p50: pct(latencies, 50), p99: pct(latencies, 99), max: latencies.at(-1) ?? 0 },
     samples: {
+      reusedAttempts: reusedAttempts.slice(0, 5),
       lost: lost.slice(0, 5),
       stuck: stuck.slice(0, 5),
       unexplained: unexplained.slice(0, 5),
@@ -137,6 +150,7 @@ export function check(run) {
     },
     effects,
     starts,
+    records,
   };
 }
 

@@ -25,8 +25,9 @@ export class WorkerPool {
     await Promise.all(Array.from({ length: this.opts.count }, () => this.spawn()));
   }
 
-  spawn() {
-    const child = fork(WORKER, [JSON.stringify(this.cfg)], {
+  /** Starts one process; `overrides` change its config (say, its Redis URL), and it is not replaced when it dies. */
+  spawn(overrides) {
+    const child = fork(WORKER, [JSON.stringify({ ...this.cfg, ...overrides })], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       env: { ...process.env, HOPPER_FAULTS_EFFECTS: this.cfg.effects },
     });
@@ -44,7 +45,7 @@ export class WorkerPool {
     child.once('exit', (code, signal) => {
       this.children.delete(child);
       this.exits.push({ pid: child.pid, code, signal, at: Date.now() });
-      if (this.opts.respawn && !this.stopping) setTimeout(() => !this.stopping && this.spawn(), 200);
+      if (this.opts.respawn && !overrides && !this.stopping) setTimeout(() => !this.stopping && this.spawn(), 200);
     });
     return ready;
   }

@@ -1,7 +1,7 @@
 // The producer of one row: adds jobs with known ids and keeps a ledger of each add's outcome:
 // 'ack' (the add returned), 'error' (refused with a typed error: nothing was written), or
 // 'unknown' (the connection broke or the call timed out: it may or may not have been applied).
-import { Queue } from 'hopper';
+import { FlowProducer, Queue } from 'hopper';
 
 const ADD_TIMEOUT_MS = 15_000;
 
@@ -16,6 +16,8 @@ function classify(err) {
 
 export class Producer {
   constructor({ url, prefix, queue }) {
+    this.url = url;
+    this.prefix = prefix;
     this.queue = new Queue(queue, { connection: url, prefix });
     this.queueErrors = {};
     this.queue.on('error', (err) => (this.queueErrors[err?.name] = (this.queueErrors[err?.name] ?? 0) + 1));
@@ -25,14 +27,34 @@ export class Producer {
 
   /** Adds one job with id `id`; never throws, records the outcome. */
   async add(id, data, opts = {}) {
-    const entry = { id, t0: Date.now(), outcome: 'pending' };
-    this.ledger.push(entry);
+    return this.record([id], () => this.queue.add('job', data, { jobId: id, ...opts }));
+  }
+
+  /** Adds a parent `id` with one child per entry of `children` (ids), atomically; records each node. */
+  async addFlow(id, data, children) {
+    this.flows ??= new FlowProducer({ connection: this.url, prefix: this.prefix });
+    const name = this.queue.name;
+    return this.record([...children, id], () =>
+      this.flows.add({
+        name: 'job',
+        queueName: name,
+        data,
+        opts: { jobId: id },
+        children: children.map((child) => ({ name: 'job', queueName: name, data, opts: { jobId: child } })),
+      }),
+    );
+  }
+
+  async record(ids, call) {
+    const entries = ids.map((id) => ({ id, t0: Date.now(), outcome: 'pending' }));
+    this.ledger.push(...entries);
+    const entry = {};
     let timer;
     const timeout = new Promise((_, reject) => {
       timer = setTimeout(() => reject(Object.assign(new Error('add timed out'), { name: 'AddTimeout' })), ADD_TIMEOUT_MS);
     });
     try {
-      await Promise.race([this.queue.add('job', data, { jobId: id, ...opts }), timeout]);
+      await Promise.race([call(), timeout]);
       entry.outcome = 'ack';
     } catch (err) {
       entry.outcome = classify(err);
@@ -41,16 +63,17 @@ export class Producer {
       this.errors.set(key, { count: (this.errors.get(key)?.count ?? 0) + 1, example: entry.error });
     } finally {
       clearTimeout(timer);
-      entry.t1 = Date.now();
+      for (const e of entries) Object.assign(e, entry, { t1: Date.now() });
     }
     return entry.outcome;
   }
 
   /**
    * Adds `count` jobs, ids `${idPrefix}${i}`, at about `perSecond`, at most `inFlight` adds at once.
-   * `data(i)` gives each job's data. Resolves when every add has an outcome.
+   * `data(i)` and `opts(i)` give each job's data and options; `add(id, i)`, when given, replaces
+   * the plain add (say, with a flow). Resolves when every add has an outcome.
    */
-  async run({ count, perSecond, idPrefix = 'j', data = () => ({}), inFlight = 8, from = 0 }) {
+  async run({ count, perSecond, idPrefix = 'j', data = () => ({}), opts = () => ({}), inFlight = 8, from = 0, add }) {
     const start = Date.now();
     const running = new Set();
     for (let i = from; i < from + count; i++) {
@@ -58,13 +81,15 @@ export class Producer {
       const wait = due - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       while (running.size >= inFlight) await Promise.race(running);
-      const p = this.add(`${idPrefix}${i}`, data(i)).finally(() => running.delete(p));
+      const id = `${idPrefix}${i}`;
+      const p = (add ? add(id, i) : this.add(id, data(i), opts(i))).finally(() => running.delete(p));
       running.add(p);
     }
     await Promise.all(running);
   }
 
   async close() {
+    await this.flows?.close().catch(() => {});
     await this.queue.close().catch(() => {});
   }
 }

@@ -81,7 +81,7 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
   };
   const pool = new WorkerPool(cfg, { count: row.workers ?? 3, onEffect: row.onEffect });
   const producer = new Producer({ url: redis.url, prefix: cfg.prefix, queue: row.id });
-  const ctx = { row, redis, pool, producer, rand: seeded(seed), windows: [], notes: {}, log, cfg, startAt: 0 };
+  const ctx = { row, redis, pool, producer, rand: seeded(seed), windows: [], notes: {}, log, cfg, startAt: 0, cleanup: [] };
   try {
     await pool.start();
     ctx.startAt = Date.now();
@@ -121,6 +121,7 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
     return { id: row.id, title: row.title, pass: failures.length === 0, failures, metrics, notes: ctx.notes, dir };
   } finally {
     await pool.stop(2_000).catch(() => {});
+    for (const fn of ctx.cleanup) await fn().catch(() => {});
     await producer.close();
     await redis.stop();
   }

@@ -73,6 +73,12 @@ export class Dispatcher {
   private stopped = false;
   private paused = false;
   private needOrphanRelease = false;
+  /**
+   * An orphan release walk is under way: no other call may go out until it ends. The walk takes
+   * several calls, and spares only the attempts held when it began: a claim sent between two of
+   * its steps would bring jobs the walk then releases while they run (found by the fault suite).
+   */
+  private releasingOrphans = false;
   private claimSeq = 0;
   private connectionEpoch = 0;
   private delayTimer: ClockTimer | undefined;
@@ -150,6 +156,7 @@ export class Dispatcher {
   pump(): void {
     // Loop: with room for a second call, send it now rather than waiting for the first.
     while (this.inFlight < MAX_IN_FLIGHT && !this.retryTimer) {
+      if (this.releasingOrphans) return;
       if (this.needOrphanRelease) {
         // Orphans can only be told apart once every reply has arrived.
         if (this.inFlight === 0) this.releaseOrphans();
@@ -323,14 +330,17 @@ export class Dispatcher {
   private releaseOrphans(): void {
     this.begin(0);
     this.needOrphanRelease = false;
+    this.releasingOrphans = true;
     // Attempts held here (running, finished and not yet acknowledged, or in between) are ours: keep them.
     this.o.backend.releaseOrphans(this.o.workerId, this.o.held(), this.o.failKeep, this.o.clock.backendNow()).then(
       () => {
+        this.releasingOrphans = false;
         this.end(0);
         this.idle = false;
         this.pump();
       },
       (err: unknown) => {
+        this.releasingOrphans = false;
         this.needOrphanRelease = true;
         this.callFailed(err, 0);
       },
