@@ -75,6 +75,7 @@ export {
   DatasetResetError,
   UnrecoverableError,
   DelayedError,
+  WaitingError,
   WaitingChildrenError,
   RateLimitError,
   JobActiveError,

@@ -51,6 +51,7 @@ export async function failHeld(job: Job, err: Error, token: string, fetchNext: b
   job.attemptsMade += 1;
   job.failedReason = failure.reason;
   if (failure.retryDelay < 0) job.finishedOn = result.now;
+  else if (failure.retryDelay > 0) job.delay = failure.retryDelay;
   return { job: result.next.jobs[0], now: result.now };
 }
 
@@ -71,4 +72,13 @@ export async function delayHeld(job: Job, timestamp: number, token: string | und
   if (!Number.isFinite(timestamp)) throw new InvalidDataError(`moveToDelayed takes a timestamp in ms, got ${timestamp}.`);
   await job.ctx.ready();
   job.checkMove(await job.ctx.backend.moveToDelayed(id, fence, timestamp, job.ctx.clock.backendNow()), 'move to delayed');
+}
+
+/** `job.moveToWait(token)`. */
+export async function waitHeld(job: Job, token: string | undefined): Promise<number> {
+  const id = job.requireId();
+  const fence = job.fenceFor(token, 'move to wait');
+  await job.ctx.ready();
+  job.checkMove(await job.ctx.backend.moveToWait(id, fence), 'move to wait');
+  return 0;
 }

@@ -33,7 +33,7 @@ import {
 } from './job-flow.js';
 import { parentFromOpts, publicJobKey } from './job-key.js';
 import { throwOnMoveCode, throwOnWriteCode } from './write-codes.js';
-import { completeHeld, delayHeld, extendHeld, failHeld } from './job-manual.js';
+import { completeHeld, delayHeld, extendHeld, failHeld, waitHeld } from './job-manual.js';
 import { changeJobDelay, changeJobPriority, promoteDelayed, removeJob, replayDeadLetter, retryFinished } from './job-changes.js';
 import type { JobState, JobStateOrUnknown } from './states.js';
 
@@ -71,6 +71,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   processedOn?: number;
   /** When the job finished (ms). */
   finishedOn?: number;
+  /** The `name` of the worker that ran its current or last attempt, if that worker had one (as BullMQ). */
+  processedBy?: string;
   delay: number;
   priority: number;
   readonly queueName: string;
@@ -132,7 +134,12 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /** @internal builds the Job a processor receives from a claim. */
-  static fromClaimed<D, R, N extends string>(ctx: JobContext, claimed: ClaimedJob, processedOn: number): Job<D, R, N> {
+  static fromClaimed<D, R, N extends string>(
+    ctx: JobContext,
+    claimed: ClaimedJob,
+    processedOn: number,
+    processedBy?: string,
+  ): Job<D, R, N> {
     const job = new Job<D, R, N>(ctx, claimed.name as N, JSON.parse(claimed.data) as D, parseOpts(claimed.opts), claimed.id);
     job.timestamp = claimed.timestamp;
     job.attemptsMade = claimed.attemptsMade;
@@ -140,8 +147,10 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.priority = claimed.priority;
     job.delay = claimed.delay;
     job.stalledCounter = claimed.stalledCounter;
+    if (claimed.failedReason !== undefined) job.failedReason = claimed.failedReason;
     if (claimed.progress !== '') job.progress = JSON.parse(claimed.progress) as JobProgress;
     job.processedOn = processedOn;
+    if (processedBy !== undefined) job.processedBy = processedBy;
     job.token = claimed.token;
     job.fence = { token: claimed.token, attempt: claimed.attemptsStarted };
     const parent = job.opts.parent && parentFromOpts(ctx.prefix, job.opts.parent);
@@ -161,6 +170,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.progress = (parseJson(record.progress) as JobProgress | undefined) ?? 0;
     job.processedOn = record.processedOn;
     job.finishedOn = record.finishedOn;
+    if (record.processedBy !== undefined) job.processedBy = record.processedBy;
     job.returnvalue = parseJson(record.returnvalue) as R;
     job.failedReason = record.failedReason as string;
     job.stacktrace = (parseJson(record.stacktrace) as string[] | undefined) ?? [];
@@ -420,6 +430,15 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    */
   async moveToDelayed(timestamp: number, token?: string): Promise<void> {
     return delayHeld(this, timestamp, token);
+  }
+
+  /**
+   * Puts the active job held under `token` back at the head of the ready jobs, without spending
+   * an attempt (BullMQ's `moveToWait`). From a processor, throw `WaitingError` next so the worker
+   * records nothing more; the job runs again as a new attempt start. Resolves with 0.
+   */
+  async moveToWait(token?: string): Promise<number> {
+    return waitHeld(this, token);
   }
 
   /**

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backend/create.js';
-import type { Job } from '../../src/index.js';
-import { once } from '../helpers/wait.js';
+import { DelayedError, InvalidOptionsError, WaitingError, type Job } from '../../src/index.js';
+import { once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper({ fakeClock: true });
@@ -64,5 +64,204 @@ describe('stalled jobs, as BullMQ reports them', () => {
     const [done, result] = await completed;
     expect(result).toBe(1);
     expect(done.stalledCounter).toBe(1);
+  });
+});
+
+describe("BullMQ's step-job pattern", () => {
+  it('moveToDelayed, then updateData, then DelayedError: the next attempt runs the next step', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const moved = signal();
+    const worker = env.worker<{ step: number }>(
+      name,
+      async (job, token) => {
+        if (job.data.step === 0) {
+          await job.moveToDelayed(env.clock!.now() + 1000, token);
+          await job.updateData({ step: 1 });
+          await job.updateProgress(50);
+          moved.resolve();
+          throw new DelayedError();
+        }
+        return job.data.step;
+      },
+      { autorun: false },
+    );
+    const job = await queue.add('steps', { step: 0 });
+    void worker.run();
+    await moved.promise;
+    expect(await job.getState()).toBe('delayed');
+    expect((await queue.getJob(job.id as string))?.data).toEqual({ step: 1 });
+    const completed = once<[Job, number]>(worker, 'completed');
+    env.clock!.advance(1000);
+    const [done, result] = await completed;
+    expect(result).toBe(1);
+    expect(done.attemptsMade).toBe(1);
+    expect(done.attemptsStarted).toBe(2);
+  });
+
+  it('moveToWait, then updateData, then WaitingError: runs again at once, no attempt spent', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const worker = env.worker<{ step: number }>(name, async (job, token) => {
+      if (job.data.step === 0) {
+        await job.moveToWait(token);
+        await job.updateData({ step: 1 });
+        throw new WaitingError();
+      }
+      return job.data.step;
+    });
+    const completed = once<[Job, number]>(worker, 'completed');
+    await queue.add('steps', { step: 0 });
+    const [done, result] = await completed;
+    expect(result).toBe(1);
+    expect(done.attemptsMade).toBe(1);
+    expect(done.attemptsStarted).toBe(2);
+  });
+
+  it('a moved job takes no write from its old attempt once another attempt holds it', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.add('x', { v: 0 });
+    const worker = env.worker(name, null, { autorun: false });
+    const first = await worker.getNextJob('t1');
+    await first!.moveToWait('t1');
+    const second = await worker.getNextJob('t2');
+    expect(second?.id).toBe(first?.id);
+    await expect(first!.updateData({ v: 1 })).rejects.toThrow(/no longer holds/);
+    await second!.updateData({ v: 2 });
+    expect((await queue.getJob(first!.id as string))?.data).toEqual({ v: 2 });
+    await second!.moveToCompleted('ok', 't2');
+  });
+});
+
+describe('pause, run and manual fetching, as BullMQ', () => {
+  it('pause() lets run() resolve and isRunning() turn false; resume() goes on', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const worker = env.worker(name, async () => 'ok', { autorun: false });
+    const running = worker.run();
+    expect(worker.isRunning()).toBe(true);
+    await worker.pause();
+    await running;
+    expect(worker.isRunning()).toBe(false);
+    await queue.add('x', {});
+    const completed = once(worker, 'completed');
+    worker.resume();
+    expect(worker.isRunning()).toBe(true);
+    await completed;
+  });
+
+  it('run() rejects without a processor, and when already running', async () => {
+    const name = env.queueName();
+    const manual = env.worker(name, null, { autorun: false });
+    await expect(manual.run()).rejects.toThrow('No process function is defined.');
+    await expect(manual.run()).rejects.toBeInstanceOf(InvalidOptionsError);
+    const worker = env.worker(name, async () => 'ok', { autorun: false });
+    void worker.run();
+    await expect(worker.run()).rejects.toThrow('Worker is already running.');
+  });
+
+  it('getNextJob returns nothing while the worker is paused, and a resumed manual worker claims nothing by itself', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const worker = env.worker(name, null, { autorun: false });
+    await queue.add('x', {});
+    void worker.pause();
+    expect(await worker.getNextJob('t', { block: false })).toBeUndefined();
+    worker.resume();
+    expect(await queue.getJobCounts('waiting', 'active')).toEqual({ waiting: 1, active: 0 });
+    const job = await worker.getNextJob('t', { block: false });
+    expect(await job?.isActive()).toBe(true);
+    await job!.moveToCompleted('ok', 't');
+  });
+
+  it('getNextJob blocks by default once the queue was found drained', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const worker = env.worker(name, null, { autorun: false });
+    // The first call finds the queue empty and returns at once (BullMQ's drained state).
+    expect(await worker.getNextJob('t')).toBeUndefined();
+    // The next call waits for a job.
+    const next = worker.getNextJob('t');
+    await queue.add('x', {});
+    const job = await next;
+    expect(await job?.isActive()).toBe(true);
+    await job!.moveToCompleted('ok', 't');
+  });
+});
+
+describe('job fields a migrating user reads', () => {
+  it('job.delay is the backoff delay after a failed attempt, and 0 once a delayed job is due', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const worker = env.worker(name, async () => {
+      throw new Error('boom');
+    });
+    const failed = once<[Job, Error]>(worker, 'failed');
+    const job = await queue.add('x', {}, { attempts: 2, backoff: 300 });
+    const [failedJob] = await failed;
+    expect(failedJob.delay).toBe(300);
+    expect((await queue.getJob(job.id as string))?.delay).toBe(300);
+    await worker.close();
+
+    const delayed = await queue.add('later', {}, { delay: 500 });
+    const manual = env.worker(name, null, { autorun: false });
+    env.clock!.advance(500);
+    const taken: (Job | undefined)[] = [];
+    for (let i = 0; i < 2; i++) taken.push(await manual.getNextJob(`t${i}`, { block: false }));
+    const later = taken.find((j) => j?.id === delayed.id);
+    expect(later?.delay).toBe(0);
+    for (const [i, j] of taken.entries()) await j?.moveToCompleted('ok', `t${i}`);
+  });
+
+  it("processedBy is the worker's name; an attempt sees the previous attempt's failedReason", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const seen: { by?: string; reason?: string }[] = [];
+    const worker = env.worker(
+      name,
+      async (job) => {
+        seen.push({ by: job.processedBy, reason: job.failedReason });
+        if (job.attemptsMade === 0) throw new Error('first try');
+        return 'ok';
+      },
+      { name: 'mailer-1' },
+    );
+    const completed = once(worker, 'completed');
+    const job = await queue.add('x', {}, { attempts: 2, removeOnComplete: false });
+    await completed;
+    expect(seen).toEqual([
+      { by: 'mailer-1', reason: undefined },
+      { by: 'mailer-1', reason: 'first try' },
+    ]);
+    expect((await queue.getJob(job.id as string))?.processedBy).toBe('mailer-1');
+  });
+});
+
+describe('rate limits, as BullMQ reads them', () => {
+  it('getRateLimitTtl is -2 without any limit, the manual limit after queue.rateLimit, and honours maxJobs', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    expect(await queue.getRateLimitTtl()).toBe(-2);
+    await queue.rateLimit(5000);
+    const ttl = await queue.getRateLimitTtl();
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(5000);
+    const again = await queue.getRateLimitTtl(1);
+    expect(again).toBeGreaterThan(0);
+    expect(again).toBeLessThanOrEqual(ttl);
+    await queue.add('x', {});
+    const worker = env.worker(name, null, { autorun: false, limiter: { max: 2, duration: 60_000 } });
+    expect(await worker.getNextJob('t', { block: false })).toBeUndefined();
+    await queue.removeRateLimitKey();
+    expect(await queue.getRateLimitTtl()).toBe(-2);
+    const job = await worker.getNextJob('t', { block: false });
+    expect(job).toBeDefined();
+    expect(await queue.getRateLimitTtl(2)).toBe(0);
+    const windowTtl = await queue.getRateLimitTtl(1);
+    expect(windowTtl).toBeGreaterThan(0);
+    expect(windowTtl).toBeLessThanOrEqual(60_000);
+    await job!.moveToCompleted('ok', 't');
+    await expect(queue.rateLimit(0)).rejects.toBeInstanceOf(InvalidOptionsError);
   });
 });

@@ -1,6 +1,6 @@
 --[[ complete: finishes a batch of active jobs held by the caller, then claims the next ones.
   KEYS: meta, wait, prio, prioCounter, delayed, active, completed, events, marker, limiter, failed
-  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, ...jobs
+  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, by, ...jobs
     jobs: 5 values per job: id, token, attempt (attemptsStarted of the holder), returnvalue (JSON), keep
     keep: retention spec (see includes/retention).
   Returns: { now, code per job..., then the claim part (see claim) }
@@ -88,5 +88,5 @@ end
 flushReleases(base, rel)
 -- Under a global concurrency limit, a finished job frees a slot another worker may be waiting for.
 if qs.gcc and #doneIds > 0 then signalWork(k.marker) end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, out)
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)
 return out
