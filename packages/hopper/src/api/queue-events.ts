@@ -56,7 +56,7 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
 
   /** Starts reading events. Resolves when closed. */
   run(): Promise<void> {
-    if (this.running) throw new Error('QueueEvents is already running.');
+    if (this.running) return Promise.reject(new Error('Queue Events is already running.'));
     this.running = true;
     this.runPromise = this.loop();
     return this.runPromise;
@@ -126,9 +126,12 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
         this.emit('stalled', { jobId: rest.jobId }, id);
         return;
       case 'drained':
+        this.emit(event, id);
+        return;
       case 'paused':
       case 'resumed':
-        this.emit(event, id);
+        // BullMQ's listener signature: (args: {}, id).
+        this.emit(event, {}, id);
         return;
       default:
         this.emit(event, args, id);

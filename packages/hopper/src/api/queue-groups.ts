@@ -147,6 +147,17 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
     return numberField(await this.backend.getMeta(), 'gcc') ?? null;
   }
 
+  /**
+   * Whether the queue's global concurrency is reached: as many jobs active as it allows (BullMQ's
+   * `isMaxed`). False without a global concurrency.
+   */
+  async isMaxed(): Promise<boolean> {
+    await this.ready();
+    const [meta, counts] = await Promise.all([this.backend.getMeta(), this.backend.getStateCounts()]);
+    const limit = numberField(meta, 'gcc');
+    return limit !== undefined && counts.active >= limit;
+  }
+
   /** Removes the global concurrency limit. */
   async removeGlobalConcurrency(): Promise<void> {
     await this.ready();

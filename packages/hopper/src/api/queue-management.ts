@@ -110,7 +110,7 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
       const step = await this.backend.obliterate(opts.force ?? false, count, cursor);
       if (step === 'active') {
         throw new JobActiveError(
-          `Cannot obliterate queue "${this.name}": it has active jobs. Close its workers first, or pass { force: true }.`,
+          `Cannot obliterate queue with active jobs: queue "${this.name}" has active jobs. Close its workers first, or pass { force: true }.`,
         );
       }
       cursor = step.cursor;

@@ -334,6 +334,8 @@ export interface QueueBackend {
   getStep(id: string, key: string): Promise<string | undefined>;
   /** Live workers of the queue (heartbeat within its ttl). */
   getWorkers(): Promise<{ id: string; info: string }[]>;
+  /** The connections reading the queue's events (QueueEvents), as the server lists them (field -> value). */
+  getEventsReaders(): Promise<Record<string, string>[]>;
   /** The queue's meta hash. */
   getMeta(): Promise<Record<string, string>>;
   /** Groups by id (lexicographic rank range), with their counts and settings. */

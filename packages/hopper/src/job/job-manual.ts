@@ -30,7 +30,7 @@ export async function completeHeld(job: Job, returnValue: unknown, token: string
     { count: fetchNext ? 1 : 0, lockMs: lockMs(job), tokenPrefix: token, exact: true },
     job.ctx.clock.backendNow(),
   );
-  job.checkMove(result.codes[0], 'complete');
+  job.checkMove(result.codes[0], 'complete', 'moveToFinished');
   job.returnvalue = returnValue;
   job.finishedOn = result.now;
   job.attemptsMade += 1;
@@ -47,7 +47,7 @@ export async function failHeld(job: Job, err: Error, token: string, fetchNext: b
     { count: fetchNext ? 1 : 0, lockMs: lockMs(job), tokenPrefix: token, exact: true },
     job.ctx.clock.backendNow(),
   );
-  job.checkMove(result.codes[0], 'fail');
+  job.checkMove(result.codes[0], 'fail', failure.retryDelay >= 0 ? 'retryJob' : 'moveToFinished');
   job.attemptsMade += 1;
   job.failedReason = failure.reason;
   if (failure.retryDelay < 0) job.finishedOn = result.now;
@@ -71,7 +71,7 @@ export async function delayHeld(job: Job, timestamp: number, token: string | und
   const fence = job.fenceFor(token, 'move to delayed');
   if (!Number.isFinite(timestamp)) throw new InvalidDataError(`moveToDelayed takes a timestamp in ms, got ${timestamp}.`);
   await job.ctx.ready();
-  job.checkMove(await job.ctx.backend.moveToDelayed(id, fence, timestamp, job.ctx.clock.backendNow()), 'move to delayed');
+  job.checkMove(await job.ctx.backend.moveToDelayed(id, fence, timestamp, job.ctx.clock.backendNow()), 'move to delayed', 'moveToDelayed');
 }
 
 /** `job.moveToWait(token)`. */
@@ -79,6 +79,6 @@ export async function waitHeld(job: Job, token: string | undefined): Promise<num
   const id = job.requireId();
   const fence = job.fenceFor(token, 'move to wait');
   await job.ctx.ready();
-  job.checkMove(await job.ctx.backend.moveToWait(id, fence), 'move to wait');
+  job.checkMove(await job.ctx.backend.moveToWait(id, fence), 'move to wait', 'moveJobFromActiveToWait');
   return 0;
 }

@@ -480,9 +480,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return dependenciesCount(this, opts);
   }
 
-  /** @internal turns a holder's move code into the matching error. */
-  checkMove(code: number, what: string): void {
-    throwOnMoveCode(this, code, what);
+  /** @internal turns a holder's move code into the matching error (`op`: BullMQ's operation name, see throwOnMoveCode). */
+  checkMove(code: number, what: string, op?: string, lockPhrase?: boolean): void {
+    throwOnMoveCode(this, code, what, op, lockPhrase);
   }
 
   /** Whether the job is completed. */

@@ -5,7 +5,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backend/create.js';
-import { DelayedError, InvalidOptionsError, WaitingError, type Job } from '../../src/index.js';
+import {
+  DelayedError,
+  InvalidJobIdError,
+  InvalidNameError,
+  InvalidOptionsError,
+  LockLostError,
+  MAX_PRIORITY,
+  Queue,
+  WaitingError,
+  Worker,
+  type Job,
+} from '../../src/index.js';
 import { once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
@@ -265,3 +276,122 @@ describe('rate limits, as BullMQ reads them', () => {
     await expect(queue.rateLimit(0)).rejects.toBeInstanceOf(InvalidOptionsError);
   });
 });
+
+describe("validation and refusals keep BullMQ's key phrases", () => {
+  it('priority bounds are 0..2097151, with the key phrases', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    expect(MAX_PRIORITY).toBe(2097151);
+    await expect(queue.add('x', {}, { priority: 2097152 })).rejects.toThrow('Priority should be between 0 and 2097151');
+    await expect(queue.add('x', {}, { priority: 1.5 })).rejects.toThrow('Priority should not be float');
+    await expect(queue.addBulk([{ name: 'x', data: {}, opts: { priority: -1 } }])).rejects.toBeInstanceOf(InvalidOptionsError);
+    expect((await queue.add('x', {}, { priority: 2097151 })).priority).toBe(2097151);
+  });
+
+  it('job ids, queue names, deduplication and worker options', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    // An empty jobId is ignored, as in BullMQ: the job gets an automatic id.
+    expect((await queue.add('x', {}, { jobId: '' })).id).toMatch(/^\d+$/);
+    await expect(queue.add('x', {}, { jobId: '7' })).rejects.toThrow('Custom Id cannot be integers');
+    await expect(queue.add('x', {}, { jobId: '7' })).rejects.toBeInstanceOf(InvalidJobIdError);
+    await expect(queue.add('x', {}, { deduplication: { id: '' } })).rejects.toThrow('Deduplication id must be provided');
+    const parent = await queue.add('p', {});
+    await expect(
+      queue.add('c', {}, { parent: { id: parent.id as string, queue: `${env.prefix}:${name}` }, deduplication: { id: 'd' } }),
+    ).rejects.toThrow('Deduplication and parent options cannot be used together');
+    const base = { connection: env.url, prefix: env.prefix };
+    expect(() => new Queue('', base)).toThrow('Queue name must be provided');
+    expect(() => new Queue('a:b', base)).toThrow('Queue name cannot contain :');
+    expect(() => new Queue('a:b', base)).toThrow(InvalidNameError);
+    expect(() => new Worker(name, null, { ...base, concurrency: 0 })).toThrow(
+      expect.objectContaining({ message: 'concurrency must be a finite number greater than 0' }),
+    );
+    expect(() => new Worker(name, null, { ...base, concurrency: NaN })).toThrow('concurrency must be a finite number greater than 0');
+    expect(() => new Worker(name, null, { ...base, stalledInterval: 0 })).toThrow('stalledInterval must be greater than 0');
+    expect(() => new Worker(name, null, { ...base, drainDelay: 0 })).toThrow('drainDelay must be greater than 0');
+    expect(() => new Worker(name, null, { ...base, maxStalledCount: -1 })).toThrow('maxStalledCount must be greater or equal than 0');
+  });
+
+  it("retry, manual moves and obliterate refusals start with BullMQ's phrases", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const job = await queue.add('x', {}, { attempts: 2 });
+    await expect(job.retry()).rejects.toThrow(`Job ${job.id} is not in the failed state. reprocessJob`);
+    await expect(job.retry('completed')).rejects.toThrow(`Job ${job.id} is not in the completed state. reprocessJob`);
+    const worker = env.worker(name, null, { autorun: false });
+    const taken = await worker.getNextJob('t');
+    await expect(queue.obliterate()).rejects.toThrow('Cannot obliterate queue with active jobs');
+    await taken!.moveToDelayed(env.clock!.now() + 1000, 't');
+    await expect(taken!.moveToFailed(new Error('x'), 't')).rejects.toThrow(`Job ${job.id} is not in the active state. retryJob`);
+    await expect(taken!.moveToWaitingChildren('t')).rejects.toThrow(`Missing lock for job ${job.id}. moveToWaitingChildren`);
+    await expect(taken!.moveToWaitingChildren('t')).rejects.toBeInstanceOf(LockLostError);
+    await job.remove();
+    await expect(job.retry()).rejects.toThrow(`Missing key for job ${job.id}. reprocessJob`);
+  });
+});
+
+describe('events, as BullMQ emits them', () => {
+  it("QueueEvents' paused and resumed carry ({}, eventId)", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const events = env.events(name);
+    await once(events, 'ready');
+    const paused = once<[object, string]>(events, 'paused');
+    const resumed = once<[object, string]>(events, 'resumed');
+    await queue.pause();
+    await queue.resume();
+    const [pausedArgs, pausedId] = await paused;
+    expect(pausedArgs).toEqual({});
+    expect(pausedId).toBeTypeOf('string');
+    const [resumedArgs, resumedId] = await resumed;
+    expect(resumedArgs).toEqual({});
+    expect(resumedId).toBeTypeOf('string');
+  });
+
+  it('a listener that throws becomes an error event; the job is still recorded', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const worker = env.worker(name, async () => 'ok');
+    env.expectErrors(/listener broke/);
+    worker.once('completed', () => {
+      throw new Error('listener broke');
+    });
+    const error = once<[Error]>(worker, 'error');
+    await queue.add('x', {}, { removeOnComplete: false });
+    const [err] = await error;
+    expect(err.message).toBe('listener broke');
+    const drained = await queue.getJobCounts('completed');
+    expect(drained.completed).toBe(1);
+  });
+
+  it('getQueueEvents lists the QueueEvents reading the queue; isMaxed reads the global concurrency', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const events = env.events(name);
+    await once(events, 'ready');
+    const readers = await waitForReaders(queue, 1);
+    expect(readers[0].name).toBe(name);
+    expect(readers[0].rawname).toMatch(/^hopper:.*:qe$/);
+    expect(await env.queue(env.queueName()).getQueueEvents()).toEqual([]);
+
+    expect(await queue.isMaxed()).toBe(false);
+    await queue.setGlobalConcurrency(1);
+    await queue.add('x', {});
+    const worker = env.worker(name, null, { autorun: false });
+    const job = await worker.getNextJob('t');
+    expect(await queue.isMaxed()).toBe(true);
+    await job!.moveToCompleted('ok', 't');
+    expect(await queue.isMaxed()).toBe(false);
+  });
+});
+
+/** The events reader's connection is named once it connected (its first read): polls CLIENT LIST briefly. */
+async function waitForReaders(queue: Queue, count: number): Promise<Record<string, string>[]> {
+  for (let i = 0; i < 100; i++) {
+    const readers = await queue.getQueueEvents();
+    if (readers.length >= count) return readers;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`getQueueEvents: fewer than ${count} readers after 1 s`);
+}
