@@ -9,7 +9,8 @@
  * events.on('failed', ({ jobId, failedReason }) => console.error(jobId, failedReason));
  */
 import { refuseUnsupported } from '../job/compat.js';
-import { WaitTimeoutError } from '../job/errors.js';
+import { JobNotFoundError, WaitTimeoutError } from '../job/errors.js';
+import { publicJobKey } from '../job/job-key.js';
 import type { JobFinishWaiter } from '../job/job.js';
 import { QueueBase, type QueueBaseOptions } from './queue-base.js';
 
@@ -167,7 +168,9 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
   /**
    * @internal Resolves with a job's return value when it completes, rejects with its failure
    * reason when it fails for good; checks the stored state too, so a job that finished before
-   * the call (or during a gap in the events) settles at once. Used by `job.waitUntilFinished`.
+   * the call (or during a gap in the events) settles at once, and a job that no longer exists
+   * rejects with a JobNotFoundError (`Missing key for job <key>. isFinished`, as BullMQ). Used by
+   * `job.waitUntilFinished`.
    */
   waitForJob(jobId: string, ttl?: number): Promise<unknown> {
     return new Promise((resolve, reject) => {
@@ -198,6 +201,15 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
             } else if (record?.state === 'failed') {
               cleanup();
               reject(new Error(record.failedReason ?? 'failed'));
+            } else if (!record) {
+              // Gone (removed, or removeOnComplete/removeOnFail after it finished): BullMQ's key phrase.
+              cleanup();
+              const key = publicJobKey(this.prefix, this.name, jobId);
+              reject(
+                new JobNotFoundError(
+                  `Missing key for job ${key}. isFinished: job ${jobId} no longer exists, so its outcome cannot be read.`,
+                ),
+              );
             }
           })
           .catch((err: unknown) => {

@@ -129,6 +129,8 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
       throw new JobActiveError(`Cannot remove job ${jobId} in queue "${this.name}": it is active. Let it finish or fail first.`);
     }
     if (code === -5) throw SchedulerJobError.of(String(jobId), SchedulerJobError.schedulerOf(String(jobId)), 'removed');
+    // BullMQ's local event of the Queue that removed it.
+    if (code === 1) this.emit('removed', String(jobId));
     return code;
   }
 

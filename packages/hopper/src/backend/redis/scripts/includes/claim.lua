@@ -20,8 +20,33 @@ local CLAIM_MAX = 1000
 local function promoteDue(k, base, now, cap)
   local scored = redis.call('ZRANGEBYSCORE', k.delayed, '-inf', now, 'WITHSCORES', 'LIMIT', 0, PROMOTE_BATCH)
   if #scored == 0 then return 0, false end
-  local due = {}
-  for i = 1, #scored, 2 do due[#due + 1] = scored[i] end
+  local due, dueAt = {}, {}
+  local tie = false
+  for i = 1, #scored, 2 do
+    due[#due + 1] = scored[i]
+    dueAt[#dueAt + 1] = tonumber(scored[i + 1])
+    if i > 1 and scored[i + 1] == scored[i - 1] then tie = true end
+  end
+  if tie then
+    -- Jobs due at the same ms come out of the sorted set in member (string) order: '10' before
+    -- '9'. Put them back in add order (auto ids numerically, FIFO as BullMQ); rare, so sorted
+    -- only when there is a tie.
+    local order = {}
+    for i = 1, #due do order[i] = i end
+    table.sort(order, function(a, b)
+      if dueAt[a] ~= dueAt[b] then return dueAt[a] < dueAt[b] end
+      local na, nb = tonumber(due[a]), tonumber(due[b])
+      if na and nb then return na < nb end
+      if na or nb then return na ~= nil end
+      return due[a] < due[b]
+    end)
+    local ids, ats = {}, {}
+    for i = 1, #order do
+      ids[i] = due[order[i]]
+      ats[i] = dueAt[order[i]]
+    end
+    due, dueAt = ids, ats
+  end
   local fired = false
   chunked('ZREM', k.delayed, due)
   for i = 1, #due do
@@ -32,7 +57,7 @@ local function promoteDue(k, base, now, cap)
     if f[2] and not f[4] then
       -- A scheduler's occurrence (never started: a retry is an ordinary job): its scheduler's
       -- policies decide (includes/scheduler), lateness counted from its due time.
-      fireOccurrence(k, base, id, jk, f[2], priority, tonumber(scored[2 * i]), now, cap)
+      fireOccurrence(k, base, id, jk, f[2], priority, dueAt[i], now, cap)
       fired = true
     else
       -- Its delay is over (job.delay reads 0 from now on, as BullMQ).
