@@ -50,6 +50,15 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     if (opts.autorun !== false) this.run().catch((err: unknown) => this.emitError(err));
   }
 
+  /**
+   * Starting also opens the connection that reads the events (named, so `queue.getQueueEvents()`
+   * lists this reader once `waitUntilReady()` resolved, as in BullMQ).
+   */
+  protected override async init(): Promise<void> {
+    await super.init();
+    if (this.opts.autorun !== false) await this.backend.openEventsReader();
+  }
+
   /** The id of the last event read (pass it as `lastEventId` to resume after a restart). */
   get lastEventId(): string {
     return this.lastId;

@@ -269,7 +269,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     if (typeof token !== 'string' || token === '') throw new InvalidOptionsError('getNextJob needs a non-empty token string.');
     await this.ready();
     const next = await this.fetcher.next(token, opts.block ?? true);
-    return next && Job.fromClaimed<DataType, ResultType, NameType>(this, next.claimed, next.now, this.opts.name);
+    if (!next) return undefined;
+    const job = Job.fromClaimed<DataType, ResultType, NameType>(this, next.claimed, next.now, this.opts.name);
+    this.emit('active', job, 'waiting');
+    return job;
   }
 
   /**

@@ -334,6 +334,8 @@ export interface QueueBackend {
   getStep(id: string, key: string): Promise<string | undefined>;
   /** Live workers of the queue (heartbeat within its ttl). */
   getWorkers(): Promise<{ id: string; info: string }[]>;
+  /** Opens the connection `readEvents` blocks on (named as an events reader), and waits until it is connected. */
+  openEventsReader(): Promise<void>;
   /** The connections reading the queue's events (QueueEvents), as the server lists them (field -> value). */
   getEventsReaders(): Promise<Record<string, string>[]>;
   /** The queue's meta hash. */

@@ -53,7 +53,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /** The options the job was added with (defaults merged). */
   opts: JobsOptions;
   progress: JobProgress;
-  /** The processor's result, once completed. */
+  /** The processor's result, once completed (null before, as BullMQ). */
   returnvalue: ReturnType;
   /** The error message of the last failed attempt. */
   failedReason: string;
@@ -108,7 +108,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.opts = opts;
     this.deduplicationId = opts.deduplication?.id;
     this.progress = 0;
-    this.returnvalue = undefined as ReturnType;
+    this.returnvalue = null as ReturnType; // BullMQ's value until the job completes
     this.failedReason = undefined as unknown as string;
     this.stacktrace = [];
     this.attemptsMade = 0;
@@ -171,7 +171,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.processedOn = record.processedOn;
     job.finishedOn = record.finishedOn;
     if (record.processedBy !== undefined) job.processedBy = record.processedBy;
-    job.returnvalue = parseJson(record.returnvalue) as R;
+    job.returnvalue = (parseJson(record.returnvalue) ?? null) as R;
     job.failedReason = record.failedReason as string;
     job.stacktrace = (parseJson(record.stacktrace) as string[] | undefined) ?? [];
     if (record.deduplicationId !== undefined) job.deduplicationId = record.deduplicationId;

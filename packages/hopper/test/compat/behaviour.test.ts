@@ -192,11 +192,14 @@ describe('pause, run and manual fetching, as BullMQ', () => {
     const worker = env.worker(name, null, { autorun: false });
     // The first call finds the queue empty and returns at once (BullMQ's drained state).
     expect(await worker.getNextJob('t')).toBeUndefined();
-    // The next call waits for a job.
+    // The next call waits for a job, and emits active (as BullMQ).
+    const active = once<[Job, string]>(worker, 'active');
     const next = worker.getNextJob('t');
-    await queue.add('x', {});
+    const added = await queue.add('x', {});
+    expect(added.returnvalue).toBeNull();
     const job = await next;
     expect(await job?.isActive()).toBe(true);
+    expect((await active)[0].id).toBe(job?.id);
     await job!.moveToCompleted('ok', 't');
   });
 });
@@ -369,8 +372,10 @@ describe('events, as BullMQ emits them', () => {
     const name = env.queueName();
     const queue = env.queue(name);
     const events = env.events(name);
-    await once(events, 'ready');
-    const readers = await waitForReaders(queue, 1);
+    await events.waitUntilReady();
+    // Listed as soon as it is ready (its reading connection is opened while starting).
+    const readers = await queue.getQueueEvents();
+    expect(readers).toHaveLength(1);
     expect(readers[0].name).toBe(name);
     expect(readers[0].rawname).toMatch(/^hopper:.*:qe$/);
     expect(await env.queue(env.queueName()).getQueueEvents()).toEqual([]);
@@ -383,67 +388,5 @@ describe('events, as BullMQ emits them', () => {
     expect(await queue.isMaxed()).toBe(true);
     await job!.moveToCompleted('ok', 't');
     expect(await queue.isMaxed()).toBe(false);
-  });
-});
-
-/** The events reader's connection is named once it connected (its first read): polls CLIENT LIST briefly. */
-async function waitForReaders(queue: Queue, count: number): Promise<Record<string, string>[]> {
-  for (let i = 0; i < 100; i++) {
-    const readers = await queue.getQueueEvents();
-    if (readers.length >= count) return readers;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`getQueueEvents: fewer than ${count} readers after 1 s`);
-}
-
-describe('order and outcomes, as BullMQ', () => {
-  it('delayed jobs due at the same ms are released in add order, ids 9 and 10 too', async () => {
-    const name = env.queueName();
-    const queue = env.queue(name);
-    const due = env.clock!.now() + 1000;
-    for (let i = 0; i < 12; i++) await queue.add(`j${i}`, {}, { delay: 1000, timestamp: env.clock!.now() });
-    env.clock!.set(due);
-    const worker = env.worker(name, null, { autorun: false });
-    const names: string[] = [];
-    for (let i = 0; i < 12; i++) {
-      const job = await worker.getNextJob(`t${i}`, { block: false });
-      names.push(job!.name);
-      await job!.moveToCompleted('ok', `t${i}`);
-    }
-    expect(names).toEqual(Array.from({ length: 12 }, (_, i) => `j${i}`));
-  });
-
-  it('a prioritized job put back (rate limit) or re-ranked with lifo goes first within its priority', async () => {
-    const name = env.queueName();
-    const queue = env.queue(name);
-    const jobs = [];
-    for (let i = 0; i < 3; i++) jobs.push(await queue.add(`p${i}`, {}, { priority: 5 }));
-    const worker = env.worker(name, null, { autorun: false });
-    const first = await worker.getNextJob('t');
-    expect(first?.name).toBe('p0');
-    await first!.moveToWait('t');
-    const again = await worker.getNextJob('t2', { block: false });
-    expect(again?.name).toBe('p0');
-    await again!.moveToCompleted('ok', 't2');
-    await jobs[2].changePriority({ priority: 5, lifo: true });
-    const order: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const job = await worker.getNextJob(`o${i}`, { block: false });
-      order.push(job!.name);
-      await job!.moveToCompleted('ok', `o${i}`);
-    }
-    expect(order).toEqual(['p2', 'p1']);
-  });
-
-  it("queue.remove emits the Queue's removed; waitUntilFinished of a job that is gone rejects with BullMQ's phrase", async () => {
-    const name = env.queueName();
-    const queue = env.queue(name);
-    const events = env.events(name);
-    await once(events, 'ready');
-    const job = await queue.add('x', {});
-    const removed = once<[string]>(queue, 'removed');
-    expect(await queue.remove(job.id as string)).toBe(1);
-    expect(await removed).toEqual([job.id]);
-    await expect(job.waitUntilFinished(events)).rejects.toThrow(`Missing key for job ${queue.toKey(job.id as string)}. isFinished`);
   });
 });

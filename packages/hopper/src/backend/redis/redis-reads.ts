@@ -169,6 +169,11 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
     return (await this.client.get(this.keys.dedup(id))) ?? undefined;
   }
 
+  async openEventsReader(): Promise<void> {
+    this.eventsClient ??= this.blockingClient(this.keys.eventsReaderName);
+    await this.eventsClient.call('PING');
+  }
+
   async getEventsReaders(): Promise<Record<string, string>[]> {
     const name = this.keys.eventsReaderName;
     const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
