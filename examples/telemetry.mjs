@@ -88,7 +88,7 @@ console.log(
 
 // 4. An option Hopper does not implement is refused, not ignored.
 try {
-  await queue.add('nightly', {}, { repeat: { pattern: '0 3 * * *' } });
+  new Worker('emails', null, { connection, prefix, runRetryDelay: 5000 });
 } catch (err) {
   console.log(`${err instanceof UnsupportedOptionError ? 'refused' : 'error'}: ${err.message.split('.')[0]}`);
 }

@@ -1,6 +1,8 @@
 // Builds src/backend/redis/scripts.generated.ts from the Lua scripts: expands `--@include name`
 // lines from scripts/includes/, prepends a table of named KEYS and ARGV taken from each script's
 // header, and records each script's SHA1 for EVALSHA. `--check` fails if the file is stale.
+// A header line `Flags: allow-oom` becomes the script's shebang (`#!lua flags=allow-oom`): Redis
+// then runs it when full under maxmemory (see docs/reliability.md, memory pressure).
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -11,6 +13,7 @@ const scriptsDir = join(root, 'src/backend/redis/scripts');
 const includesDir = join(scriptsDir, 'includes');
 const outFile = join(root, 'src/backend/redis/scripts.generated.ts');
 const IDENT = /^[A-Za-z][A-Za-z0-9]*$/;
+const FLAGS = new Set(['allow-oom']);
 
 function fail(message) {
   console.error(`generate-scripts: ${message}`);
@@ -29,6 +32,15 @@ function parseNames(header, label, file) {
     if (!IDENT.test(name)) fail(`${file}: "${name}" in ${label} is not a plain identifier`);
   }
   return { names: parts, rest };
+}
+
+// Redis script flags named in the header (`Flags: allow-oom (why)`); none when the line is absent.
+function parseFlags(header, file) {
+  const match = header.match(/^\s*Flags:\s*([\w,\s-]*?)\s*(\(|$)/m);
+  if (!match) return [];
+  const flags = match[1].split(',').map((flag) => flag.trim());
+  for (const flag of flags) if (!FLAGS.has(flag)) fail(`${file}: unknown flag "${flag}" (known: ${[...FLAGS].join(', ')})`);
+  return flags;
 }
 
 function expandIncludes(source, file, seen = new Set()) {
@@ -59,7 +71,9 @@ for (const file of readdirSync(scriptsDir)
     `local REST = ${args.names.length + 1}`,
   ].join('\n');
   const body = expandIncludes(raw.slice(header[0].length), file);
-  const source = `${header[0]}\n${preamble}\n${body.trim()}\n`;
+  const flags = parseFlags(header[0], file);
+  const shebang = flags.length ? `#!lua flags=${flags.join(',')}\n` : '';
+  const source = `${shebang}${header[0]}\n${preamble}\n${body.trim()}\n`;
   const sha = createHash('sha1').update(source).digest('hex');
   entries.push({ name, keys: keys.names, args: args.names, rest: Boolean(args.rest), sha, source });
 }

@@ -36,6 +36,7 @@ import {
 } from '../job/options.js';
 import { checkServer, DEFAULT_PREFIX } from './queue-base.js';
 import { checkFlowSlots, explainRefusal, FLOW_CHUNK, resolveParent, toFlowNode } from './flows.js';
+import { toNewJob } from '../job/new-job.js';
 import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
 import { trace, validateTelemetry } from '../telemetry/trace.js';
 import { refuseUnsupported } from '../job/compat.js';
@@ -209,7 +210,8 @@ export class FlowProducer extends EventEmitter {
     // is found again: children without an id get one derived from their parent's and their place.
     if (root.size > FLOW_CHUNK && root.opts.jobId) assignResumableIds(root, root.opts.jobId);
     const ext = root.opts.parent ? resolveParent(this.prefix, root.opts.parent) : undefined;
-    if (root.size <= FLOW_CHUNK) await this.addGroup([root], ext);
+    if (isDeduplicatedJob(root)) await this.addDeduplicated([root]);
+    else if (root.size <= FLOW_CHUNK) await this.addGroup([root], ext);
     else await this.addLarge(root, ext);
     return this.result(root);
   }
@@ -253,7 +255,12 @@ export class FlowProducer extends EventEmitter {
       roots.flatMap((r) => [...queuesOf(r)]),
     );
     for (const root of roots) this.checkDeadLetters(root);
-    await this.addGroup(roots, undefined);
+    // Single jobs with deduplication are plain adds (one call per queue, after the flows).
+    const trees = roots.filter((root) => !isDeduplicatedJob(root));
+    if (trees.length > 0) await this.addGroup(trees, undefined);
+    const single = roots.filter(isDeduplicatedJob);
+    for (const queue of new Set(single.map((root) => root.queue)))
+      await this.addDeduplicated(single.filter((root) => root.queue === queue));
     return Promise.all(roots.map((root) => this.result(root)));
   }
 
@@ -329,6 +336,12 @@ export class FlowProducer extends EventEmitter {
     if (flow.children !== undefined && !Array.isArray(flow.children)) {
       throw new InvalidOptionsError(`children of "${flow.name}" must be an array of flow nodes.`);
     }
+    if ((merged.deduplication || merged.debounce) && (flow.children ?? []).length > 0) {
+      throw new InvalidOptionsError(
+        `Deduplication options cannot be used on flow nodes with children: job "${flow.name}" has children. ` +
+          'Deduplicate the flow by giving its root a jobId instead (adding the same flow again then creates nothing).',
+      );
+    }
     const children = (flow.children ?? []).map((child) => this.flatten(child, opts, false));
     const size = 1 + children.reduce((sum, c) => sum + c.size, 0);
     return { queue: flow.queueName, name: flow.name, data: flow.data ?? {}, opts: merged, children, size };
@@ -359,6 +372,20 @@ export class FlowProducer extends EventEmitter {
       flat.id = result.ids[i];
       flat.outcome = result.outcomes[i];
       flat.addedAt = result.now;
+    });
+  }
+
+  /**
+   * Adds single jobs (no children, no parent) with deduplication, all of one queue, as the queue
+   * adds them: a deduplicated one returns the job holding its deduplication id.
+   */
+  private async addDeduplicated(roots: Flat[]): Promise<void> {
+    const jobs = roots.map((root) => toNewJob(root.name, root.data, root.opts));
+    const result = await this.backendFor(roots[0].queue).addJobs(jobs, this.request(), this.clock.backendNow());
+    roots.forEach((root, i) => {
+      root.id = result.ids[i];
+      root.outcome = result.outcomes[i] === 'added' ? 'added' : 'duplicated';
+      root.addedAt = result.now;
     });
   }
 
@@ -435,6 +462,11 @@ function assignResumableIds(node: Flat, id: string): void {
     }
     if (childId !== undefined) assignResumableIds(child, childId);
   });
+}
+
+/** A flow of one job with deduplication (no children, no parent): added as the queue adds jobs. */
+function isDeduplicatedJob(root: Flat): boolean {
+  return root.children.length === 0 && !root.opts.parent && (root.opts.deduplication ?? root.opts.debounce) !== undefined;
 }
 
 /** Every queue of a tree. */

@@ -47,7 +47,7 @@ export function toFlowNode(
 ): FlowNodeWrite {
   if (opts.deduplication || opts.debounce) {
     throw new InvalidOptionsError(
-      `Job "${name}" in a flow cannot use deduplication: give it a jobId instead, which makes re-adds idempotent.`,
+      `Job "${name}" in a flow cannot use deduplication: only a flow of one job (no children, no parent) can. Give it a jobId instead, which makes re-adds idempotent.`,
     );
   }
   return {

@@ -12,9 +12,11 @@ import { serialize, validateJobName, validateJobOptions, type JobsOptions } from
 import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 import { advanceScheduler } from '../maintenance/scheduler-tick.js';
 import { nextFireTimes } from '../schedule/next-fire-times.js';
-import type { RepeatOptions, ScheduleSpec } from '../schedule/repeat-options.js';
+import type { LegacyRepeatOptions, RepeatOptions, ScheduleSpec } from '../schedule/repeat-options.js';
 import { validateRepeat } from '../schedule/validate-repeat.js';
 import type { QueueGetters } from './queue-getters.js';
+import { toRepeatableJob, type RepeatableJob } from './legacy-repeat.js';
+import { invalidSchedule } from '../schedule/schedule-error.js';
 
 /** The job a scheduler adds at each occurrence. */
 export interface JobSchedulerTemplate<DataType = unknown, NameType extends string = string> {
@@ -71,6 +73,31 @@ interface StoredTemplate {
   data: string;
   opts: string;
   priority: number;
+  /** JSON of the schedule's public repeat options, put on each occurrence's `opts.repeat`. */
+  rep?: string;
+  /** Legacy repeat `count`: the iteration number before the first occurrence (0 if none). */
+  cb?: number;
+}
+
+/** The repeat fields BullMQ shows on an occurrence's `opts.repeat` (dates as epoch ms). */
+const PUBLIC_REPEAT_KEYS = ['pattern', 'every', 'tz', 'limit', 'startDate', 'endDate', 'offset', 'key', 'jobId'] as const;
+
+/** How a legacy repeatable add (queue.add with repeat) differs from a plain upsert. */
+export interface LegacyUpsert {
+  /** The add's repeat options, as its occurrences show them in `opts.repeat`. */
+  repeat: LegacyRepeatOptions;
+  /** The iteration count before the first occurrence (the add's `repeat.count`). */
+  countBase: number;
+}
+
+/** The repeat options an occurrence carries in `opts.repeat`: those given, dates as epoch ms. */
+function publicRepeat(repeat: LegacyRepeatOptions, spec: ScheduleSpec): string {
+  const out: Record<string, unknown> = {};
+  for (const key of PUBLIC_REPEAT_KEYS) {
+    if (repeat[key] === undefined || repeat[key] === null) continue;
+    out[key] = key === 'startDate' ? spec.startDate : key === 'endDate' ? spec.endDate : repeat[key];
+  }
+  return JSON.stringify(out);
 }
 
 function storeTemplate(
@@ -78,6 +105,8 @@ function storeTemplate(
   template: JobSchedulerTemplate<unknown> | undefined,
   defaults: JobsOptions,
   backoffTypes: readonly string[],
+  rep: string,
+  countBase: number,
 ): StoredTemplate {
   const name = template?.name ?? id;
   validateJobName(name);
@@ -90,13 +119,16 @@ function storeTemplate(
     }
   }
   validateJobOptions(opts, backoffTypes);
-  const { jobId: _jobId, delay: _delay, ...merged } = { ...defaults, ...opts };
+  // prevMillis and repeatJobKey are each occurrence's own (BullMQ sets them likewise).
+  const { jobId: _jobId, delay: _delay, prevMillis: _prev, repeatJobKey: _key, ...merged } = { ...defaults, ...opts };
   const json = JSON.stringify(merged);
   return {
     name,
     data: serialize(template?.data === undefined ? {} : template.data, 'Job scheduler data', merged.sizeLimit),
     opts: json === '{}' ? '' : json,
     priority: merged.priority ?? 0,
+    rep,
+    ...(countBase > 0 ? { cb: countBase } : {}),
   };
 }
 
@@ -117,15 +149,37 @@ export class JobSchedulers {
   }
 
   async upsert(id: string, repeat: RepeatOptions, template?: JobSchedulerTemplate<unknown>): Promise<Job | undefined> {
+    return (await this.write(id, repeat, template)).job;
+  }
+
+  /**
+   * Creates or updates scheduler `id` and gives it its next occurrence. Returns the pending
+   * occurrence's job and whether the scheduler was created (1), replaced (2) or unchanged (0).
+   * `legacy`: the add with repeat this comes from (queue.add), else a plain upsert.
+   */
+  async write(
+    id: string,
+    repeat: RepeatOptions,
+    template: JobSchedulerTemplate<unknown> | undefined,
+    legacy?: LegacyUpsert,
+  ): Promise<{ job: Job | undefined; result: number }> {
     checkId(id);
     await this.queue.ready();
     const now = this.queue.clock.backendNow() ?? (await this.backend.time());
     const spec = validateRepeat(repeat, { now });
-    const stored = storeTemplate(id, template, this.defaults(), this.backoffTypes);
+    if (legacy && spec.endDate !== undefined && spec.endDate <= now) {
+      // BullMQ 5 refused it likewise; a scheduler (upsertJobScheduler) with a past end simply never fires.
+      throw invalidSchedule(
+        'no-run-soon',
+        `End date must be greater than current timestamp: repeat.endDate is ${new Date(spec.endDate).toISOString()}.`,
+      );
+    }
+    const rep = publicRepeat(legacy?.repeat ?? repeat, spec);
+    const stored = storeTemplate(id, template, this.defaults(), this.backoffTypes, rep, legacy?.countBase ?? 0);
     checkDeadLetterRoute(this.backend, (template?.opts?.deadLetter ?? this.defaults().deadLetter)?.queue);
     const specJson = JSON.stringify(spec);
     const templateJson = JSON.stringify(stored);
-    await this.backend.upsertScheduler(
+    const result = await this.backend.upsertScheduler(
       {
         id,
         hash: createHash('sha1').update(specJson).update('\u0000').update(templateJson).digest('hex'),
@@ -140,8 +194,13 @@ export class JobSchedulers {
       this.queue.clock.backendNow(),
     );
     await advanceScheduler(this.backend, this.queue.clock, id);
+    if (repeat.immediately && spec.kind === 'cron' && result === 1) {
+      // BullMQ's immediately: a new cron schedule runs once at once, then follows its pattern.
+      const now = await this.trigger(id);
+      if (now) return { job: now, result };
+    }
     const record = await this.backend.getScheduler(id);
-    return record?.pendingId ? this.queue.getJob(record.pendingId) : undefined;
+    return { job: record?.pendingId ? await this.queue.getJob(record.pendingId) : undefined, result };
   }
 
   async get(id: string): Promise<JobSchedulerInfo | undefined> {
@@ -182,6 +241,19 @@ export class JobSchedulers {
     const ids = await this.backend.getSchedulerIds(start, end, asc);
     const infos = await Promise.all(ids.map((id) => this.get(id)));
     return infos.filter((info): info is JobSchedulerInfo => info !== undefined);
+  }
+
+  /** The schedulers as BullMQ 5's `getRepeatableJobs` lists them. */
+  async repeatables(start: number, end: number, asc: boolean): Promise<RepeatableJob[]> {
+    await this.queue.ready();
+    const ids = await this.backend.getSchedulerIds(start, end, asc);
+    const records = await Promise.all(ids.map((id) => this.backend.getScheduler(id)));
+    return records.flatMap((record) => {
+      if (!record) return [];
+      const template = JSON.parse(record.template) as StoredTemplate;
+      const shown = (template.rep ? JSON.parse(template.rep) : {}) as LegacyRepeatOptions;
+      return [toRepeatableJob(record.id, template.name, JSON.parse(record.spec) as ScheduleSpec, shown, record.nextDue)];
+    });
   }
 
   async count(): Promise<number> {

@@ -15,14 +15,12 @@ import type { JobProgress } from '../job/job-json.js';
 import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 import { toNewJob } from '../job/new-job.js';
 import type { QueueBaseOptions } from './queue-base.js';
-import { QueueManagement } from './queue-management.js';
+import { QueueSchedulers } from './queue-schedulers.js';
 import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
 import { trace } from '../telemetry/trace.js';
 import { replayDeadLetters, type ReplayDeadLettersOptions, type ReplayResult } from './dead-letters.js';
 
 export type { ReplayDeadLettersOptions, ReplayResult } from './dead-letters.js';
-import { JobSchedulers, type JobSchedulerInfo, type JobSchedulerTemplate } from './job-schedulers.js';
-import type { RepeatOptions } from '../schedule/repeat-options.js';
 
 /** Options of a Queue. */
 export interface QueueOptions extends QueueBaseOptions {
@@ -80,7 +78,7 @@ interface PendingAdd<DataType, ResultType, NameType extends string> {
 
 // `any` defaults keep BullMQ's generic signature (`Queue` alone accepts any data).
 /* eslint-disable @typescript-eslint/no-explicit-any */
-export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueManagement<
+export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueSchedulers<
   DataType,
   ResultType,
   NameType
@@ -91,10 +89,9 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   /** Options merged into every job added here. */
   defaultJobOptions: JobsOptions;
   private readonly producerId = randomBytes(6).toString('base64url');
-  private readonly backoffTypes: readonly string[];
+  protected readonly backoffTypes: readonly string[];
   private seq = 0;
   private inFlight = 0;
-  private readonly schedulers: JobSchedulers;
   private readonly pendingAdds: PendingAdd<DataType, ResultType, NameType>[] = [];
 
   constructor(name: string, opts: QueueOptions = {}) {
@@ -104,7 +101,6 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     this.defaultJobOptions = { ...opts.defaultJobOptions };
     if (opts.deadLetter && !this.defaultJobOptions.deadLetter) this.defaultJobOptions.deadLetter = opts.deadLetter;
     validateJobOptions(this.defaultJobOptions, this.backoffTypes);
-    this.schedulers = new JobSchedulers(this, () => this.defaultJobOptions, this.backoffTypes);
     const maxLen = opts.streams?.events?.maxLen;
     if (maxLen !== undefined && !(Number.isInteger(maxLen) && maxLen >= 0)) {
       throw new InvalidOptionsError(`streams.events.maxLen must be an integer >= 0, got ${String(maxLen)}.`);
@@ -120,11 +116,14 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   /**
    * Adds a job. With a `jobId` that already exists, nothing is written: the existing job is
    * returned and a `duplicated` event is emitted. With `deduplication`, an add whose id is taken
-   * returns the job that holds it and emits `deduplicated`.
+   * returns the job that holds it and emits `deduplicated`. With `repeat` (BullMQ 4/5's legacy
+   * repeatable job), it creates or updates the job scheduler named by the repeat key and returns
+   * its first occurrence (docs/schedules.md, "Legacy repeatable jobs").
    *
    * @example await queue.add('resize', { path: '/img/1.png' }, { attempts: 3, backoff: { type: 'exponential', delay: 1000 } });
    */
   add(name: NameType, data: DataType, opts?: JobsOptions): Promise<Job<DataType, ResultType, NameType>> {
+    if (opts?.repeat !== undefined) return this.addRepeatable(name, data, opts);
     if (!this.telemetry) return this.enqueue(name, data, opts);
     return trace(
       this.telemetry,
@@ -406,75 +405,6 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
       throw new InvalidOptionsError(`removeOrphanedJobs: limit must be an integer >= 0 (0: no limit), got ${limit}.`);
     await this.ready();
     return this.backend.removeOrphanedJobs(count, limit);
-  }
-
-  /**
-   * Creates or updates the job scheduler `id`: it adds a job from `template` each time `repeat`
-   * fires (a cron `pattern` in `tz`, or `every` ms), with overlap, catch-up, jitter and limit
-   * policies (docs/schedules.md). Idempotent: the same spec again changes nothing and keeps the
-   * pending occurrence; a changed one replaces it. Safe from any number of processes at once.
-   * Returns the pending occurrence's job.
-   *
-   * @example
-   * await queue.upsertJobScheduler('nightly-report', { pattern: '30 2 * * *', tz: 'Europe/Paris' }, { name: 'report', data: {} });
-   */
-  upsertJobScheduler(
-    id: string,
-    repeat: RepeatOptions,
-    template?: JobSchedulerTemplate<DataType, NameType>,
-  ): Promise<Job<DataType, ResultType, NameType> | undefined> {
-    const upsert = () => this.schedulers.upsert(id, repeat, template) as Promise<Job<DataType, ResultType, NameType> | undefined>;
-    if (!this.telemetry) return upsert();
-    return trace(this.telemetry, SpanKind.PRODUCER, this.name, 'add', `${this.name}.${template?.name ?? id}`, async (span) => {
-      span?.setAttributes({ [TelemetryAttributes.JobSchedulerId]: id });
-      const job = await upsert();
-      if (job) span?.setAttributes({ [TelemetryAttributes.JobId]: job.id });
-      return job;
-    });
-  }
-
-  /** A job scheduler with its next run and counters, or undefined. */
-  getJobScheduler(id: string): Promise<JobSchedulerInfo | undefined> {
-    return this.schedulers.get(id);
-  }
-
-  /** Job schedulers by next run (`asc`: soonest first), rank range `start..end`. */
-  getJobSchedulers(start = 0, end = -1, asc = false): Promise<JobSchedulerInfo[]> {
-    return this.schedulers.list(start, end, asc);
-  }
-
-  /** How many job schedulers the queue has. */
-  getJobSchedulersCount(): Promise<number> {
-    return this.schedulers.count();
-  }
-
-  /** Removes a job scheduler and its pending occurrence (runs already started are left alone). */
-  removeJobScheduler(id: string): Promise<boolean> {
-    return this.schedulers.remove(id);
-  }
-
-  /** Pauses a job scheduler: no occurrence runs until it is resumed. */
-  pauseJobScheduler(id: string): Promise<boolean> {
-    return this.schedulers.setPaused(id, true);
-  }
-
-  /** Resumes a paused job scheduler; what the pause missed follows its catch-up policy. */
-  resumeJobScheduler(id: string): Promise<boolean> {
-    return this.schedulers.setPaused(id, false);
-  }
-
-  /** Runs a job scheduler's job now, once, outside its schedule. */
-  triggerJobScheduler(id: string): Promise<Job<DataType, ResultType, NameType> | undefined> {
-    return this.schedulers.trigger(id) as Promise<Job<DataType, ResultType, NameType> | undefined>;
-  }
-
-  /**
-   * Runs the occurrences a scheduler should have had between `from` and `to` (at most 1,000, past
-   * ones only), with their regular ids: one that already ran (or is recorded as fired) is not run
-   * again. Returns the ids created.
-   */
-  backfillJobScheduler(id: string, from: Date | number, to: Date | number): Promise<string[]> {
-    return this.schedulers.backfill(id, from, to);
   }
 
   /** Closes the queue's connection (a connection you passed in stays open). */

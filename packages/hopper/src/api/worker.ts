@@ -37,6 +37,13 @@ import { attemptRecorder, JobMeter, traceAttempt, validateTelemetry } from '../t
 
 export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
 
+/** A worker-level cancel reason is what `AbortController.abort` is given: a string, an Error, or none. */
+function checkCancelReason(reason: unknown): void {
+  if (reason !== undefined && typeof reason !== 'string' && !(reason instanceof Error)) {
+    throw new InvalidOptionsError(`A cancel reason is a string or an Error, got ${typeof reason}.`);
+  }
+}
+
 // `any` defaults keep BullMQ's generic signature.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export class Worker<DataType = any, ResultType = any, NameType extends string = string> extends QueueBase {
@@ -169,14 +176,18 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       lockDuration: this.lockDuration,
       renewEvery,
       onLost: (tokens) => {
+        const ids: string[] = [];
         for (const token of tokens) {
           const id = this.executor.running.get(token)?.job.id;
+          if (id !== undefined) ids.push(id);
           this.executor.abort(
             token,
             new LockLostError(`Lost the lock of job ${id}: it was rescued as stalled or removed. Its result will not be recorded.`),
             true,
           );
         }
+        // BullMQ's event, after the abort: the signals already carry the LockLostError.
+        if (ids.length > 0) this.emit('lockRenewalFailed', ids);
       },
       onError: (err) => this.emitError(err),
       onEpoch: (epoch) => this.checkEpoch(epoch),
@@ -293,6 +304,31 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     return new RateLimitError();
   }
 
+  /**
+   * Cancels job `jobId` if this worker is running it, in this process only (BullMQ's
+   * `worker.cancelJob`): its processor's signal aborts with `reason` (`signal.reason`; without one,
+   * the standard `AbortError`). Nothing is written to Redis: the attempt ends as the processor
+   * decides (a plain Error is retried per `attempts`, an `UnrecoverableError` fails for good, a
+   * returned value completes). To cancel from any process, for good, use `queue.cancelJob`.
+   * Returns whether the job is running here (true again for a job already cancelled); false once
+   * the worker is closed.
+   *
+   * @example
+   * worker.on('lockRenewalFailed', (ids) => ids.forEach((id) => worker.cancelJob(id)));
+   */
+  cancelJob(jobId: string, reason?: string | Error): boolean {
+    if (typeof jobId !== 'string') throw new InvalidOptionsError(`cancelJob takes a job id string, got ${typeof jobId}.`);
+    checkCancelReason(reason);
+    if (this.closed) return false;
+    return this.executor.abortJob(jobId, reason);
+  }
+
+  /** Cancels every job this worker is running, in this process only: see {@link Worker.cancelJob}. */
+  cancelAllJobs(reason?: string | Error): void {
+    checkCancelReason(reason);
+    this.executor.abortAll(reason);
+  }
+
   /** @internal the stalled-job checker (tests drive it by hand with `runOnce`). */
   get stallRescuer(): StallRescuer {
     return this.rescuer;
@@ -339,6 +375,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         this.schedulerTick.start();
         this.backend
           .onCancel((jobId) => this.cancelRunning(jobId))
+          // Jobs claimed before the subscription took effect may have been cancelled unheard: lock
+          // renewal reports their marks, so renew once now rather than a renewal interval later.
+          .then(() => (this.executor.size > 0 && !this.closing ? this.renewer.runOnce() : undefined))
           .catch((err: unknown) => {
             if (!this.closing) this.emitError(err);
           });

@@ -12,7 +12,7 @@ export interface NewJob {
   /** Custom id, or '' for an auto id. */
   customId: string;
   /** Deduplication (BullMQ's `deduplication` option), if any. */
-  dedup?: { id: string; ttl: number; extend: boolean; replace: boolean };
+  dedup?: { id: string; ttl: number; extend: boolean; replace: boolean; keepLast?: boolean };
   priority: number;
   delay: number;
   lifo: boolean;

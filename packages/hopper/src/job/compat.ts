@@ -57,16 +57,8 @@ export const UNSUPPORTED_OPTIONS: Readonly<Record<OptionsOwner, Readonly<Record<
   },
   QueueEvents: {},
   FlowProducer: {},
-  job: {
-    repeat: { hint: `Legacy repeatable jobs (add with a repeat option) are not supported. ${REPEAT_HINT}` },
-    repeatJobKey: { hint: `repeatJobKey belongs to legacy repeatable jobs. ${REPEAT_HINT}` },
-    prevMillis: { hint: `prevMillis belongs to legacy repeatable jobs. ${REPEAT_HINT}` },
-  },
+  job: {},
   deduplication: {
-    keepLastIfActive: {
-      hint: 'Hopper does not keep a pending add while the deduplicated job is active: use replace (debounce) for delayed jobs, or a jobId.',
-      allows: [false],
-    },
     reschedule: {
       hint: 'To restart the delay of a deduplicated delayed job, use replace: true (debounce: the last add wins), with extend for the ttl.',
       allows: [false],
@@ -74,7 +66,9 @@ export const UNSUPPORTED_OPTIONS: Readonly<Record<OptionsOwner, Readonly<Record<
   },
   settings: {
     repeatStrategy: { hint: `Custom repeat strategies are not supported. ${REPEAT_HINT}` },
-    repeatKeyHashAlgorithm: { hint: `Hopper's job schedulers are named by their id; there is no repeat key to hash. ${REPEAT_HINT}` },
+    repeatKeyHashAlgorithm: {
+      hint: `Hopper does not hash repeat keys: a legacy repeatable job's scheduler id is repeat.key or name:jobId:endDate:tz:pattern|every. ${REPEAT_HINT}`,
+    },
   },
 };
 
@@ -151,8 +145,11 @@ export const IMPLEMENTED_OPTIONS: Readonly<Record<OptionsOwner, readonly string[
     'ignoreDependencyOnFailure',
     'removeDependencyOnFailure',
     'telemetry',
+    'repeat',
+    'repeatJobKey',
+    'prevMillis',
   ],
-  deduplication: ['id', 'ttl', 'extend', 'replace'],
+  deduplication: ['id', 'ttl', 'extend', 'replace', 'keepLastIfActive'],
   settings: ['backoffStrategy'],
 };
 

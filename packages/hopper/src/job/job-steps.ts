@@ -67,7 +67,8 @@ export async function continueLoop(job: Job, data: unknown, opts: JobsOptions & 
     throw new UnrecoverableError(`Loop "${loopId}" reached maxTurns (${maxTurns}): turn ${turn + 1} was not added.`);
   }
   validateJobOptions(rest);
-  const { jobId: _jobId, delay: _delay, ...inherited } = job.opts;
+  // An occurrence's schedule fields (repeat, repeatJobKey, prevMillis) are not the next turn's.
+  const { jobId: _jobId, delay: _delay, repeat: _repeat, repeatJobKey: _key, prevMillis: _prev, ...inherited } = job.opts;
   checkDeadLetterRoute(job.ctx.backend, (rest.deadLetter ?? inherited.deadLetter)?.queue);
   const next = toNewJob(name ?? job.name, data, { ...inherited, ...rest, jobId: nextId });
   await job.ctx.ready();

@@ -82,7 +82,10 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   parentKey?: string;
   /** For a child: its parent's id and qualified queue name (`<prefix>:<queue>`), as in BullMQ. */
   parent?: { id: string; queueKey: string };
-  /** Accepted for BullMQ compatibility (job schedulers set it in BullMQ); undefined here. */
+  /**
+   * For a job scheduler's occurrence: the scheduler's id (for a legacy repeatable job, its repeat
+   * key, as `getRepeatableJobs()` lists it and `removeRepeatableByKey` takes it), as in BullMQ.
+   */
   repeatJobKey?: string;
   /** For a dead letter (a job in a dead-letter queue): the job it records, and when it failed. */
   deadLetterOrigin?: { queue: string; jobId: string; failedOn?: number };
@@ -107,6 +110,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.data = data;
     this.opts = opts;
     this.deduplicationId = opts.deduplication?.id;
+    this.repeatJobKey = opts.repeatJobKey;
     this.progress = 0;
     this.returnvalue = null as ReturnType; // BullMQ's value until the job completes
     this.failedReason = undefined as unknown as string;

@@ -16,6 +16,11 @@ export function toNewJob(name: string, data: unknown, opts: JobsOptions): NewJob
     delay: opts.delay ?? 0,
     lifo: opts.lifo ?? false,
     timestamp: opts.timestamp ?? 0,
-    dedup: dedup ? { id: dedup.id, ttl: dedup.ttl ?? 0, extend: dedup.extend ?? false, replace: dedup.replace ?? false } : undefined,
+    dedup: dedup
+      ? dedup.keepLastIfActive
+        ? // keepLastIfActive holds the id until the job finishes (no ttl), as in BullMQ.
+          { id: dedup.id, ttl: 0, extend: false, replace: dedup.replace ?? false, keepLast: true }
+        : { id: dedup.id, ttl: dedup.ttl ?? 0, extend: dedup.extend ?? false, replace: dedup.replace ?? false }
+      : undefined,
   };
 }

@@ -5,6 +5,7 @@
 import { InvalidDataError, InvalidJobIdError, InvalidNameError, InvalidOptionsError } from './errors.js';
 import type { JobTelemetryOptions } from '../telemetry/telemetry.js';
 import { refuseUnsupported } from './compat.js';
+import type { LegacyRepeatOptions } from '../schedule/repeat-options.js';
 
 /**
  * Retention by count and/or age (seconds), as in BullMQ: `{ count }` keeps at most that many
@@ -27,7 +28,8 @@ export interface BackoffOptions {
  * Deduplication, as in BullMQ: while a job added with this `id` is unfinished (no `ttl`), or for
  * `ttl` ms (throttle), adds with the same id create nothing and emit `deduplicated`. With
  * `extend`, each such add restarts the ttl; with `replace`, a still-delayed job takes the new
- * data, options and delay (debounce: the last add wins).
+ * data, options and delay (debounce: the last add wins). With `keepLastIfActive`, an add while the
+ * job runs is kept and added when it finishes.
  */
 export interface DeduplicationOptions {
   id: string;
@@ -37,6 +39,14 @@ export interface DeduplicationOptions {
   extend?: boolean;
   /** A deduplicated add replaces the data and delay of the job while it is delayed. */
   replace?: boolean;
+  /**
+   * While the job holding the id is active, a deduplicated add is kept (the last one wins) and
+   * added as a new job when that job finishes for good (completed, or failed after its last
+   * attempt), so a change that arrives during a run is never lost and two runs never overlap.
+   * The id is then held until the job finishes: `ttl` and `extend` do not apply. Default false.
+   * @example queue.add('sync', { user }, { deduplication: { id: `sync:${user}`, keepLastIfActive: true } })
+   */
+  keepLastIfActive?: boolean;
 }
 
 /** Options of one job (BullMQ's names and meanings). */
@@ -99,6 +109,17 @@ export interface JobsOptions {
    * order (FIFO, priority within the group).
    */
   group?: GroupOptions;
+  /**
+   * BullMQ 4/5's legacy repeatable job, honoured by `queue.add` only: the add creates or updates
+   * the job scheduler named by the repeat key and returns its first occurrence (docs/schedules.md,
+   * "Legacy repeatable jobs"). On an occurrence (of any job scheduler) it holds the schedule's
+   * options and the occurrence's `count`.
+   */
+  repeat?: LegacyRepeatOptions;
+  /** Set on a job scheduler's occurrences: the scheduler's id (also `job.repeatJobKey`). */
+  repeatJobKey?: string;
+  /** Set on a job scheduler's occurrences: the instant (ms) the occurrence stands for. */
+  prevMillis?: number;
   /**
    * Trace propagation (BullMQ's option): `metadata` is the producer's serialised context, set by
    * a Queue or FlowProducer with `telemetry`; `omitContext: true` adds the job without it.
@@ -263,11 +284,11 @@ function validateDeduplication(value: unknown, name: string): void {
   refuseUnsupported('deduplication', value);
   if (!isPlainObject(value) || typeof value.id !== 'string' || value.id === '') {
     throw new InvalidOptionsError(
-      `Deduplication id must be provided: ${name} must be { id: non-empty string, ttl?, extend?, replace? }, got ${JSON.stringify(value)}.`,
+      `Deduplication id must be provided: ${name} must be { id: non-empty string, ttl?, extend?, replace?, keepLastIfActive? }, got ${JSON.stringify(value)}.`,
     );
   }
   if (value.ttl !== undefined) checkNonNegativeInteger(value.ttl, `${name}.ttl`);
-  for (const flag of ['extend', 'replace'] as const) {
+  for (const flag of ['extend', 'replace', 'keepLastIfActive'] as const) {
     if (value[flag] !== undefined && typeof value[flag] !== 'boolean') throw new InvalidOptionsError(`${name}.${flag} must be a boolean.`);
   }
   if (value.extend && !value.ttl) throw new InvalidOptionsError(`${name}.extend needs a ttl to extend: add ttl (ms).`);
@@ -282,7 +303,17 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
   if (!isPlainObject(opts)) throw new InvalidOptionsError(`Job options must be an object, got ${JSON.stringify(opts)}.`);
   const o = opts as JobsOptions;
   refuseUnsupported('job', o);
+  if (o.repeat !== undefined) {
+    throw new InvalidOptionsError(
+      'repeat is honoured by queue.add only (a legacy repeatable job), not by addBulk, flows, defaultJobOptions or scheduler templates: ' +
+        'add it with queue.add(name, data, { repeat }) or use queue.upsertJobScheduler(id, repeat, template).',
+    );
+  }
   if (o.jobId !== undefined) validateJobId(o.jobId);
+  if (o.prevMillis !== undefined) checkNonNegativeNumber(o.prevMillis, 'prevMillis');
+  if (o.repeatJobKey !== undefined && typeof o.repeatJobKey !== 'string') {
+    throw new InvalidOptionsError(`repeatJobKey must be a string (a job scheduler id), got ${JSON.stringify(o.repeatJobKey)}.`);
+  }
   if (o.delay !== undefined) checkNonNegativeNumber(o.delay, 'delay');
   if (o.priority !== undefined) checkPriority(o.priority);
   if (o.lifo !== undefined && typeof o.lifo !== 'boolean') throw new InvalidOptionsError(`lifo must be a boolean, got ${String(o.lifo)}.`);

@@ -155,6 +155,25 @@ export class Executor {
     entry.controller.abort(reason);
   }
 
+  /**
+   * Aborts the signal of job `id`'s running attempts with `reason`, in this process only (the
+   * worker's `cancelJob`): nothing is marked in Redis, and the attempt ends as its processor
+   * decides. Returns whether an attempt of the job is running here; aborting an aborted signal
+   * again changes nothing, but still answers true.
+   */
+  abortJob(id: string, reason: unknown): boolean {
+    const latest = this.latest.get(id);
+    if (!latest) return false;
+    // An older attempt of the job (its lock was lost) was aborted already; the latest is the one that counts.
+    latest.controller.abort(reason);
+    return true;
+  }
+
+  /** Aborts the signal of every running attempt with `reason` (the worker's `cancelAllJobs`). */
+  abortAll(reason: unknown): void {
+    for (const entry of this.running.values()) entry.controller.abort(reason);
+  }
+
   /** Resolves when no job is running. */
   whenIdle(): Promise<void> {
     if (this.running.size === 0) return Promise.resolve();

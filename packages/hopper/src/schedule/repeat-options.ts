@@ -64,10 +64,40 @@ export interface RepeatOptions {
   /** Create the scheduler paused. Default false. */
   paused?: boolean;
   /**
+   * As in BullMQ: a new cron scheduler also runs once at once (a triggered run, id
+   * `sched:<id>:trigger:<now>`), then follows its pattern. Only when the scheduler is created, never
+   * on a later upsert. An `every` scheduler already runs its first occurrence at once. Cannot be
+   * combined with `startDate`. Not part of the schedule (an upsert differing only by it changes nothing).
+   */
+  immediately?: boolean;
+  /**
    * With `every` only: shifts the grid by this many ms (an integer in `[0, every)`), as BullMQ's
    * `offset`: `{ every: 3_600_000, offset: 900_000 }` fires at :15 past each hour.
    */
   offset?: number;
+}
+
+/**
+ * The `repeat` option of `queue.add` (BullMQ 4/5's legacy repeatable jobs): {@link RepeatOptions}
+ * plus the legacy fields. Such an add creates or updates a job scheduler whose id is the repeat
+ * key (see docs/schedules.md, "Legacy repeatable jobs"). On an occurrence's `job.opts.repeat`
+ * these fields are as the add gave them (dates as epoch ms), with `count` set.
+ *
+ * @example
+ * await queue.add('bird', { color: 'green' }, { repeat: { every: 10_000, limit: 100 } });
+ */
+export interface LegacyRepeatOptions extends RepeatOptions {
+  /** The scheduler id to use instead of the generated key `name:jobId:endDate:tz:pattern|every`. */
+  key?: string;
+  /**
+   * On an add: the iteration count to start from (the first occurrence is `count + 1`, and
+   * `limit` counts from it, as in BullMQ). On an occurrence: its iteration number, from 1.
+   */
+  count?: number;
+  /** Part of the generated key (the add's `jobId` goes here too); occurrence ids stay Hopper's. */
+  jobId?: string;
+  /** Ignored on an add (BullMQ's internal field); occurrences carry `job.opts.prevMillis`. */
+  prevMillis?: number;
 }
 
 /** Fields every normalised spec has. Instants are epoch ms. */
@@ -142,6 +172,7 @@ export const REPEAT_OPTION_KEYS: readonly (keyof RepeatOptions)[] = [
   'catchupMax',
   'paused',
   'offset',
+  'immediately',
 ];
 
 /** True if the value is a normalised spec (made by `validateRepeat`) rather than raw options. */

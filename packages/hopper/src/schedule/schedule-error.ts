@@ -55,6 +55,8 @@ export type InvalidScheduleReason =
   | 'invalid-catchup-max'
   /** `paused` is not a boolean. */
   | 'invalid-paused'
+  /** `immediately` is not a boolean, or comes with `startDate`. */
+  | 'invalid-immediately'
   /** The search for the next fire gave up (see `MAX_CRON_SEGMENTS`); the schedule fires too rarely. */
   | 'search-limit';
 

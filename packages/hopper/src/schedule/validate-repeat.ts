@@ -39,7 +39,6 @@ const CATCHUP_POLICIES: readonly CatchupPolicy[] = ['latest', 'all', 'none'];
 const UNKNOWN_OPTION_HINTS: Readonly<Record<string, string>> = {
   cron: "Hopper calls it 'pattern'.",
   timezone: "Hopper calls it 'tz'.",
-  immediately: 'An every schedule already runs its first occurrence at once; to run a cron schedule now, call triggerJobScheduler(id).',
   key: 'The scheduler id is the first argument of upsertJobScheduler.',
   jobId: 'Occurrence ids are sched:<schedulerId>:<instant>; the scheduler id is the first argument.',
   count: 'Hopper keeps the count of created occurrences itself.',
@@ -75,10 +74,11 @@ export function validateRepeat(repeat: RepeatOptions, options: ValidateRepeatOpt
     throw invalidSchedule(
       'pattern-or-every',
       hasPattern
-        ? 'repeat has both pattern and every; keep one: pattern for wall-clock times, every for a fixed interval.'
-        : "repeat needs pattern (a cron string such as '0 9 * * *') or every (an interval in ms).",
+        ? 'Both .pattern and .every options are defined for this repeatable job: keep one, pattern for wall-clock times, every for a fixed interval.'
+        : "Either .pattern or .every options must be defined for this repeatable job: pattern (a cron string such as '0 9 * * *') or every (an interval in ms).",
     );
   }
+  checkImmediately(repeat);
   const tz = repeat.tz == null ? DEFAULT_TIME_ZONE : resolveTimeZone(repeat.tz);
   const common = commonFields(repeat, tz);
   if (hasPattern) {
@@ -166,6 +166,20 @@ function commonFields(repeat: RepeatOptions, tz: string): CommonFields {
     catchupMax,
     paused,
   };
+}
+
+/** `immediately` is a boolean and excludes `startDate` (BullMQ's rule); it is not part of the spec. */
+function checkImmediately(repeat: RepeatOptions): void {
+  if (repeat.immediately == null) return;
+  if (typeof repeat.immediately !== 'boolean') {
+    throw invalidSchedule('invalid-immediately', `immediately must be true or false, got ${describe(repeat.immediately)}.`);
+  }
+  if (repeat.immediately && repeat.startDate != null) {
+    throw invalidSchedule(
+      'invalid-immediately',
+      'Both .immediately and .startDate options are defined for this repeatable job: keep one (immediately runs a new cron schedule once at once).',
+    );
+  }
 }
 
 function checkKnownKeys(repeat: RepeatOptions): void {

@@ -119,7 +119,7 @@ describe('cancellation', () => {
       ],
       { count: 0, lockMs: 1, tokenPrefix: 'ghost:' },
     );
-    expect(ack.codes).toEqual([2]);
+    expect(ack.codes).toEqual([3]);
     expect((await queue.getJob(job.id as string))?.failedReason).toBe('CancelledError: late');
   });
 });

@@ -158,10 +158,10 @@ describe(`BullMQ ${version} options: each is honoured or refused`, () => {
     expect(await queue.getJobSchedulersCount()).toBe(0);
   });
 
-  it("says what to use instead of legacy repeatable jobs, and accepts BullMQ's defaults of refused options", async () => {
+  it("says what to use instead of custom repeat strategies, and accepts BullMQ's defaults of refused options", async () => {
     const queue = env.queue(env.queueName());
-    await expect(queue.add('nightly', {}, { repeat: { pattern: '0 3 * * *' } } as object)).rejects.toThrow(/upsertJobScheduler/);
-    const job = await queue.add('x', {}, { deduplication: { id: 'd', keepLastIfActive: false } } as object);
+    expect(() => env.worker(queue.name, null, { settings: { repeatStrategy: () => 0 } } as object)).toThrow(/upsertJobScheduler/);
+    const job = await queue.add('x', {}, { deduplication: { id: 'd', reschedule: false } } as object);
     expect(job.id).toBeDefined();
     const worker = env.worker(queue.name, null, { skipLockRenewal: false } as object);
     expect(worker.isRunning()).toBe(false);

@@ -32,7 +32,7 @@ describe('examples', () => {
     expect(out).toContain('meter bullmq.jobs.completed +1 (job digest)');
     expect(out).toContain("getMetrics('completed'): 3 jobs counted");
     expect(out).toContain('bullmq_job_completed_total{queue="emails", env="example"} 3');
-    expect(out).toContain('refused: repeat (a job option in BullMQ) is not supported by Hopper');
+    expect(out).toContain('refused: runRetryDelay (a Worker option in BullMQ) is not supported by Hopper');
   });
 
   it('flows.mjs: a report from its children, an ignored failure, dynamic children', async () => {
@@ -48,6 +48,18 @@ describe('examples', () => {
     const out = await example('newsletter.mjs', { USERS: '100000' });
     expect(out).toMatch(/sent to 100,000 users in 100 batches/);
     expect(out).toMatch(/Redis memory at the peak .* bytes per batch job/);
+  });
+
+  it('repeat.mjs: legacy repeatable jobs on job schedulers, listed and removed', async () => {
+    const out = await example('repeat.mjs');
+    expect(out).toContain('first occurrence: true, key bird:colibri:::500');
+    expect(out).toContain('cron key submarine:::Europe/Paris:0 15 3 * * *, ran at once: true');
+    expect(out).toContain('bird iterations: 1, 2, 3');
+    expect(out).toContain('repeatable bird: id=colibri every=500 pattern=null tz=null');
+    expect(out).toContain('repeatable submarine: id=null every=null pattern=0 15 3 * * * tz=Europe/Paris');
+    expect(out).toContain('removed by key: true');
+    expect(out).toContain('removed by options: true');
+    expect(out).toContain('repeatable jobs left: 0');
   });
 
   it('steps.mjs: an agent loop whose crashed turn does not send its email twice', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError, JobActiveError } from '../../src/index.js';
+import { InvalidOptionsError, type Job, JobActiveError } from '../../src/index.js';
 import { collect, once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
@@ -145,6 +145,24 @@ describe('Queue management', () => {
     release.resolve();
     await worker.close(true);
     expect(await queue.getJob('1')).toBeUndefined();
+  });
+
+  it('an obliterated queue is used again without a false dataset-reset report', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const errors: unknown[] = [];
+    queue.on('error', (err) => errors.push(err));
+    await queue.add('before', {});
+    const worker = env.worker(name, async (job) => job.name);
+    await once(worker, 'completed');
+    await queue.obliterate({ force: true });
+    // The same Queue and the still-running worker go on: the add reads the queue's epoch back and
+    // the worker's lock renewal too; neither may report the obliteration as a dataset reset.
+    const after = await queue.add('after', {});
+    const [done] = await once<[Job]>(worker, 'completed');
+    expect(done.id).toBe(after.id);
+    await worker.close();
+    expect(errors).toEqual([]);
   });
 
   it('trims the events stream', async () => {

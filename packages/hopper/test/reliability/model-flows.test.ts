@@ -88,7 +88,7 @@ describe('flows against the model', () => {
               { kind: 'claim', count: 3 },
             ],
           ]),
-          // A child its parent let go of (ignored failure), retried: it runs on its own.
+          // A child its parent let go of (ignored failure, here by a cancel), retried: pending for it again.
           [
             'wait',
             [

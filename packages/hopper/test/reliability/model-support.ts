@@ -251,14 +251,14 @@ export class Model {
     return job.attemptsMade + 1 >= job.attempts;
   }
 
-  /** Returns the code fail returns: 1 retried, 2 failed for good. */
+  /** Returns the code fail returns: 1 retried, 2 failed for good, 3 failed as cancelled. */
   fail(id: string, retryDelay: number): number {
     const job = this.jobs.get(id)!;
     this.leaveActive(job);
     let code = 1;
     if (job.cancelled !== undefined || job.attemptsMade + 1 >= job.attempts) {
+      code = job.cancelled !== undefined ? 3 : 2;
       this.failForGood(job, job.cancelled ?? 'x', true);
-      code = 2;
     } else {
       job.attemptsMade++;
       if (retryDelay > 0) {
@@ -308,12 +308,17 @@ export class Model {
     return code;
   }
 
-  /** retryJobs of one id: a failed (or completed) job goes back to ready, its cancel mark cleared. */
+  /**
+   * retryJobs of one id: a failed (or completed) job goes back to ready, its cancel mark cleared.
+   * A child whose outcome its parent recorded is pending for that parent again.
+   */
   retry(id: string, from: 'failed' | 'completed'): number {
     const job = this.jobs.get(id);
     if (!job || job.state !== from) return 0;
     job.cancelled = undefined;
     this.pushReady(job, false);
+    const parent = job.parent && this.jobs.get(job.parent.id);
+    if (parent && (from === 'failed' ? parent.failedChildren : parent.processed).delete(id)) parent.pending.add(id);
     return 1;
   }
 

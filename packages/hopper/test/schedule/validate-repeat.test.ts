@@ -28,7 +28,7 @@ function refusal(repeat: unknown): { error: InvalidScheduleError; reason: Invali
 
 describe('refusals', () => {
   const cases: [label: string, repeat: unknown, reason: InvalidScheduleReason, says: RegExp][] = [
-    ['neither pattern nor every', { tz: 'UTC' }, 'pattern-or-every', /needs pattern .* or every/],
+    ['neither pattern nor every', { tz: 'UTC' }, 'pattern-or-every', /Either \.pattern or \.every options must be defined/],
     ['both pattern and every', { pattern: '* * * * *', every: 1000 }, 'pattern-or-every', /keep one/],
     ['not an object', 'every minute', 'pattern-or-every', /must be an object/],
     ['an unknown option', { every: 1000, timezone: 'UTC' }, 'unknown-option', /Hopper calls it 'tz'/],

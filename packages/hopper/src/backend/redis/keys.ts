@@ -39,6 +39,8 @@ export interface QueueKeys {
   readonly workerInfo: string;
   /** String: the job id a deduplication id points to. */
   dedup(id: string): string;
+  /** Hash: the add kept for when the active job holding a deduplication id finishes (keepLastIfActive). */
+  dedupKept(id: string): string;
   /** Sorted set of job scheduler ids by their pending occurrence's due time. */
   readonly schedulers: string;
   /** Sorted set of schedulers whose next occurrence must be computed. */
@@ -116,6 +118,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     workers: `${base}workers`,
     workerInfo: `${base}worker-info`,
     dedup: (id) => `${base}de:${id}`,
+    dedupKept: (id) => `${base}dn:${id}`,
     schedulers: `${base}schedulers`,
     schedDue: `${base}sched-due`,
     scheduler: (id) => `${base}s:${id}`,

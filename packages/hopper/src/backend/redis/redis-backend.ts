@@ -79,7 +79,7 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
         d ? d.id : '',
         d ? d.ttl : 0,
         d?.extend ? 1 : 0,
-        d?.replace ? 1 : 0,
+        d ? (d.replace ? 'r' : '') + (d.keepLast ? 'k' : '') : '',
       );
     }
     const reply = (await runScript(
@@ -285,7 +285,12 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
   }
 
   async removeDeduplicationKey(id: string, jobId?: string): Promise<number> {
-    return (await runScript(this.client, SCRIPTS.removeDeduplicationKey, { dedup: this.keys.dedup(id) }, { jobId: jobId ?? '' })) as number;
+    return (await runScript(
+      this.client,
+      SCRIPTS.removeDeduplicationKey,
+      { dedup: this.keys.dedup(id), kept: this.keys.dedupKept(id) },
+      { jobId: jobId ?? '' },
+    )) as number;
   }
 
   async cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number> {

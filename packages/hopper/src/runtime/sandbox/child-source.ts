@@ -53,6 +53,10 @@ function deserializeError(encoded) {
 }
 
 // Values cross as JSON in both kinds of child, so a processor behaves the same in each.
+function deserializeReason(encoded) {
+  return typeof encoded.text === 'string' ? encoded.text : deserializeError(encoded);
+}
+
 function toJson(value) {
   if (value === undefined) return undefined;
   const text = JSON.stringify(value);
@@ -97,7 +101,7 @@ function makeJob(fields, runId) {
 
 async function run(message) {
   const controller = new AbortController();
-  if (message.aborted) controller.abort(deserializeError(message.aborted));
+  if (message.aborted) controller.abort(deserializeReason(message.aborted));
   current = { runId: message.runId, controller };
   const job = makeJob(message.job, message.runId);
   let reply;
@@ -130,7 +134,7 @@ function onMessage(message) {
       void run(message);
       return;
     case 'abort':
-      if (current && current.runId === message.runId) current.controller.abort(deserializeError(message.reason));
+      if (current && current.runId === message.runId) current.controller.abort(deserializeReason(message.reason));
       return;
     case 'reply': {
       const waiter = pending.get(message.id);

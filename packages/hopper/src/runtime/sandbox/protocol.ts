@@ -32,6 +32,17 @@ export interface SerializedError {
   code?: string | number;
 }
 
+/**
+ * An abort signal's reason as it crosses: an error, or a string as given to `worker.cancelJob`
+ * (the child's `signal.reason` is then that same string).
+ */
+export type SerializedReason = SerializedError | { text: string };
+
+/** Encodes an abort signal's reason: a string stays a string, anything else is encoded as an error. */
+export function serializeReason(reason: unknown): SerializedReason {
+  return typeof reason === 'string' ? { text: reason } : serializeError(reason);
+}
+
 /** The methods of the child's job object that call the parent. */
 export type HookMethod = 'updateProgress' | 'log' | 'updateData' | 'step';
 
@@ -50,9 +61,9 @@ export type ReplyMessage =
 /** Parent to child. */
 export type ParentMessage =
   /** Run the processor on `job`; `aborted` set means the job's signal had already fired. */
-  | { type: 'run'; runId: number; job: object; aborted?: SerializedError }
+  | { type: 'run'; runId: number; job: object; aborted?: SerializedReason }
   /** The job's signal fired: abort the processor's signal with this reason. */
-  | { type: 'abort'; runId: number; reason: SerializedError }
+  | { type: 'abort'; runId: number; reason: SerializedReason }
   | ReplyMessage
   /** Run the function the child passed to `job.step` in request `id`, and answer with `step-ran`. */
   | { type: 'step-run'; runId: number; id: number };

@@ -3,7 +3,14 @@
  * with the worker's hooks (including the two-way `step` exchange), forwards the abort signal,
  * and settles with the processor's result, its error, or the child's crash.
  */
-import { deserializeError, serializeError, type ChildMessage, type ParentMessage, type RequestMessage } from './protocol.js';
+import {
+  deserializeError,
+  serializeError,
+  serializeReason,
+  type ChildMessage,
+  type ParentMessage,
+  type RequestMessage,
+} from './protocol.js';
 import type { SandboxHooks, SandboxJob } from './types.js';
 
 /** The messages of a run, as the session receives them. */
@@ -43,13 +50,13 @@ export class RunSession {
 
   /** Sends the job to the child and starts forwarding the abort signal. */
   start(): void {
-    const aborted = this.signal.aborted ? serializeError(this.signal.reason) : undefined;
+    const aborted = this.signal.aborted ? serializeReason(this.signal.reason) : undefined;
     this.send({ type: 'run', runId: this.runId, job: this.job, ...(aborted ? { aborted } : {}) });
     if (!aborted) this.signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
   private readonly onAbort = (): void => {
-    if (!this.settled) this.send({ type: 'abort', runId: this.runId, reason: serializeError(this.signal.reason) });
+    if (!this.settled) this.send({ type: 'abort', runId: this.runId, reason: serializeReason(this.signal.reason) });
   };
 
   /** Handles a message of this run. Returns true when the run is over (the child is free again). */

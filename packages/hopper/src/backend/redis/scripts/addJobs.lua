@@ -3,14 +3,16 @@
   ARGV: now, base, seq, keep, ...jobs
     jobs: 12 values per job: name, data, opts ('' = none), customId ('' = auto), priority, delay,
       lifo (0/1), timestamp (0 = now), dedupId ('' = none), dedupTtl (ms, 0 = until the job
-      finishes), dedupExtend (0/1), dedupReplace (0/1)
+      finishes), dedupExtend (0/1), dedupFlags ('' or letters: r = replace, k = keepLastIfActive)
     seq: this producer's request number ('' = no dedupe). A re-sent call (ioredis resends a
       command whose reply was lost) finds its seq in `requests` and returns the first result,
       so it is applied once. `keep` is how many recent requests a producer remembers.
   Returns: { now, epoch ('' if the queue's meta is gone), id1, flag1, id2, flag2, ... } where flag
     is 0 for a new job, 1 when a job with that custom id already existed (nothing written,
     `duplicated` event), 2 when deduplicated onto an existing job (`deduplicated` event; with
-    replace, that delayed job took the new data and delay).
+    replace, that delayed job took the new data and delay; with keepLastIfActive onto an active job,
+    the add is kept in dn:<dedupId> and added when that job finishes, see includes/base).
+  A job with a ttl records its deduplication id as `dt` (freed on removal, not on finishing).
   A grouped job (opts.group.id) goes to its group's queue; when an add would take a group past its
   backlog cap (maxSize), nothing is written and the call returns { now, epoch, -1, group, max, size }.
   Codes: none; input is validated before the call. ]]
@@ -91,13 +93,18 @@ for i = REST, #ARGV, 12 do
       entry.ref = existing
       -- Debounce with replace onto a job of this call: that job, still delayed, takes the new
       -- data, options and delay.
-      if ARGV[i + 11] == '1' and existing.delay > 0 then
+      if string.find(ARGV[i + 11], 'r', 1, true) and existing.delay > 0 then
         existing.data, existing.opts, existing.delay = entry.data, entry.opts, entry.delay
         existing.group, existing.own = entry.group, entry.own
       end
     else
       entry.id = existing
-      entry.replace = ARGV[i + 11] == '1' and redis.call('HGET', jobKey(base, existing), 's') == 'delayed'
+      local flags = ARGV[i + 11]
+      if flags ~= '' then
+        local state = redis.call('HGET', jobKey(base, existing), 's')
+        entry.replace = state == 'delayed' and string.find(flags, 'r', 1, true) ~= nil
+        entry.keep = state == 'active' and string.find(flags, 'k', 1, true) ~= nil
+      end
     end
   elseif customId ~= '' and (madeHere[customId] or redis.call('EXISTS', jobKey(base, customId)) == 1) then
     entry.kind = 'dup'
@@ -137,6 +144,17 @@ local function replaceDelayed(id, data, opts, delay)
   pushDelayed(k, jk, id, now + delay)
 end
 
+-- keepLastIfActive: keeps add `i` (the last one wins) for when active job `id` finishes; the
+-- job is marked, and its deduplication id no longer expires while it runs.
+local function keepForActive(id, i, dedupId, e)
+  local nk = base .. 'dn:' .. dedupId
+  redis.call('DEL', nk)
+  redis.call('HSET', nk, 'n', ARGV[i], 'd', e.data, 'o', e.opts, 'c', ARGV[i + 3], 'p', ARGV[i + 4], 'dl', e.delay,
+    'lf', ARGV[i + 6])
+  redis.call('PERSIST', base .. 'de:' .. dedupId)
+  redis.call('HSET', jobKey(base, id), 'de', dedupId, 'dk', '1')
+end
+
 -- Write phase.
 for n = 1, #plan do
   local e = plan[n]
@@ -147,7 +165,8 @@ for n = 1, #plan do
     flag = 2
     if e.ref then e.id = e.ref.id end
     if e.replace then replaceDelayed(e.id, e.data, e.opts, e.delay) end
-    if ARGV[i + 10] == '1' and dedupTtl > 0 then redis.call('PEXPIRE', base .. 'de:' .. dedupId, dedupTtl) end
+    if e.keep then keepForActive(e.id, i, dedupId, e) end
+    if ARGV[i + 10] == '1' and dedupTtl > 0 and not e.keep then redis.call('PEXPIRE', base .. 'de:' .. dedupId, dedupTtl) end
     emit(k.events, cap, 'deduplicated', 'jobId', e.id, 'deduplicationId', dedupId, 'deduplicatedJobId', ARGV[i + 3])
   elseif e.kind == 'dup' then
     flag = 1
@@ -161,6 +180,7 @@ for n = 1, #plan do
       local dk = base .. 'de:' .. dedupId
       if dedupTtl > 0 then
         redis.call('SET', dk, id, 'PX', dedupTtl)
+        extra = { 'dt', dedupId }
       else
         -- Simple mode: the key lives until the job finishes; the job knows it, to release it.
         redis.call('SET', dk, id)

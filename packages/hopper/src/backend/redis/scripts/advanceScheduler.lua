@@ -21,7 +21,7 @@ local now = nowMs(argv.now)
 local base = argv.base
 local schedId = argv.id
 local sk = base .. 's:' .. schedId
-local s = redis.call('HMGET', sk, 'tpl', 'last', 'paused', 'pid')
+local s = redis.call('HMGET', sk, 'tpl', 'last', 'paused', 'pid', 'created')
 if not s[1] then
   redis.call('ZREM', k.schedDue, schedId)
   return -1
@@ -48,8 +48,10 @@ for i = REST, #ARGV, 3 do
   if instant > last then
     local id = 'sched:' .. schedId .. ':' .. instant
     if redis.call('EXISTS', jobKey(base, id)) == 0 then
-      local state = createOccurrence(k, base, id, schedId, instant, due, now, tpl, false)
       created = created + 1
+      -- The iteration number BullMQ puts in opts.repeat.count: occurrences created so far, from 1.
+      local count = tpl.countBase + (tonumber(s[5]) or 0) + created
+      local state = createOccurrence(k, base, id, schedId, instant, due, now, tpl, false, count)
       ids[created] = id
       names[created] = tpl.name
       states[created] = state

@@ -51,7 +51,7 @@ if state == 'active' then
   return 2
 end
 unlinkJob(k, base, id, state)
-releaseDedup(base, jk, id)
+releaseDedup(base, jk, id, now)
 redis.call('HSET', jk, 'cx', argv.reason)
 local fin = newFinisher(base, k.failed, now)
 finish(fin, jk, id, failKeepOf(f[2], argv.failKeep), { 's', 'failed', 'fo', now, 'fr', argv.reason })

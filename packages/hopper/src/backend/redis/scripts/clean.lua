@@ -5,6 +5,7 @@
   most GROUPS_PER_CALL groups per call (so a call is bounded however many groups there are, and
   the whole walk linear). A job scheduler's pending run is kept (includes/pending).
   KEYS: meta, wait, prio, delayed, completed, failed, events
+  Flags: allow-oom (it frees memory: it must run when Redis is full under maxmemory)
   ARGV: now, base, state, graceMs, limit, cursor
     cursor: '' to start; else as returned: 'N' (jobs kept so far in the state's own structure) or
       'gN:group' (resume at that group, past the N jobs of it kept).

@@ -1,5 +1,7 @@
 --[[ complete: finishes a batch of active jobs held by the caller, then claims the next ones.
   KEYS: meta, wait, prio, prioCounter, delayed, active, completed, events, marker, limiter, failed
+  Flags: allow-oom (runs when Redis is full under maxmemory: finishing jobs and renewing their locks
+    must not fail while adds are refused, or running jobs would stall and run twice)
   ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, by, ...jobs
     jobs: 5 values per job: id, token, attempt (attemptsStarted of the holder), returnvalue (JSON), keep
     keep: retention spec (see includes/retention).
@@ -61,7 +63,7 @@ for i = REST, #ARGV, 5 do
   if code == 3 then
     -- Cancelled while running: it ends as cancelled (failed), not completed.
     noteRelease(rel, f[8], f[9])
-    if f[5] then releaseDedup(base, jk, id) end
+    if f[5] then releaseDedup(base, jk, id, now) end
     redis.call('ZREM', k.active, id)
     local cancelled = newFinisher(base, k.failed, now)
     finish(cancelled, jk, id, 'k', { 's', 'failed', 'fo', now, 'fr', f[6], 'am', (tonumber(f[4]) or 0) + 1 })
@@ -70,7 +72,7 @@ for i = REST, #ARGV, 5 do
     notifyParent(base, id, f[7], 'failed', f[6], now)
   elseif code == 1 then
     noteRelease(rel, f[8], f[9])
-    if f[5] then releaseDedup(base, jk, id) end
+    if f[5] then releaseDedup(base, jk, id, now) end
     local made = (tonumber(f[4]) or 0) + 1
     finish(fin, jk, id, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made })
     doneIds[#doneIds + 1] = id

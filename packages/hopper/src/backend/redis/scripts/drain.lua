@@ -5,6 +5,7 @@
   says done (bounded work per call: `limit` jobs removed, plus the pending runs walked past, at
   most one per scheduler; linear in total: each group is visited about once).
   KEYS: meta, wait, prio, delayed, events
+  Flags: allow-oom (it frees memory: it must run when Redis is full under maxmemory)
   ARGV: now, base, delayed, limit, cursor
     delayed: 1 to remove delayed jobs as well.
     cursor: '' to start; else the group to resume at (as returned).

@@ -1,6 +1,8 @@
 --[[ extendLocks: renews the locks a worker holds, in one call per worker per interval; also the
   worker's heartbeat in the queue's worker registry, and the queue's epoch (dataset resets).
   KEYS: meta, active, workers, workerInfo
+  Flags: allow-oom (runs when Redis is full under maxmemory: finishing jobs and renewing their locks
+    must not fail while adds are refused, or running jobs would stall and run twice)
   ARGV: now, base, lockMs, workerId, workerInfo, ttlMs, ...locks
     locks: 3 values per attempt: id, token, attempt (attemptsStarted of the holder). A lock is
       renewed only for the attempt that holds it: same token AND same attempt number (a manual

@@ -1,6 +1,8 @@
 --[[ fail: ends a batch of failed attempts held by the caller: each job is retried (back to
   ready, or delayed by its backoff) or failed for good; then claims the next jobs.
   KEYS: meta, wait, prio, prioCounter, delayed, active, failed, events, marker, limiter
+  Flags: allow-oom (runs when Redis is full under maxmemory: finishing jobs and renewing their locks
+    must not fail while adds are refused, or running jobs would stall and run twice)
   ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, by, queueName, ...jobs
     jobs: 7 values per job: id, token, attempt, reason, stack ('' = none), retryDelay, keep
     retryDelay: -1 fail for good, -2 fail for good because attempts are exhausted (also emits
@@ -8,7 +10,7 @@
     stack: this attempt's stack trace, kept in a JSON list of at most stackTraceLimit entries;
       the limit travels with it as 'limit|stack'.
   Returns: { now, code per job..., then the claim part (see claim) }
-  Codes: 1 retried, 2 failed, -1 job missing, -2 stale token or attempt, -3 not active ]]
+  Codes: 1 retried, 2 failed, 3 failed as cancelled (its cx mark), -1 job missing, -2 stale token or attempt, -3 not active ]]
 --@include base
 --@include retention
 --@include remove
@@ -73,7 +75,8 @@ for i = REST, #ARGV, 7 do
     if e.retryDelay >= 0 then
       e.code = 1
     else
-      e.code = 2
+      -- 3: failed for good because it was cancelled (the holder then reports a CancelledError).
+      e.code = f[7] and 3 or 2
       e.route = deadLetterRoute(base, argv.queueName, id, jk)
     end
   end
@@ -104,7 +107,7 @@ for n = 1, #plan do
         emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       end
     else
-      if f[6] then releaseDedup(base, jk, id) end
+      if f[6] then releaseDedup(base, jk, id, now) end
       -- Before finishing (which may delete the job): the dead letter copies it.
       deadLetter(base, argv.queueName, id, jk, now, made, reason, e.route)
       finish(fin, jk, id, ARGV[e.i + 6], { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })

@@ -2,6 +2,7 @@
   would lose its work silently: finish, fail or let it stall first), and except a job
   scheduler's pending run (the scheduler would stop for good: remove or pause the scheduler).
   KEYS: meta, wait, prio, delayed, active, completed, failed, events, waitingChildren
+  Flags: allow-oom (it frees memory: it must run when Redis is full under maxmemory)
   ARGV: now, base, id
   Returns: 1 removed; 0 no such job; -4 the job is active; -5 a scheduler's pending run ]]
 --@include base

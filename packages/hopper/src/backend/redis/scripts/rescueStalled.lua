@@ -53,7 +53,7 @@ for i = 1, #expired do
       local reason = 'job stalled more than allowable limit'
       local made = (tonumber(f[5]) or 0) + 1
       local keep = failKeepOf(f[6], argv.failKeep)
-      releaseDedup(base, jk, id)
+      releaseDedup(base, jk, id, now)
       deadLetter(base, argv.queueName, id, jk, now, made, reason)
       finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)

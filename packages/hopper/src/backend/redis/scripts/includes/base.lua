@@ -139,15 +139,6 @@ local function deleteJob(base, id)
   chunked('DEL', nil, jobKeys(base, id, {}))
 end
 
--- In simple deduplication mode the key lives until the job finishes or is removed.
-local function releaseDedup(base, jk, id)
-  local dedupId = redis.call('HGET', jk, 'de')
-  if dedupId then
-    local dk = base .. 'de:' .. dedupId
-    if redis.call('GET', dk) == id then redis.call('DEL', dk) end
-  end
-end
-
 -- Wakes one idle worker blocked on the marker list. At most one marker is kept: a woken
 -- worker that leaves work behind pushes it again (see claimJobs), waking the next one.
 local function signalWork(markerKey)
@@ -198,4 +189,64 @@ end
 
 local function isPaused(metaKey)
   return redis.call('HEXISTS', metaKey, 'paused') == 1
+end
+
+-- deduplication.keepLastIfActive: an add deduplicated onto an active job is kept in dn:<dedupId>
+-- (fields n name, d data, o opts, c custom id, p priority, dl delay, lf lifo; the last add wins)
+-- and the active job is marked `dk`. When that job finishes for good, the kept add becomes a job,
+-- holding the deduplication id in its turn. Only a marked job pays for this.
+local function addKeptJob(base, dedupId, now)
+  local nk = base .. 'dn:' .. dedupId
+  local s = redis.call('HMGET', nk, 'n', 'd', 'o', 'c', 'p', 'dl', 'lf')
+  if not s[1] then return end
+  redis.call('DEL', nk)
+  local k = { meta = base .. 'meta', wait = base .. 'wait', prio = base .. 'prio', prioCounter = base .. 'pc',
+    delayed = base .. 'delayed', marker = base .. 'marker', events = base .. 'events' }
+  local cap = eventsCap(k.meta)
+  local id = s[4]
+  if id and id ~= '' then
+    -- A custom id taken meanwhile: as for any add of an existing id, nothing is created.
+    if redis.call('EXISTS', jobKey(base, id)) == 1 then
+      emit(k.events, cap, 'duplicated', 'jobId', id)
+      return
+    end
+  else
+    id = tostring(redis.call('INCR', base .. 'id'))
+  end
+  local jk = jobKey(base, id)
+  local opts, priority, delay = s[3] or '', tonumber(s[5]) or 0, tonumber(s[6]) or 0
+  local group = groupOfOpts(opts)
+  local fields = { 'n', s[1], 't', now, 'de', dedupId }
+  if group then fields[#fields + 1] = 'g'; fields[#fields + 1] = group end
+  if opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = opts end
+  if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
+  dataFields(base, id, s[2] or '{}', fields)
+  redis.call('SET', base .. 'de:' .. dedupId, id)
+  local state, due = 'delayed', 0
+  if delay > 0 then
+    fields[#fields + 1] = 'dl'; fields[#fields + 1] = delay
+    chunked('HSET', jk, fields, 2)
+    due = now + delay
+    pushDelayed(k, jk, id, due)
+  else
+    chunked('HSET', jk, fields, 2)
+    state = pushReady(k, jk, id, priority, s[7] == '1', group or false)
+    signalWork(k.marker)
+  end
+  emitBatch(k.events, cap, 'added', { id }, 'names', cjson.encode({ s[1] }), 'states', cjson.encode({ state }),
+    'delays', cjson.encode({ due }))
+end
+
+-- For the scripts that end a job for good (or remove it): frees the job's deduplication id
+-- (recorded as `de` in simple mode) while it still points to the job, then adds the add kept
+-- for it (keepLastIfActive), if any.
+local function releaseDedup(base, jk, id, now)
+  local f = redis.call('HMGET', jk, 'de', 'dk')
+  if f[1] then
+    local dk = base .. 'de:' .. f[1]
+    if redis.call('GET', dk) == id then
+      redis.call('DEL', dk)
+      if f[2] then addKeptJob(base, f[1], now) end
+    end
+  end
 end

@@ -15,7 +15,7 @@
 local function endCancelled(fin, base, eventsKey, cap, jk, id, keep, f, now, started)
   local reason, made = f[1], tonumber(f[2]) or 0
   if started then made = made + 1 end
-  releaseDedup(base, jk, id)
+  releaseDedup(base, jk, id, now)
   finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
   emit(eventsKey, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'cancelled', '1', 'attemptsMade', made)
   emit(eventsKey, cap, 'cancelled', 'jobId', id, 'reason', reason)

@@ -122,7 +122,7 @@ local function failParent(pb, pid, pjk, reason, now, depth)
   local pk = queueKeysOf(pb)
   redis.call('ZREM', pk.waitingChildren, pid)
   redis.call('HDEL', pjk, 'us', 'cf')
-  if f[5] then releaseDedup(pb, pjk, pid) end
+  if f[5] then releaseDedup(pb, pjk, pid, now) end
   local made = tonumber(f[3]) or 0
   local pname = queueNameOf(pb)
   deadLetter(pb, pname, pid, pjk, now, made, reason)

@@ -19,10 +19,12 @@ end
 -- detaches it from its parent first.
 local function discardJob(base, id, now)
   local jk = jobKey(base, id)
-  local f = redis.call('HMGET', jk, 'de', 'pl')
-  if f[1] then
-    local dk = base .. 'de:' .. f[1]
-    if redis.call('GET', dk) == id then redis.call('DEL', dk) end
+  -- `de`: its deduplication id in simple mode, `dt` with a ttl (removal frees it too, as in BullMQ).
+  local f = redis.call('HMGET', jk, 'de', 'pl', 'dt')
+  local dedupId = f[1] or f[3]
+  if dedupId then
+    local dk = base .. 'de:' .. dedupId
+    if redis.call('GET', dk) == id then redis.call('DEL', dk, base .. 'dn:' .. dedupId) end
   end
   if f[2] then
     local pb, pid = parseLink(f[2])

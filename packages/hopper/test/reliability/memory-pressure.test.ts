@@ -1,0 +1,66 @@
+// Found by the fault suite (test/faults, row memory-pressure-locks): with Redis full under
+// `maxmemory-policy noeviction`, Redis refused the lock renewal (OOM) like any write, so the locks
+// of running jobs expired and the jobs ran twice. Renewal only rewrites existing locks and the
+// worker's heartbeat, so it runs under OOM (script flag allow-oom), as do the writes that finish
+// jobs and those that free memory (obliterate, drain, clean, remove).
+import { describe, expect, it } from 'vitest';
+import { FakeClock, Queue, Worker } from '../../src/index.js';
+import { startRedisServer } from '../helpers/redis-server.js';
+import { useHopper } from '../helpers/hopper.js';
+import { once, signal } from '../helpers/wait.js';
+
+const env = useHopper();
+
+/** A private Redis with a small maxmemory, a worker holding job `held`, and Redis then filled until it refuses an add. */
+async function heldJobInFullRedis() {
+  const server = await startRedisServer(['--maxmemory', '6mb', '--maxmemory-policy', 'noeviction']);
+  env.track({ close: () => server.stop() });
+  const clock = new FakeClock();
+  const opts = { connection: server.url, prefix: env.prefix, clock };
+  const name = env.queueName();
+  const queue = env.track(new Queue(name, opts));
+  const filler = env.track(new Queue(`${name}-fill`, opts));
+  const started = signal();
+  const release = signal();
+  const processor = async () => {
+    started.resolve();
+    await release.promise;
+    return 'done';
+  };
+  const worker = env.track(new Worker(name, processor, { ...opts, lockDuration: 1000, stalledInterval: 60_000 }));
+  env.track({ close: async () => release.resolve() });
+  await queue.add('held', {}, { jobId: 'held' });
+  await started.promise;
+
+  const pad = 'x'.repeat(8000);
+  let refusal: unknown;
+  for (let i = 0; i < 5000 && refusal === undefined; i++) {
+    await filler.add('pad', { pad }).catch((err: unknown) => (refusal = err));
+  }
+  expect(String(refusal)).toMatch(/OOM/);
+  return { clock, queue, filler, worker, release };
+}
+
+describe('memory pressure (maxmemory with noeviction)', () => {
+  it('keeps renewing the locks of running jobs while Redis refuses adds', async () => {
+    const { clock, queue, filler, worker, release } = await heldJobInFullRedis();
+    clock.advance(900);
+    expect(await worker.lockRenewer.runOnce()).toEqual([]);
+    clock.advance(600); // past the first deadline (1000), before the renewed one (1900)
+    await filler.obliterate({ force: true }); // frees memory: allowed while full
+    expect((await worker.stallRescuer.runOnce(true)).rescued).toEqual([]);
+
+    const done = once(worker, 'completed');
+    release.resolve();
+    await done;
+    expect(await (await queue.getJob('held'))?.getState()).toBe('completed');
+  });
+
+  it('records a completion while Redis refuses adds', async () => {
+    const { queue, worker, release } = await heldJobInFullRedis();
+    const done = once(worker, 'completed');
+    release.resolve();
+    await done;
+    expect(await (await queue.getJob('held'))?.getState()).toBe('completed');
+  });
+});

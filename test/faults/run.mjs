@@ -1,0 +1,58 @@
+// The fault-injection suite (issue 14). `npm run faults` runs the quick tier (every row once);
+// `npm run faults:soak` runs random faults for `--minutes` (default 60).
+//   node test/faults/run.mjs [--tier quick|soak] [--rows a,b] [--seed n] [--minutes m] [--json file]
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ROWS } from './rows.mjs';
+import { runRow } from './lib/run-row.mjs';
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+}
+
+const tier = arg('tier', 'quick');
+const only = arg('rows', '').split(',').filter(Boolean);
+const seed = Number(arg('seed', Date.now() % 100_000));
+const out = arg('json', `test/faults/results/last-${tier}.json`);
+
+function line(r) {
+  const m = r.metrics;
+  return (
+    `${r.pass ? 'PASS' : 'FAIL'} ${r.id.padEnd(30)} jobs ${m.jobs} (ack ${m.adds.ack}, refused ${m.adds.error}, unknown ${m.adds.unknown}) ` +
+    `faults ${m.faults} lost ${m.lost} stuck ${m.stuck} dup ${m.duplicated} (unexplained ${m.unexplainedDuplicates}) ` +
+    `failed ${m.failed} late-rejected ${m.lateRejected} stalled ${m.stalled} recovery ${m.recoveryMs} ms ` +
+    `tput ${m.throughput.duringPerSec}/${m.throughput.afterPerSec} per s p99 ${m.latencyMs.p99} ms (${m.seconds} s)` +
+    (r.failures.length ? `\n     ${r.failures.join('\n     ')}` : '')
+  );
+}
+
+async function main() {
+  const rows = tier === 'soak' ? (await import('./soak.mjs')).soakRows(Number(arg('minutes', 60))) : ROWS;
+  const selected = only.length ? rows.filter((r) => only.includes(r.id)) : rows;
+  const t0 = Date.now();
+  const results = [];
+  console.log(`fault suite, tier ${tier}, seed ${seed}, ${selected.length} rows`);
+  for (const row of selected) {
+    let result;
+    try {
+      result = await runRow(row, { seed });
+    } catch (err) {
+      result = { id: row.id, title: row.title, pass: false, failures: [`row crashed: ${err?.stack ?? err}`], metrics: undefined };
+    }
+    if (result.metrics) {
+      delete result.metrics.effects;
+      delete result.metrics.starts;
+      console.log(line(result));
+    } else console.log(`FAIL ${row.id}: ${result.failures[0]}`);
+    results.push({ ...result, promise: row.promise });
+  }
+  const seconds = Math.round((Date.now() - t0) / 1000);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, JSON.stringify({ tier, seed, seconds, at: new Date().toISOString(), results }, null, 2) + '\n');
+  const failed = results.filter((r) => !r.pass).length;
+  console.log(`${results.length - failed}/${results.length} rows passed in ${seconds} s; figures in ${out}`);
+  process.exit(failed ? 1 : 0);
+}
+
+await main();
