@@ -177,11 +177,11 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
   /**
    * @internal Resolves with a job's return value when it completes, rejects with its failure
    * reason when it fails for good; checks the stored state too, so a job that finished before
-   * the call (or during a gap in the events) settles at once, and a job that no longer exists
-   * rejects with a JobNotFoundError (`Missing key for job <key>. isFinished`, as BullMQ). Used by
-   * `job.waitUntilFinished`.
+   * the call (or during a gap in the events) settles at once. With `existed` (the job was added:
+   * `job.waitUntilFinished`), a job that no longer exists rejects with a JobNotFoundError
+   * (`Missing key for job <key>. isFinished`, as BullMQ); without, a job not added yet is waited for.
    */
-  waitForJob(jobId: string, ttl?: number): Promise<unknown> {
+  waitForJob(jobId: string, ttl?: number, existed = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const cleanup = (): void => {
@@ -210,7 +210,7 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
             } else if (record?.state === 'failed') {
               cleanup();
               reject(new Error(record.failedReason ?? 'failed'));
-            } else if (!record) {
+            } else if (!record && existed) {
               // Gone (removed, or removeOnComplete/removeOnFail after it finished): BullMQ's key phrase.
               cleanup();
               const key = publicJobKey(this.prefix, this.name, jobId);

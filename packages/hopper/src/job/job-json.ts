@@ -32,7 +32,8 @@ export interface JobContext {
 
 /** Anything that can wait for a job to finish (QueueEvents). */
 export interface JobFinishWaiter {
-  waitForJob(jobId: string, ttl?: number): Promise<unknown>;
+  /** `existed`: the job was added already, so not finding it means it is gone (BullMQ's `Missing key` rejection). */
+  waitForJob(jobId: string, ttl?: number, existed?: boolean): Promise<unknown>;
 }
 
 /** A job in its stored form, values serialised (BullMQ's `JobJson`, from `job.asJSON()`). */

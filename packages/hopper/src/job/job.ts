@@ -534,7 +534,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * @param ttl give up after this many ms (rejects with WaitTimeoutError).
    */
   waitUntilFinished(queueEvents: JobFinishWaiter, ttl?: number): Promise<ReturnType> {
-    return queueEvents.waitForJob(this.requireId(), ttl) as Promise<ReturnType>;
+    return queueEvents.waitForJob(this.requireId(), ttl, true) as Promise<ReturnType>;
   }
 
   /** The job in its stored form: data, return value and stack traces as JSON strings (BullMQ's `asJSON`). */

@@ -35,7 +35,8 @@ local function promoteDue(k, base, now, cap)
     for i = 1, #due do order[i] = i end
     table.sort(order, function(a, b)
       if dueAt[a] ~= dueAt[b] then return dueAt[a] < dueAt[b] end
-      local na, nb = tonumber(due[a]), tonumber(due[b])
+      local na = string.match(due[a], '^%d+$') and tonumber(due[a])
+      local nb = string.match(due[b], '^%d+$') and tonumber(due[b])
       if na and nb then return na < nb end
       if na or nb then return na ~= nil end
       return due[a] < due[b]
