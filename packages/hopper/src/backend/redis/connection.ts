@@ -69,8 +69,10 @@ export function openClient(connection: ConnectionOptions | undefined, role: Clie
  * every connect; a single-node client only).
  */
 export function duplicateClient(client: RedisClient, role: ClientRole, name?: string): RedisClient {
-  if (client instanceof Redis)
-    return client.duplicate(name === undefined ? roleOptions(role) : { ...roleOptions(role), connectionName: name });
+  // A single-node client of this or another copy of ioredis (an app's own: instanceof fails) takes the options.
+  if (client instanceof Redis || (client as { isCluster?: boolean }).isCluster === false) {
+    return (client as Redis).duplicate(name === undefined ? roleOptions(role) : { ...roleOptions(role), connectionName: name });
+  }
   return client.duplicate();
 }
 
