@@ -78,6 +78,7 @@ export {
   DatasetResetError,
   UnrecoverableError,
   DelayedError,
+  WaitingError,
   WaitingChildrenError,
   RateLimitError,
   JobActiveError,

@@ -208,7 +208,7 @@ export class FlowProducer extends EventEmitter {
     this.checkDeadLetters(root);
     // A tree added in chunks can be resumed (run again after being cut short) only if each child
     // is found again: children without an id get one derived from their parent's and their place.
-    if (root.size > FLOW_CHUNK && root.opts.jobId !== undefined) assignResumableIds(root, root.opts.jobId);
+    if (root.size > FLOW_CHUNK && root.opts.jobId) assignResumableIds(root, root.opts.jobId);
     const ext = root.opts.parent ? resolveParent(this.prefix, root.opts.parent) : undefined;
     if (isDeduplicatedJob(root)) await this.addDeduplicated([root]);
     else if (root.size <= FLOW_CHUNK) await this.addGroup([root], ext);
@@ -456,7 +456,7 @@ export class FlowProducer extends EventEmitter {
 function assignResumableIds(node: Flat, id: string): void {
   node.children.forEach((child, i) => {
     let childId = child.opts.jobId;
-    if (childId === undefined) {
+    if (!childId) {
       const derived = `${id}.${i}`;
       if (derived.length <= MAX_JOB_ID_LENGTH) {
         child.opts = { ...child.opts, jobId: derived };

@@ -157,6 +157,20 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
     await this.ready();
   }
 
+  /**
+   * Emits `event`. A listener that throws does not break the caller (a worker's job loop, the
+   * events reader): the exception becomes an `error` event, as in BullMQ.
+   */
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    try {
+      return super.emit(event, ...args);
+    } catch (err) {
+      if (event === 'error') console.error(`[hopper] ${this.constructor.name} "${this.name}": an 'error' listener threw:`, err);
+      else this.emitError(err);
+      return true;
+    }
+  }
+
   /** Emits `error` if anyone listens; otherwise reports it on stderr rather than crashing the process. */
   protected emitError(err: unknown): void {
     if (this.listenerCount('error') > 0) this.emit('error', err);

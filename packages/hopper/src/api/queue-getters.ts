@@ -304,6 +304,18 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
     });
   }
 
+  /**
+   * The QueueEvents reading this queue's events now, one entry per connection as Redis's CLIENT
+   * LIST shows it (`id`, `addr`, `age`, ...), with `name` the queue's name and `rawname` the
+   * connection's (as BullMQ). With Redis Cluster, every master is asked. Managed services that
+   * refuse CLIENT LIST make this reject.
+   */
+  async getQueueEvents(): Promise<Record<string, string>[]> {
+    await this.ready();
+    const readers = await this.backend.getEventsReaders();
+    return readers.map((client) => ({ ...client, name: this.name, rawname: client.name }));
+  }
+
   /** How many workers of this queue are alive. */
   async getWorkersCount(): Promise<number> {
     return (await this.getWorkers()).length;

@@ -147,6 +147,17 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
     return numberField(await this.backend.getMeta(), 'gcc') ?? null;
   }
 
+  /**
+   * Whether the queue's global concurrency is reached: as many jobs active as it allows (BullMQ's
+   * `isMaxed`). False without a global concurrency.
+   */
+  async isMaxed(): Promise<boolean> {
+    await this.ready();
+    const [meta, counts] = await Promise.all([this.backend.getMeta(), this.backend.getStateCounts()]);
+    const limit = numberField(meta, 'gcc');
+    return limit !== undefined && counts.active >= limit;
+  }
+
   /** Removes the global concurrency limit. */
   async removeGlobalConcurrency(): Promise<void> {
     await this.ready();
@@ -174,13 +185,34 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
   }
 
   /**
-   * How long until the queue's jobs may start again, ms (BullMQ's name): the time left of a
-   * `worker.rateLimit(ms)`, or until the oldest start leaves a full rate-limit window; 0 when
-   * jobs may start now.
+   * How long until the queue's jobs may start again, ms (BullMQ's name and values): the time
+   * left of a `worker.rateLimit(ms)`, or until the oldest start leaves a full queue-wide window;
+   * 0 when jobs may start now under a queue-wide limit; -2 (as BullMQ) when the queue has neither
+   * a manual limit nor a queue-wide rate limit. With `maxJobs`, as BullMQ: the manual limit, else
+   * the time left of the recent starts' window once it holds `maxJobs` starts (a worker's
+   * `limiter` counts there too), else 0.
    */
-  async getRateLimitTtl(): Promise<number> {
+  async getRateLimitTtl(maxJobs?: number): Promise<number> {
+    if (maxJobs === 0) maxJobs = undefined; // BullMQ's "no maxJobs"
+    if (maxJobs !== undefined && !(Number.isInteger(maxJobs) && maxJobs > 0)) {
+      throw new InvalidOptionsError(`getRateLimitTtl(maxJobs): maxJobs must be a positive integer, got ${maxJobs}.`);
+    }
     await this.ready();
-    return this.backend.getRateLimitTtl();
+    return this.backend.getRateLimitTtl(maxJobs);
+  }
+
+  /**
+   * Stops every worker of this queue from starting jobs for `expireTimeMs` (BullMQ's
+   * `queue.rateLimit`; the same as `worker.rateLimit`, from the producer's side). Jobs already
+   * running go on; `removeRateLimitKey()` lifts it early.
+   * @example await queue.rateLimit(60_000); // the downstream API said 429
+   */
+  async rateLimit(expireTimeMs: number): Promise<void> {
+    if (!(Number.isInteger(expireTimeMs) && expireTimeMs > 0)) {
+      throw new InvalidOptionsError(`rateLimit takes a positive integer of ms, got ${expireTimeMs}.`);
+    }
+    await this.ready();
+    await this.backend.rateLimit(expireTimeMs);
   }
 
   /**

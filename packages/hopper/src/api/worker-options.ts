@@ -112,7 +112,15 @@ export interface WorkerOptions extends QueueBaseOptions {
 /** Reads a positive integer option, or its default; throws InvalidOptionsError naming it. */
 export function positiveInteger(value: number | undefined, name: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new InvalidOptionsError(`${name} must be a positive integer, got ${String(value)}.`);
+  // BullMQ's key phrases first ('concurrency must be a finite number greater than 0', '<name> must be greater than 0').
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidOptionsError(
+      name === 'concurrency'
+        ? 'concurrency must be a finite number greater than 0'
+        : `${name} must be greater than 0: a positive integer, got ${String(value)}.`,
+    );
+  }
+  if (!Number.isInteger(value)) throw new InvalidOptionsError(`${name} must be a positive integer, got ${String(value)}.`);
   return value;
 }
 
@@ -131,12 +139,12 @@ export function workerSettings(opts: WorkerOptions): {
   const stalledInterval = positiveInteger(opts.stalledInterval, 'stalledInterval', 30_000);
   const maxStalledCount = opts.maxStalledCount ?? 1;
   if (!Number.isInteger(maxStalledCount) || maxStalledCount < 0) {
-    throw new InvalidOptionsError(`maxStalledCount must be an integer >= 0, got ${String(opts.maxStalledCount)}.`);
+    throw new InvalidOptionsError(`maxStalledCount must be greater or equal than 0: an integer, got ${String(opts.maxStalledCount)}.`);
   }
   if (opts.limiter !== undefined) validateLimiter(opts.limiter, 'limiter');
   const drainDelaySeconds = opts.drainDelay ?? 5;
   if (!(drainDelaySeconds > 0))
-    throw new InvalidOptionsError(`drainDelay must be a positive number of seconds, got ${String(opts.drainDelay)}.`);
+    throw new InvalidOptionsError(`drainDelay must be greater than 0: a number of seconds, got ${String(opts.drainDelay)}.`);
   const schedulerInterval = positiveInteger(opts.schedulerInterval, 'schedulerInterval', 5000);
   if (opts.maximumRateLimitDelay !== undefined) positiveInteger(opts.maximumRateLimitDelay, 'maximumRateLimitDelay', 0);
   const closeTimeout = positiveInteger(opts.closeTimeout, 'closeTimeout', 10_000);

@@ -24,6 +24,7 @@ import { Completer } from '../runtime/completer.js';
 import { Dispatcher } from '../runtime/dispatcher.js';
 import { Executor } from '../runtime/executor.js';
 import { LockRenewer } from '../runtime/lock-renewer.js';
+import { ManualFetcher } from '../runtime/manual-fetcher.js';
 import { Outcomes } from '../runtime/outcomes.js';
 import { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
 import { RELEASE_GRACE_MS, Shutdown } from '../runtime/shutdown.js';
@@ -60,6 +61,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly outcomes: Outcomes;
   private readonly renewer: LockRenewer;
   private readonly rescuer: StallRescuer;
+  private readonly fetcher: ManualFetcher;
   private readonly schedulerTick: SchedulerTick;
   private readonly completeKeep: Retention;
   /** @internal retention of failed jobs that set none (JobContext). */
@@ -72,6 +74,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private running = false;
   private paused = false;
   private runPromise: Promise<void> | undefined;
+  /** The services run() starts (dispatcher, renewer, rescuer) were started: a run after a pause only resumes. */
+  private started = false;
   private resolveRun: (() => void) | undefined;
   private closePromise: Promise<void> | undefined;
   private readonly telemetry: Telemetry | undefined;
@@ -150,11 +154,12 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       concurrency: () => this.concurrencyValue,
       lockDuration: this.lockDuration,
       limiter: opts.limiter && { max: opts.limiter.max, duration: opts.limiter.duration },
+      workerName: opts.name,
       drainDelay: drainDelayMs,
       held: () => this.claims.pairs(),
       failKeep: this.failKeep,
       maxLimitWait: opts.maximumRateLimitDelay,
-      makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(this, claimed, now),
+      makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(this, claimed, now, opts.name),
       onClaimed: (job) => this.claimed(job),
       onAcked: (batch, result, resent) => this.outcomes.acked(batch, result, resent),
       onAbandoned: (token) => this.claims.drop(token),
@@ -218,6 +223,16 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       onError: (err) => this.emitError(err),
     });
 
+    this.fetcher = new ManualFetcher({
+      backend: this.backend,
+      clock: this.clock,
+      lockDuration: this.lockDuration,
+      limiter: opts.limiter,
+      workerName: opts.name,
+      drainDelayMs,
+      stopped: () => this.paused || this.closing,
+    });
+
     this.schedulerTick = new SchedulerTick({
       backend: this.backend,
       clock: this.clock,
@@ -258,8 +273,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
 
   /**
    * Manual processing: takes the next job under your `token` (no processor, no automatic lock
-   * renewal: call `job.extendLock(token, ms)` for long jobs), or undefined when none is ready.
-   * With `block`, waits up to `drainDelay` for one.
+   * renewal: call `job.extendLock(token, ms)` for long jobs), or undefined when none is ready or
+   * the worker is paused. As in BullMQ, `block` (default true) waits up to `drainDelay` for a
+   * job once a previous call found none; `{ block: false }` never waits.
    *
    * @example
    * const job = await worker.getNextJob(token);
@@ -268,17 +284,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   async getNextJob(token: string, opts: { block?: boolean } = {}): Promise<Job<DataType, ResultType, NameType> | undefined> {
     if (typeof token !== 'string' || token === '') throw new InvalidOptionsError('getNextJob needs a non-empty token string.');
     await this.ready();
-    for (let round = 0; round < 2; round++) {
-      const result = await this.backend.claim(
-        { count: 1, lockMs: this.lockDuration, tokenPrefix: token, exact: true, limiter: this.opts.limiter },
-        this.clock.backendNow(),
-      );
-      const claimed = result.jobs[0];
-      if (claimed) return Job.fromClaimed<DataType, ResultType, NameType>(this, claimed, result.now);
-      if (!opts.block || round === 1 || result.paused) return undefined;
-      await this.backend.waitForWork((this.opts.drainDelay ?? 5) * 1000);
-    }
-    return undefined;
+    const next = await this.fetcher.next(token, opts.block ?? true);
+    if (!next) return undefined;
+    const job = Job.fromClaimed<DataType, ResultType, NameType>(this, next.claimed, next.now, this.opts.name);
+    this.emit('active', job, 'waiting');
+    return job;
   }
 
   /**
@@ -345,14 +355,22 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   }
 
   /**
-   * Starts processing (when created with `autorun: false`). Resolves when the worker is closed.
+   * Starts processing (when created with `autorun: false`). Resolves when the worker is closed,
+   * or paused (as BullMQ: `resume()` starts it again). Rejects if it has no processor or is
+   * already running.
    */
   run(): Promise<void> {
-    if (!this.processor) throw new InvalidOptionsError('This worker has no processor: pass one to new Worker(name, processor).');
-    if (this.running) throw new Error('Worker is already running.');
-    if (this.closePromise) throw new Error('Worker is closed.');
+    if (!this.processor) {
+      return Promise.reject(
+        new InvalidOptionsError('No process function is defined. Pass a processor to new Worker(name, processor), or use getNextJob.'),
+      );
+    }
+    if (this.running) return Promise.reject(new Error('Worker is already running.'));
+    if (this.closePromise) return Promise.reject(new Error('Worker is closed.'));
     this.running = true;
     this.runPromise = new Promise<void>((resolve) => (this.resolveRun = resolve));
+    if (this.started) return this.runPromise;
+    this.started = true;
     this.ready().then(
       () => {
         if (this.closePromise) return;
@@ -369,7 +387,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
             if (!this.closing) this.emitError(err);
           });
       },
-      (err: unknown) => this.emitError(err),
+      // A failed start is reported once, by QueueBase (not at all when closed meanwhile).
+      () => undefined,
     );
     return this.runPromise;
   }
@@ -386,20 +405,30 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
 
   /**
    * Stops taking new jobs. Unless `doNotWaitActive`, resolves once the active jobs have finished.
+   * Once they have, `run()` resolves and `isRunning()` is false, as in BullMQ; `resume()` goes on.
    */
   async pause(doNotWaitActive?: boolean): Promise<void> {
     if (this.paused) return;
     this.paused = true;
     this.dispatcher.setPaused(true);
     // Every job claimed, including by a call in flight now, finishes and is recorded.
-    if (!doNotWaitActive) await this.shutdown.quiesce();
+    const finished = this.shutdown.quiesce().then(() => {
+      if (!this.paused || !this.running || this.closing) return;
+      this.running = false;
+      this.resolveRun?.();
+    });
+    if (!doNotWaitActive) await finished;
     this.emit('paused');
   }
 
-  /** Takes jobs again after `pause()`. */
+  /** Takes jobs again after `pause()` (running again, if the pause had stopped it). */
   resume(): void {
     if (!this.paused) return;
     this.paused = false;
+    if (!this.running && this.started && !this.closing) {
+      this.running = true;
+      this.runPromise = new Promise<void>((resolve) => (this.resolveRun = resolve));
+    }
     this.dispatcher.setPaused(false);
     this.emit('resumed');
   }

@@ -69,6 +69,8 @@ export interface JobRecord {
   delay: number;
   progress: string | undefined;
   processedOn: number | undefined;
+  /** The name of the worker that claimed it last (`pb`), if it had one. */
+  processedBy?: string;
   finishedOn: number | undefined;
   returnvalue: string | undefined;
   failedReason: string | undefined;
@@ -210,8 +212,12 @@ export interface QueueBackend {
   moveToWait(id: string, fence: Fence): Promise<WriteCode>;
   /** Stops claims on the whole queue for `ms`; with 0, lifts the manual limit and clears the rate-limit window (returns keys removed). */
   rateLimit(ms: number): Promise<number>;
-  /** How long until claims may resume (the manual limit, or a full rate-limit window), ms; 0 when not limited. */
-  getRateLimitTtl(): Promise<number>;
+  /**
+   * How long until claims may resume, ms (BullMQ's readings): the manual limit, or a full
+   * queue-wide window (0 when not full); -2 with neither a manual limit nor a queue-wide limit.
+   * With `maxJobs`: the manual limit, else the window's time left once it holds `maxJobs` starts, else 0.
+   */
+  getRateLimitTtl(maxJobs?: number): Promise<number>;
   /**
    * Changes one group (see configureGroup.lua): 'set' writes its settings (field -> value, '' removes:
    * c concurrency, lm/ld limiter, ms maxSize, w weight); 'pause'/'resume' return 0 when already so.
@@ -328,6 +334,10 @@ export interface QueueBackend {
   getStep(id: string, key: string): Promise<string | undefined>;
   /** Live workers of the queue (heartbeat within its ttl). */
   getWorkers(): Promise<{ id: string; info: string }[]>;
+  /** Opens the connection `readEvents` blocks on (named as an events reader), and waits until it is connected. */
+  openEventsReader(): Promise<void>;
+  /** The connections reading the queue's events (QueueEvents), as the server lists them (field -> value). */
+  getEventsReaders(): Promise<Record<string, string>[]>;
   /** The queue's meta hash. */
   getMeta(): Promise<Record<string, string>>;
   /** Groups by id (lexicographic rank range), with their counts and settings. */

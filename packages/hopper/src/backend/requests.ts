@@ -96,6 +96,8 @@ export interface ClaimedJob {
   progress: string;
   /** Times the job was rescued after its lock expired. */
   stalledCounter: number;
+  /** The previous attempt's failure reason, if it failed. */
+  failedReason?: string;
   /** The lock token of this attempt. */
   token: string;
 }
@@ -110,6 +112,8 @@ export interface ClaimRequest {
   exact?: boolean;
   /** The worker's rate limit (at most `max` starts in any `duration` ms), else the queue's. */
   limiter?: { max: number; duration: number };
+  /** The worker's name, recorded on each claimed job (`processedBy`). */
+  by?: string;
 }
 
 export interface ClaimResult {

@@ -29,6 +29,7 @@ export const ErrorCode = {
   JobActive: 'ERR_HOPPER_JOB_ACTIVE',
   InvalidState: 'ERR_HOPPER_INVALID_STATE',
   Delayed: 'ERR_HOPPER_DELAYED',
+  Waiting: 'ERR_HOPPER_WAITING',
   WaitingChildren: 'ERR_HOPPER_WAITING_CHILDREN',
   RateLimited: 'ERR_HOPPER_RATE_LIMITED',
   Cancelled: 'ERR_HOPPER_CANCELLED',
@@ -231,6 +232,12 @@ function signalError<N extends string>(name: N, code: ErrorCode, defaultMessage:
  * purpose, so the worker records nothing more for this attempt (BullMQ's pattern).
  */
 export class DelayedError extends signalError('DelayedError', ErrorCode.Delayed, 'Delayed job') {}
+
+/**
+ * Throw from a processor after `job.moveToWait(token)`: the job was put back in line on purpose,
+ * so the worker records nothing more for this attempt (BullMQ's pattern).
+ */
+export class WaitingError extends signalError('WaitingError', ErrorCode.Waiting, 'Waiting job') {}
 
 /**
  * Throw from a processor after `job.moveToWaitingChildren(token)` returned true: the job waits

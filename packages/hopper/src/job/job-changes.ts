@@ -17,15 +17,22 @@ export async function retryFinished(
   await job.ctx.ready();
   const [moved] = await job.ctx.backend.retryJobs(state, { count: 1, timestamp: 0, ids: [id], ...opts });
   if (moved !== 1) {
+    // Which refusal, for BullMQ's key phrase (read after the fact: only the message depends on it).
+    if ((await job.ctx.backend.getState(id)) === 'unknown') {
+      throw new JobNotFoundError(
+        `Missing key for job ${id}. reprocessJob: cannot retry job ${id} in queue "${job.queueName}": it no longer exists.`,
+      );
+    }
     throw new InvalidStateError(
-      `Cannot retry job ${id} in queue "${job.queueName}": it is not ${state}. Only a failed or completed job can be retried.`,
+      `Job ${id} is not in the ${state} state. reprocessJob: cannot retry job ${id} in queue "${job.queueName}". Only a failed or completed job can be retried.`,
     );
   }
   if (opts.resetAttemptsMade) job.attemptsMade = 0;
-  job.failedReason = undefined as unknown as string;
-  job.finishedOn = undefined;
-  job.processedOn = undefined;
-  job.returnvalue = undefined as unknown;
+  // null, as BullMQ leaves them after a retry.
+  job.failedReason = null as unknown as string;
+  job.finishedOn = null as unknown as undefined;
+  job.processedOn = null as unknown as undefined;
+  job.returnvalue = null as unknown;
 }
 
 /** `job.remove()`. */

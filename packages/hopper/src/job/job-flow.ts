@@ -136,7 +136,7 @@ export async function waitForChildren(job: Job, token: string | undefined): Prom
   await job.ctx.ready();
   const { code, reason } = await job.ctx.backend.moveToWaitingChildren(id, fence, job.ctx.clock.backendNow());
   if (code === -4) throw new UnrecoverableError(reason);
-  job.checkMove(code, 'move to waiting-children');
+  job.checkMove(code, 'move to waiting-children', 'moveToWaitingChildren', true);
   return code === 1;
 }
 

@@ -3,7 +3,7 @@
  * token, completes it, fails it, extends its lock or moves it to delayed. The logic behind those
  * Job methods; each write is fenced by the token and the attempt.
  */
-import { WriteCode, type ClaimedJob } from '../backend/backend.js';
+import type { ClaimedJob } from '../backend/backend.js';
 import { InvalidDataError, LockLostError } from './errors.js';
 import { failureOf, toError } from './failure.js';
 import type { Job } from './job.js';
@@ -39,19 +39,6 @@ function lockMs(job: Job): number {
   return job.ctx.lockDuration ?? 30_000;
 }
 
-/**
- * The holder's move code, with BullMQ's key phrase (`Job <id> is not in the active state. <op>`)
- * when the job is no longer active: still a LockLostError, the token holds nothing.
- */
-function checkHeldMove(job: Job, code: number | undefined, what: string, op: string): void {
-  if (code === WriteCode.NotActive) {
-    throw new LockLostError(
-      `Job ${job.id} is not in the active state. ${op}: cannot ${what} job ${job.id} in queue "${job.queueName}" (it was rescued, moved or finished, or never taken).`,
-    );
-  }
-  job.checkMove(code as number, what);
-}
-
 /** `job.moveToCompleted(value, token, fetchNext)`. */
 export async function completeHeld(job: Job, returnValue: unknown, token: string, fetchNext: boolean): Promise<Next> {
   const id = job.requireId();
@@ -63,7 +50,7 @@ export async function completeHeld(job: Job, returnValue: unknown, token: string
     { count: fetchNext ? 1 : 0, lockMs: lockMs(job), tokenPrefix: fence.token, exact: true },
     job.ctx.clock.backendNow(),
   );
-  checkHeldMove(job, result.codes[0], 'complete', 'moveToFinished');
+  job.checkMove(result.codes[0], 'complete', 'moveToFinished');
   job.returnvalue = returnValue;
   job.finishedOn = result.now;
   job.attemptsMade += 1;
@@ -86,14 +73,14 @@ export async function failHeld(job: Job, err: Error, token: string, fetchNext: b
     { count: take ? 1 : 0, lockMs: lockMs(job), tokenPrefix: fence.token, exact: true },
     job.ctx.clock.backendNow(),
   );
-  checkHeldMove(job, result.codes[0], 'fail', failure.retryDelay >= 0 ? 'retryJob' : 'moveToFinished');
+  job.checkMove(result.codes[0], 'fail', failure.retryDelay >= 0 ? 'retryJob' : 'moveToFinished');
   job.attemptsMade += 1;
   job.failedReason = failure.reason;
   // The stored traces, newest first, as fail.lua keeps them.
   const limit = job.opts.stackTraceLimit ?? DEFAULT_STACK_TRACE_LIMIT;
   job.stacktrace = error.stack && limit > 0 ? [error.stack, ...job.stacktrace].slice(0, limit) : limit > 0 ? job.stacktrace : [];
-  if (failure.retryDelay > 0) job.delay = failure.retryDelay;
   if (failure.retryDelay < 0) job.finishedOn = result.now;
+  else if (failure.retryDelay > 0) job.delay = failure.retryDelay;
   return { job: result.next.jobs[0], now: result.now };
 }
 
@@ -113,5 +100,14 @@ export async function delayHeld(job: Job, timestamp: number, token: string | und
   const fence = job.fenceFor(token, 'move to delayed');
   if (!Number.isFinite(timestamp)) throw new InvalidDataError(`moveToDelayed takes a timestamp in ms, got ${timestamp}.`);
   await job.ctx.ready();
-  job.checkMove(await job.ctx.backend.moveToDelayed(id, fence, timestamp, job.ctx.clock.backendNow()), 'move to delayed');
+  job.checkMove(await job.ctx.backend.moveToDelayed(id, fence, timestamp, job.ctx.clock.backendNow()), 'move to delayed', 'moveToDelayed');
+}
+
+/** `job.moveToWait(token)`. */
+export async function waitHeld(job: Job, token: string | undefined): Promise<number> {
+  const id = job.requireId();
+  const fence = job.fenceFor(token, 'move to wait');
+  await job.ctx.ready();
+  job.checkMove(await job.ctx.backend.moveToWait(id, fence), 'move to wait', 'moveJobFromActiveToWait');
+  return 0;
 }

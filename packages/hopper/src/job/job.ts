@@ -34,7 +34,7 @@ import {
 } from './job-flow.js';
 import { parentFromOpts, publicJobKey } from './job-key.js';
 import { throwOnMoveCode, throwOnWriteCode } from './write-codes.js';
-import { completeHeld, delayHeld, extendHeld, failHeld, nextJobReply, type NextJobReply } from './job-manual.js';
+import { completeHeld, delayHeld, extendHeld, failHeld, nextJobReply, type NextJobReply, waitHeld } from './job-manual.js';
 import { changeJobDelay, changeJobPriority, promoteDelayed, removeJob, replayDeadLetter, retryFinished } from './job-changes.js';
 import type { JobState, JobStateOrUnknown } from './states.js';
 
@@ -54,7 +54,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   /** The options the job was added with (defaults merged). */
   opts: JobsOptions;
   progress: JobProgress;
-  /** The processor's result, once completed. */
+  /** The processor's result, once completed (null before, as BullMQ). */
   returnvalue: ReturnType;
   /** The error message of the last failed attempt. */
   failedReason: string;
@@ -72,6 +72,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   processedOn?: number;
   /** When the job finished (ms). */
   finishedOn?: number;
+  /** The `name` of the worker that ran its current or last attempt, if that worker had one (as BullMQ). */
+  processedBy?: string;
   delay: number;
   priority: number;
   readonly queueName: string;
@@ -111,7 +113,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.deduplicationId = opts.deduplication?.id;
     this.repeatJobKey = opts.repeatJobKey;
     this.progress = 0;
-    this.returnvalue = undefined as ReturnType;
+    this.returnvalue = null as ReturnType; // BullMQ's value until the job completes
     this.failedReason = undefined as unknown as string;
     this.stacktrace = [];
     this.attemptsMade = 0;
@@ -137,7 +139,12 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /** @internal builds the Job a processor receives from a claim. */
-  static fromClaimed<D, R, N extends string>(ctx: JobContext, claimed: ClaimedJob, processedOn: number): Job<D, R, N> {
+  static fromClaimed<D, R, N extends string>(
+    ctx: JobContext,
+    claimed: ClaimedJob,
+    processedOn: number,
+    processedBy?: string,
+  ): Job<D, R, N> {
     const job = new Job<D, R, N>(ctx, claimed.name as N, JSON.parse(claimed.data) as D, parseOpts(claimed.opts), claimed.id);
     job.timestamp = claimed.timestamp;
     job.attemptsMade = claimed.attemptsMade;
@@ -145,8 +152,10 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.priority = claimed.priority;
     job.delay = claimed.delay;
     job.stalledCounter = claimed.stalledCounter;
+    if (claimed.failedReason !== undefined) job.failedReason = claimed.failedReason;
     if (claimed.progress !== '') job.progress = JSON.parse(claimed.progress) as JobProgress;
     job.processedOn = processedOn;
+    if (processedBy !== undefined) job.processedBy = processedBy;
     job.token = claimed.token;
     job.fence = { token: claimed.token, attempt: claimed.attemptsStarted };
     const parent = job.opts.parent && parentFromOpts(ctx.prefix, job.opts.parent);
@@ -166,7 +175,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.progress = (parseJson(record.progress) as JobProgress | undefined) ?? 0;
     job.processedOn = record.processedOn;
     job.finishedOn = record.finishedOn;
-    job.returnvalue = parseJson(record.returnvalue) as R;
+    if (record.processedBy !== undefined) job.processedBy = record.processedBy;
+    job.returnvalue = (parseJson(record.returnvalue) ?? null) as R;
     job.failedReason = record.failedReason as string;
     job.stacktrace = (parseJson(record.stacktrace) as string[] | undefined) ?? [];
     if (record.deduplicationId !== undefined) job.deduplicationId = record.deduplicationId;
@@ -436,6 +446,15 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /**
+   * Puts the active job held under `token` back at the head of the ready jobs, without spending
+   * an attempt (BullMQ's `moveToWait`). From a processor, throw `WaitingError` next so the worker
+   * records nothing more; the job runs again as a new attempt start. Resolves with 0.
+   */
+  async moveToWait(token?: string): Promise<number> {
+    return waitHeld(this, token);
+  }
+
+  /**
    * Dynamic children: after adding children (`queue.add(..., { parent: { id: job.id, queue:
    * job.queueQualifiedName } })`), moves this active job to waiting-children if any of them is
    * pending, and says whether it did; then throw `WaitingChildrenError` so the worker records
@@ -487,9 +506,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return dependenciesCount(this, opts);
   }
 
-  /** @internal turns a holder's move code into the matching error. */
-  checkMove(code: number, what: string): void {
-    throwOnMoveCode(this, code, what);
+  /** @internal turns a holder's move code into the matching error (`op`: BullMQ's operation name, see throwOnMoveCode). */
+  checkMove(code: number, what: string, op?: string, lockPhrase?: boolean): void {
+    throwOnMoveCode(this, code, what, op, lockPhrase);
   }
 
   /** Whether the job is completed. */

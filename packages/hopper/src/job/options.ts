@@ -55,7 +55,7 @@ export interface JobsOptions {
   jobId?: string;
   /** Milliseconds to wait before the job may run. Default 0. */
   delay?: number;
-  /** 0 (default, runs first) or 1..2^21: lower runs sooner, FIFO within a priority. */
+  /** 0 (default, runs first) or 1..2^21 - 1 (2097151): lower runs sooner, FIFO within a priority. */
   priority?: number;
   /** Put the job at the head of the waiting list instead of the tail. Default false. */
   lifo?: boolean;
@@ -157,8 +157,8 @@ export const CHILD_FAILURE_OPTIONS = [
   'removeDependencyOnFailure',
 ] as const;
 
-/** Largest priority (BullMQ's range). */
-export const MAX_PRIORITY = 2 ** 21;
+/** Largest priority: 2^21 - 1 (BullMQ's range, 0 to 2097151). */
+export const MAX_PRIORITY = 2 ** 21 - 1;
 /** Longest custom job id. */
 export const MAX_JOB_ID_LENGTH = 255;
 /** Default retention of completed jobs: the last 1,000 (BullMQ keeps all by default, which fills Redis). */
@@ -175,6 +175,18 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function checkNonNegativeInteger(value: unknown, name: string, max = Number.MAX_SAFE_INTEGER): void {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
     throw new InvalidOptionsError(`${name} must be an integer from 0 to ${max}, got ${String(value)}.`);
+  }
+}
+
+/** A priority, refused with BullMQ's key phrases ('Priority should not be float', 'Priority should be between 0 and 2097151'). */
+export function checkPriority(value: unknown): void {
+  if (typeof value === 'number' && Number.isFinite(value) && !Number.isInteger(value)) {
+    throw new InvalidOptionsError(`Priority should not be float: priority must be an integer from 0 to ${MAX_PRIORITY}, got ${value}.`);
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_PRIORITY) {
+    throw new InvalidOptionsError(
+      `Priority should be between 0 and ${MAX_PRIORITY}: priority must be an integer from 0 to ${MAX_PRIORITY}, got ${String(value)}.`,
+    );
   }
 }
 
@@ -201,7 +213,7 @@ export function validateQueueName(name: unknown): asserts name is string {
       );
     }
     throw new InvalidNameError(
-      `Queue name "${name}" contains a character that would break Redis keys (':', '{', '}', '*', '?', '[', ']', whitespace or a control character): use letters, digits, '-', '_' or '.'.`,
+      `${name.includes(':') ? 'Queue name cannot contain : ' : ''}Queue name "${name}" contains a character that would break Redis keys (':', '{', '}', '*', '?', '[', ']', whitespace or a control character): use letters, digits, '-', '_' or '.'.`,
     );
   }
 }
@@ -221,10 +233,10 @@ export function validateJobName(name: unknown): asserts name is string {
   }
 }
 
-/** Checks a custom job id (DESIGN, "Ids"). */
+/** Checks a custom job id (DESIGN, "Ids"). An empty one is ignored: the job gets an automatic id, as in BullMQ. */
 export function validateJobId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || id.length === 0) {
-    throw new InvalidJobIdError(`A custom jobId must be a non-empty string, got ${JSON.stringify(id)}.`);
+  if (typeof id !== 'string') {
+    throw new InvalidJobIdError(`A custom jobId must be a string, got ${JSON.stringify(id)}.`);
   }
   if (id.length > MAX_JOB_ID_LENGTH) {
     throw new InvalidJobIdError(`Custom jobId "${id.slice(0, 40)}..." is ${id.length} characters long: use at most ${MAX_JOB_ID_LENGTH}.`);
@@ -281,7 +293,7 @@ function validateDeduplication(value: unknown, name: string): void {
   }
   if (!isPlainObject(value) || typeof value.id !== 'string') {
     throw new InvalidOptionsError(
-      `${name} must be { id: non-empty string, ttl?, extend?, replace?, keepLastIfActive? }, got ${JSON.stringify(value)}.`,
+      `Deduplication id must be provided: ${name} must be { id: non-empty string, ttl?, extend?, replace?, keepLastIfActive? }, got ${JSON.stringify(value)}.`,
     );
   }
   if (value.ttl !== undefined) checkNonNegativeInteger(value.ttl, `${name}.ttl`);
@@ -312,7 +324,7 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
     throw new InvalidOptionsError(`repeatJobKey must be a string (a job scheduler id), got ${JSON.stringify(o.repeatJobKey)}.`);
   }
   if (o.delay !== undefined) checkNonNegativeNumber(o.delay, 'delay');
-  if (o.priority !== undefined) checkNonNegativeInteger(o.priority, 'priority', MAX_PRIORITY);
+  if (o.priority !== undefined) checkPriority(o.priority);
   if (o.lifo !== undefined && typeof o.lifo !== 'boolean') throw new InvalidOptionsError(`lifo must be a boolean, got ${String(o.lifo)}.`);
   if (o.attempts !== undefined) checkNonNegativeInteger(o.attempts, 'attempts');
   validateBackoff(o.backoff, customBackoffTypes);

@@ -32,8 +32,13 @@ export function throwOnWriteCode(job: Written, code: number, what: string, op?: 
   }
 }
 
-/** Throws the error matching a holder's move code (manual processing, moves from a processor). */
-export function throwOnMoveCode(job: Written, code: number, what: string): void {
+/**
+ * Throws the error matching a holder's move code (manual processing, moves from a processor).
+ * `op` is BullMQ's name of the operation: a refusal then starts with BullMQ's key phrase, `Job
+ * <id> is not in the active state. <op>` or (with `lockPhrase`, or a stale token) `Missing lock
+ * for job <id>. <op>`.
+ */
+export function throwOnMoveCode(job: Written, code: number, what: string, op?: string, lockPhrase = false): void {
   if (code > 0) return;
   if (code === WriteCode.RefusedCancelled) {
     throw new CancelledError(
@@ -41,8 +46,14 @@ export function throwOnMoveCode(job: Written, code: number, what: string): void 
     );
   }
   if (code === WriteCode.StaleAttempt || code === WriteCode.NotActive) {
+    const phrase =
+      op === undefined
+        ? ''
+        : code === WriteCode.NotActive && !lockPhrase
+          ? `Job ${job.id} is not in the active state. ${op}: `
+          : `Missing lock for job ${job.id}. ${op}: `;
     throw new LockLostError(
-      `Cannot ${what} job ${job.id} in queue "${job.queueName}": this token does not hold it (it was rescued, moved or finished).`,
+      `${phrase}Cannot ${what} job ${job.id} in queue "${job.queueName}": this token does not hold it (it was rescued, moved or finished).`,
     );
   }
   throwOnWriteCode(job, code, what);

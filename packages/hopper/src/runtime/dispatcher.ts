@@ -27,6 +27,8 @@ export interface DispatcherOptions {
   completer: Completer;
   concurrency(): number;
   lockDuration: number;
+  /** The worker's name (`name` option), recorded on the jobs it claims as processedBy. */
+  workerName?: string;
   /** The worker's rate limit, if it has one (else the queue's applies). */
   limiter?: { max: number; duration: number };
   /** Longest idle blocking wait, ms. */
@@ -70,7 +72,8 @@ export class Dispatcher {
   private idle = false;
   private waiting = false;
   private pumpScheduled = false;
-  private stopped = false;
+  /** Until start(): a worker that never ran (manual processing) claims nothing, even on resume(). */
+  private stopped = true;
   private paused = false;
   private needOrphanRelease = false;
   /**
@@ -185,7 +188,13 @@ export class Dispatcher {
   }
 
   private nextClaim(count: number) {
-    return { count, lockMs: this.o.lockDuration, tokenPrefix: `${this.o.workerId}:${++this.claimSeq}:`, limiter: this.o.limiter };
+    return {
+      count,
+      lockMs: this.o.lockDuration,
+      tokenPrefix: `${this.o.workerId}:${++this.claimSeq}:`,
+      limiter: this.o.limiter,
+      by: this.o.workerName,
+    };
   }
 
   private begin(count: number): void {

@@ -9,7 +9,15 @@
  */
 import type { AckResult, Completion, Failure, QueueBackend, Retention } from '../backend/backend.js';
 import { WriteCode } from '../backend/backend.js';
-import { CancelledError, DelayedError, LockLostError, RateLimitError, TimeoutError, WaitingChildrenError } from '../job/errors.js';
+import {
+  CancelledError,
+  DelayedError,
+  LockLostError,
+  RateLimitError,
+  TimeoutError,
+  WaitingChildrenError,
+  WaitingError,
+} from '../job/errors.js';
 import { failureOf, toError, type StrategyFn } from '../job/failure.js';
 import { serialize } from '../job/options.js';
 import { toRetention } from '../job/retention.js';
@@ -80,8 +88,8 @@ export class Outcomes {
       return;
     }
     const error = toError(outcome.error);
-    // The processor moved the job itself (moveToDelayed, moveToWaitingChildren): nothing to record.
-    if (error instanceof DelayedError || error instanceof WaitingChildrenError) {
+    // The processor moved the job itself (moveToDelayed, moveToWait, moveToWaitingChildren): nothing to record.
+    if (error instanceof DelayedError || error instanceof WaitingError || error instanceof WaitingChildrenError) {
       this.o.claims.drop(entry.token);
       this.o.schedulePump();
       return;
@@ -156,6 +164,7 @@ export class Outcomes {
         const failure = item.ack as Failure;
         job.failedReason = failure.reason;
         if (failure.retryDelay < 0) job.finishedOn = result.now;
+        else if (failure.retryDelay > 0) job.delay = failure.retryDelay;
         this.o.emit('failed', job, item.outcome, 'active');
       }
     }

@@ -6,7 +6,7 @@
 import { WriteCode, type Failure } from '../backend/backend.js';
 import type { OutcomesOptions } from '../runtime/outcomes.js';
 import type { MetricsRecorder } from './metrics-recorder.js';
-import { DelayedError, InvalidOptionsError, RateLimitError, WaitingChildrenError } from '../job/errors.js';
+import { DelayedError, InvalidOptionsError, RateLimitError, WaitingChildrenError, WaitingError } from '../job/errors.js';
 import { toError } from '../job/failure.js';
 import {
   MetricNames,
@@ -100,7 +100,7 @@ interface TracedJob {
  * Runs one attempt (`run`: the processor) in a `process <queue>` consumer span, linked to the
  * job's producer context. The span ends when the attempt settles (before its result is written).
  * A failure is recorded as a `job failed` event and an exception; the signals a processor throws
- * after moving its job itself (DelayedError, WaitingChildrenError, RateLimitError) are not failures.
+ * after moving its job itself (DelayedError, WaitingError, WaitingChildrenError, RateLimitError) are not failures.
  */
 export async function traceAttempt(
   telemetry: Telemetry,
@@ -130,7 +130,12 @@ export async function traceAttempt(
         return { ok: true as const, value };
       } catch (error) {
         const err = toError(error);
-        if (err instanceof DelayedError || err instanceof WaitingChildrenError || err instanceof RateLimitError) {
+        if (
+          err instanceof DelayedError ||
+          err instanceof WaitingError ||
+          err instanceof WaitingChildrenError ||
+          err instanceof RateLimitError
+        ) {
           span?.addEvent(`job moved: ${err.name}`);
         } else {
           span?.addEvent('job failed', { [TelemetryAttributes.JobFailedReason]: err.message });

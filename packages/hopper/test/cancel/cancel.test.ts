@@ -107,7 +107,7 @@ describe('cancellation', () => {
     await once(worker, 'failed');
     const stored = await queue.getJob(job.id as string);
     expect(await stored?.getState()).toBe('failed');
-    expect(stored?.returnvalue).toBeUndefined();
+    expect(stored?.returnvalue).toBeNull();
   });
 
   it('lock renewal reports a cancelled job too (the fallback when the message was missed)', async () => {

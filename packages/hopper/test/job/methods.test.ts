@@ -92,7 +92,7 @@ describe('Job methods', () => {
     const failedJob = (await queue.getJob(bad.id as string))!;
     await failedJob.retry();
     expect(await failedJob.getState()).toBe('waiting');
-    expect(failedJob.failedReason).toBeUndefined();
+    expect(failedJob.failedReason).toBeNull(); // as BullMQ leaves it after a retry
     await expect(failedJob.retry()).rejects.toBeInstanceOf(InvalidStateError);
     const completedJob = (await queue.getJob(good.id as string))!;
     await completedJob.retry('completed', { resetAttemptsMade: true });

@@ -58,6 +58,15 @@ function byKey(a: (number | string)[], b: (number | string)[]): number {
   return 0;
 }
 
+/** Ids due at the same time: numeric ids numerically, before other ids; others as strings. */
+function byId(a: string, b: string): number {
+  const [na, nb] = [Number(a), Number(b)];
+  const [ia, ib] = [/^\d+$/.test(a), /^\d+$/.test(b)];
+  if (ia && ib) return na - nb;
+  if (ia !== ib) return ia ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export class Model {
   jobs = new Map<string, ModelJob>();
   wait: string[] = [];
@@ -80,7 +89,8 @@ export class Model {
       // Group queue score: priority, then a counter (0 for the front, ties by id).
       job.prioSeq = front ? 0 : ++this.prioSeq;
     } else if (job.priority > 0) {
-      job.prioSeq = ++this.prioSeq;
+      // Prioritized: first within its priority when put back in front (score without a counter).
+      job.prioSeq = front ? 0 : ++this.prioSeq;
     } else if (front) this.wait.unshift(job.id);
     else this.wait.push(job.id);
   }
@@ -131,7 +141,8 @@ export class Model {
   /** Every call that claims (claim, complete, fail: even with nothing to claim) first promotes due delayed jobs. */
   promoteDue(): void {
     const due = [...this.jobs.values()].filter((j) => j.state === 'delayed' && j.due <= this.now);
-    due.sort((a, b) => byKey([a.due, a.id], [b.due, b.id]));
+    // Same due time: auto ids in add order (numerically), as the claim script sorts ties.
+    due.sort((a, b) => a.due - b.due || byId(a.id, b.id));
     for (const job of due) this.pushReady(job, false);
   }
 
@@ -139,7 +150,7 @@ export class Model {
   ungroupedReady(): string[] {
     const prio = [...this.jobs.values()]
       .filter((j) => j.group === undefined && j.state === 'prioritized')
-      .sort((a, b) => a.priority - b.priority || a.prioSeq - b.prioSeq);
+      .sort((a, b) => byKey([a.priority, a.prioSeq, a.id], [b.priority, b.prioSeq, b.id]));
     return [...this.wait, ...prio.map((j) => j.id)];
   }
 

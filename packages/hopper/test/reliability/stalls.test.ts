@@ -99,7 +99,7 @@ describe('fencing', () => {
     const stored = await queue.getJob(job.id as string);
     expect(await stored?.getState()).toBe('active');
     expect(stored?.progress).toBe(0);
-    expect(stored?.returnvalue).toBeUndefined();
+    expect(stored?.returnvalue).toBeNull();
     // The live attempt finishes normally.
     const live = await backend.complete(
       [{ id: job.id as string, token: second.jobs[0].token, attempt: 2, returnvalue: '"live"', keep: { kind: 'keep' } }],

@@ -165,8 +165,16 @@ export async function bullmqStyleCalls(queue: H.Queue<{ to: string }, number>, w
     await next.moveToCompleted(1, token, false);
     await next.moveToFailed(new Error('x'), token, false);
     const waiting: boolean = await next.moveToWaitingChildren(token);
-    void waiting;
+    const backInLine: number = await next.moveToWait(token);
+    const by: string | undefined = next.processedBy;
+    void [waiting, backInLine, by];
   }
+  // Issue 13: BullMQ's queue-side rate limit and concurrency reads.
+  await queue.rateLimit(1000);
+  const ttl: number = await queue.getRateLimitTtl(1);
+  const maxed: boolean = await queue.isMaxed();
+  const readers: Record<string, string>[] = await queue.getQueueEvents();
+  void [ttl, maxed, readers, new H.WaitingError()];
   await worker.rateLimit(1000);
   const limitError: Error = H.Worker.RateLimitError();
   const errors: Error[] = [new H.DelayedError(), new H.WaitingChildrenError(), new H.RateLimitError(), new H.UnrecoverableError('x')];

@@ -130,6 +130,6 @@ describe('worker.close()', () => {
     for (const closeTimeout of [0, -1, 1.5, Number.NaN]) {
       expect(() => new Worker('q', null, { ...base, closeTimeout })).toThrow(InvalidOptionsError);
     }
-    expect(() => new Worker('q', null, { ...base, closeTimeout: 0 })).toThrow(/closeTimeout must be a positive integer/);
+    expect(() => new Worker('q', null, { ...base, closeTimeout: 0 })).toThrow(/closeTimeout must be greater than 0/);
   });
 });

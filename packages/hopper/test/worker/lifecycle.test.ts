@@ -13,7 +13,7 @@ describe('Worker lifecycle', () => {
     const running = worker.run();
     await ready;
     expect(worker.isRunning()).toBe(true);
-    expect(() => worker.run()).toThrow('already running');
+    await expect(worker.run()).rejects.toThrow('already running');
     const closing = once(worker, 'closing');
     const closed = once(worker, 'closed');
     await worker.close();
@@ -41,13 +41,13 @@ describe('Worker lifecycle', () => {
     expect(job.stalledCounter).toBe(0);
   });
 
-  it('validates its options', () => {
+  it('validates its options', async () => {
     const base = { connection: env.url, prefix: env.prefix };
     expect(() => new Worker('q', null, { ...base, concurrency: 0 })).toThrow(InvalidOptionsError);
     expect(() => new Worker('q', null, { ...base, lockDuration: -5 })).toThrow(InvalidOptionsError);
     expect(() => new Worker('q', null, { ...base, maxStalledCount: -1 })).toThrow(InvalidOptionsError);
     const noProcessor = env.worker(env.queueName(), null, { autorun: false });
-    expect(() => noProcessor.run()).toThrow('no processor');
+    await expect(noProcessor.run()).rejects.toThrow('No process function is defined.');
   });
 
   it('changes concurrency while running', async () => {

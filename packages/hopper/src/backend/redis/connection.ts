@@ -64,9 +64,15 @@ export function openClient(connection: ConnectionOptions | undefined, role: Clie
   return { client: new Redis({ ...connection, ...roleOptions(role) }), owned: true };
 }
 
-/** A new client to the same server(s) as `client`, for `role`. */
-export function duplicateClient(client: RedisClient, role: ClientRole): RedisClient {
-  if (client instanceof Redis) return client.duplicate(roleOptions(role));
+/**
+ * A new client to the same server(s) as `client`, for `role`; `name` is its CLIENT SETNAME (set on
+ * every connect; a single-node client only).
+ */
+export function duplicateClient(client: RedisClient, role: ClientRole, name?: string): RedisClient {
+  // A single-node client of this or another copy of ioredis (an app's own: instanceof fails) takes the options.
+  if (client instanceof Redis || (client as { isCluster?: boolean }).isCluster === false) {
+    return (client as Redis).duplicate(name === undefined ? roleOptions(role) : { ...roleOptions(role), connectionName: name });
+  }
   return client.duplicate();
 }
 

@@ -73,6 +73,8 @@ export interface QueueKeys {
   cancelChildren(id: string): string;
   /** Sorted set of the queue's job start times for its rate limit (sliding window). */
   readonly rateWindow: string;
+  /** Not a key: the connection name (CLIENT SETNAME) of a QueueEvents reader of this queue (no spaces). */
+  readonly eventsReaderName: string;
   /** List of ready groups taking turns ('' stands for the jobs without a group); see includes/groups.lua. */
   readonly groupRing: string;
   /** Sorted set of groups parked by their rate limit, by the time their window reopens. */
@@ -135,6 +137,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     ignoredChildren: (id) => `${base}ig:${id}`,
     cancelChildren: (id) => `${base}cc:${id}`,
     rateWindow: `${base}lw`,
+    eventsReaderName: `hopper:${Buffer.from(base).toString('base64url')}:qe`,
     groupRing: `${base}gr`,
     groupsLimited: `${base}gl`,
     groups: `${base}gs`,

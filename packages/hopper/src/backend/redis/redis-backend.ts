@@ -133,6 +133,7 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
       tokenPrefix: request.tokenPrefix,
       exact: request.exact ? 1 : 0,
       limit: request.limiter ? `${request.limiter.max}:${request.limiter.duration}` : '',
+      by: request.by ?? '',
     };
   }
 

@@ -45,8 +45,8 @@ export abstract class RedisQueueConnection {
     if (this.handle.owned) reportErrors(this.client, this.reportError);
   }
 
-  protected blockingClient(): RedisClient {
-    const client = duplicateClient(this.client, 'blocking');
+  protected blockingClient(name?: string): RedisClient {
+    const client = duplicateClient(this.client, 'blocking', name);
     reportErrors(client, this.reportError);
     return client;
   }

@@ -37,20 +37,26 @@ export abstract class RedisQueueGroups extends RedisQueueFlows {
     await runScript(this.client, SCRIPTS.configureQueue, { meta: k.meta, marker: k.marker }, {}, pairs(fields));
   }
 
-  async getRateLimitTtl(): Promise<number> {
+  async getRateLimitTtl(maxJobs?: number): Promise<number> {
     const k = this.keys;
-    const [manual, meta, time] = await Promise.all([
+    const [manual, meta, time, started, windowTtl] = await Promise.all([
       this.client.pttl(k.limiter),
       this.client.hmget(k.meta, 'lmax', 'ldur'),
       this.client.time(),
+      maxJobs === undefined ? Promise.resolve(0) : this.client.zcard(k.rateWindow),
+      maxJobs === undefined ? Promise.resolve(0) : this.client.pttl(k.rateWindow),
     ]);
-    let ttl = Math.max(manual, 0);
-    if (meta[0] !== null && meta[1] !== null) {
-      const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
-      const [max, duration] = [Number(meta[0]), Number(meta[1])];
-      const recent = await this.client.zrangebyscore(k.rateWindow, `(${now - duration}`, '+inf', 'WITHSCORES');
-      if (recent.length / 2 >= max) ttl = Math.max(ttl, Number(recent[1]) + duration - now);
+    if (maxJobs !== undefined) {
+      // BullMQ's reading: the manual limit, else the window's time left once it holds maxJobs starts.
+      if (manual > 0) return manual;
+      return started >= maxJobs ? Math.max(windowTtl, 0) : 0;
     }
+    if (meta[0] === null || meta[1] === null) return manual; // -2 (Redis's "no key") when not limited
+    let ttl = Math.max(manual, 0);
+    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+    const [max, duration] = [Number(meta[0]), Number(meta[1])];
+    const recent = await this.client.zrangebyscore(k.rateWindow, `(${now - duration}`, '+inf', 'WITHSCORES');
+    if (recent.length / 2 >= max) ttl = Math.max(ttl, Number(recent[1]) + duration - now);
     return ttl;
   }
 

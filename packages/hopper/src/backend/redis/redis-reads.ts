@@ -6,6 +6,7 @@
 import type { EventsRead, JobRecord, MetricsBucket, MetricsRecord, MetricsType, SchedulerRecord, StateCounts } from '../backend.js';
 import { isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
 import { checkQueueInvariants } from './invariants.js';
+import { Cluster } from 'ioredis';
 import { RedisQueueConnection } from './redis-connection.js';
 import { compareStreamIds, toRecord } from './replies.js';
 import { getMetrics, recordMetrics } from './redis-metrics.js';
@@ -16,7 +17,7 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
   }
 
   async readEvents(from: string, blockMs: number, count: number, checkGap: boolean): Promise<EventsRead> {
-    this.eventsClient ??= this.blockingClient();
+    this.eventsClient ??= this.blockingClient(this.keys.eventsReaderName);
     const gap = checkGap && (await this.missedAfter(from));
     const args: (string | number)[] = ['COUNT', count];
     if (blockMs >= 0) args.push('BLOCK', blockMs);
@@ -166,6 +167,30 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
 
   async getDeduplicationJobId(id: string): Promise<string | undefined> {
     return (await this.client.get(this.keys.dedup(id))) ?? undefined;
+  }
+
+  async openEventsReader(): Promise<void> {
+    this.eventsClient ??= this.blockingClient(this.keys.eventsReaderName);
+    await this.eventsClient.call('PING');
+  }
+
+  async getEventsReaders(): Promise<Record<string, string>[]> {
+    const name = this.keys.eventsReaderName;
+    const nodes = this.client instanceof Cluster ? this.client.nodes('master') : [this.client];
+    const lists = await Promise.all(nodes.map(async (node) => String(await node.call('CLIENT', ['LIST', 'TYPE', 'normal']))));
+    const readers: Record<string, string>[] = [];
+    for (const list of lists) {
+      for (const line of list.split(/\r?\n/)) {
+        if (!line.includes(` name=${name} `)) continue;
+        const client: Record<string, string> = {};
+        for (const pair of line.split(' ')) {
+          const eq = pair.indexOf('=');
+          if (eq > 0) client[pair.slice(0, eq)] = pair.slice(eq + 1);
+        }
+        if (client.name === name) readers.push(client);
+      }
+    }
+    return readers;
   }
 
   async getWorkers(): Promise<{ id: string; info: string }[]> {

@@ -42,6 +42,7 @@ export function parseClaim(reply: Reply, at: number, now: number, request: Claim
       delay: Number(row[7] ?? 0),
       progress: row[8] ?? '',
       stalledCounter: Number(row[10] ?? 0),
+      failedReason: row[11] ?? undefined,
       token: exact ? tokenPrefix : tokenPrefix + (i + 1),
     };
   }
@@ -78,6 +79,7 @@ export function toRecord(id: string, hash: Record<string, string> | null, bigDat
     progress: hash.pg,
     processedOn: toNumber(hash.po),
     finishedOn: toNumber(hash.fo),
+    processedBy: hash.pb,
     returnvalue: hash.rv,
     failedReason: hash.fr,
     stacktrace: hash.st,

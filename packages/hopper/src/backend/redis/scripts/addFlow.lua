@@ -161,7 +161,8 @@ for i = 1, count do
         redis.call('HSET', jk, 's', 'waiting')
         state = 'waiting'
       else
-        state = pushReady(qk, jk, id, priority, at(i, 7) == '1', group)
+        -- lifo puts an unprioritized job first (as addJobs; a grouped one first within its priority).
+        state = pushReady(qk, jk, id, priority, at(i, 7) == '1' and (priority == 0 or (group ~= nil and group ~= false)), group)
       end
       signalWork(qk.marker)
     end

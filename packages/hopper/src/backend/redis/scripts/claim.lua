@@ -1,10 +1,11 @@
 --[[ claim: takes up to `count` ready jobs for a worker (after promoting due delayed jobs).
   KEYS: meta, wait, prio, prioCounter, delayed, active, events, marker, limiter
-  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit
+  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, by
     limit: the worker's rate limit 'max:durationMs', or '' for the queue's (if any).
+    by: the worker's name, stored on each claimed job as processedBy ('' = none).
   Returns: { now, paused (0/1), nextDue (ms or -1), limitedFor (ms), schedulersDue (0/1), n, then one row per job:
     { name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id,
-      stalledCounter } }
+      stalledCounter, failedReason } }
   The i-th job's lock token is tokenPrefix .. i, or tokenPrefix itself when exact is 1. ]]
 --@include base
 --@include scheduler
@@ -13,5 +14,5 @@
 local now = nowMs(argv.now)
 local out = { now }
 local cap, paused, qs = queueSettings(k.meta)
-claimJobs(k, argv.base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, out)
+claimJobs(k, argv.base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)
 return out

@@ -2,7 +2,7 @@
   KEYS: meta, wait, prio, prioCounter, delayed, active, completed, events, marker, limiter, failed
   Flags: allow-oom (runs when Redis is full under maxmemory: finishing jobs and renewing their locks
     must not fail while adds are refused, or running jobs would stall and run twice)
-  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, ...jobs
+  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, by, ...jobs
     jobs: 5 values per job: id, token, attempt (attemptsStarted of the holder), returnvalue (JSON), keep
     keep: retention spec (see includes/retention).
   Returns: { now, code per job..., then the claim part (see claim) }
@@ -90,5 +90,5 @@ end
 flushReleases(base, rel)
 -- Under a global concurrency limit, a finished job frees a slot another worker may be waiting for.
 if qs.gcc and #doneIds > 0 then signalWork(k.marker) end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, out)
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)
 return out

@@ -3,7 +3,7 @@
   KEYS: meta, wait, prio, prioCounter, delayed, active, failed, events, marker, limiter
   Flags: allow-oom (runs when Redis is full under maxmemory: finishing jobs and renewing their locks
     must not fail while adds are refused, or running jobs would stall and run twice)
-  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, queueName, ...jobs
+  ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, by, queueName, ...jobs
     jobs: 7 values per job: id, token, attempt, reason, stack ('' = none), retryDelay, keep
     retryDelay: -1 fail for good, -2 fail for good because attempts are exhausted (also emits
       retries-exhausted), 0 retry now, > 0 retry after that many ms.
@@ -95,11 +95,13 @@ for n = 1, #plan do
     if e.st then redis.call('HSET', jk, 'st', e.st) end
     if e.code == 1 then
       redis.call('HDEL', jk, 'tk')
-      redis.call('HSET', jk, 'am', made, 'fr', reason)
       if retryDelay > 0 then
+        -- The backoff is the job's delay now (job.delay, as BullMQ).
+        redis.call('HSET', jk, 'am', made, 'fr', reason, 'dl', retryDelay)
         pushDelayed(k, jk, id, now + retryDelay)
         emit(k.events, cap, 'delayed', 'jobId', id, 'delay', now + retryDelay, 'prev', 'active')
       else
+        redis.call('HSET', jk, 'am', made, 'fr', reason)
         local state = pushReady(k, jk, id, tonumber(f[5]) or 0, false, qs.groups and f[10] or false)
         signalWork(k.marker)
         emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
@@ -123,5 +125,5 @@ end
 flushFinisher(fin)
 flushReleases(base, rel)
 if qs.gcc and freed > 0 then signalWork(k.marker) end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, out)
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)
 return out

@@ -15,7 +15,7 @@ local f = redis.call('HMGET', jk, 's', 'cx')
 if f[1] ~= 'active' then return -3 end
 if f[2] then return -5 end
 redis.call('ZREM', k.active, argv.id)
-redis.call('HDEL', jk, 'tk')
+handBack(jk, argv.token)
 groups().leaveActive(argv.base, jk)
 local due = math.max(tonumber(argv.timestamp), now)
 redis.call('HSET', jk, 'dl', due - now)

@@ -14,7 +14,7 @@ local f = redis.call('HMGET', jk, 's', 'cx')
 if f[1] ~= 'active' then return -3 end
 if f[2] then return -5 end
 redis.call('ZREM', k.active, argv.id)
-redis.call('HDEL', jk, 'tk')
+handBack(jk, argv.token)
 local group = groups().leaveActive(argv.base, jk)
 local state = pushReady(k, jk, argv.id, tonumber(redis.call('HGET', jk, 'p')) or 0, true, group)
 signalWork(k.marker)

@@ -26,7 +26,8 @@ end
 if redis.call('SCARD', argv.base .. 'dp:' .. id) == 0 then return { 0, '' } end
 redis.call('ZREM', k.active, id)
 -- No holder while it waits; a parent's own delay applies once, after its first children.
-redis.call('HDEL', jk, 'tk', 'dl')
+redis.call('HDEL', jk, 'dl')
+handBack(jk, argv.token)
 groups().leaveActive(argv.base, jk)
 redis.call('HSET', jk, 's', 'waiting-children')
 redis.call('ZADD', k.waitingChildren, now, id)

@@ -166,7 +166,8 @@ local function pushReady(k, jk, id, priority, front, group)
   if group == nil then group = redis.call('HGET', jk, 'g') end
   if group then return groups().pushGrouped(string.sub(jk, 1, #jk - #id - 2), jk, id, group, priority, front) end
   if priority > 0 then
-    pushPrioritized(k, id, priority)
+    -- In front: first within its priority (a rescued or rate-limited job keeps its turn).
+    if front then redis.call('ZADD', k.prio, priority * PRIO_SHIFT, id) else pushPrioritized(k, id, priority) end
     redis.call('HSET', jk, 's', 'prioritized')
     return 'prioritized'
   end

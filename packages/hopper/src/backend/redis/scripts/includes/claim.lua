@@ -5,9 +5,10 @@
   groups on, jobs are taken round-robin over the ring of ready groups (takeGrouped).
   Appends to `out`: paused flag, next delayed due time (or -1), ms left of a rate limit (0 if
   none), whether a scheduler needs advancing (0/1), the number of jobs, then one row per job: { name, data, opts, timestamp, attemptsMade,
-  attemptsStarted, priority, delay, progress, id, stalledCounter } (absent values are nil). With `exact`, the single claimed
+  attemptsStarted, priority, delay, progress, id, stalledCounter, failedReason } (absent values are nil). With `exact`, the single claimed
   job's token is tokenPrefix itself (manual processing with the caller's token). Used by claim, complete and fail so a worker acknowledges
-  finished jobs and takes the next ones in one round trip. At most CLAIM_MAX (1,000) jobs per call. ]]
+  finished jobs and takes the next ones in one round trip. At most CLAIM_MAX (1,000) jobs per call.
+  `by` (the worker's name, or '') is stored on each claimed job as `pb` (processedBy). ]]
 
 local PROMOTE_BATCH = 1000
 -- Most jobs one call claims: a worker with more free slots asks again (runtime/dispatcher).
@@ -19,8 +20,34 @@ local CLAIM_MAX = 1000
 local function promoteDue(k, base, now, cap)
   local scored = redis.call('ZRANGEBYSCORE', k.delayed, '-inf', now, 'WITHSCORES', 'LIMIT', 0, PROMOTE_BATCH)
   if #scored == 0 then return 0, false end
-  local due = {}
-  for i = 1, #scored, 2 do due[#due + 1] = scored[i] end
+  local due, dueAt = {}, {}
+  local tie = false
+  for i = 1, #scored, 2 do
+    due[#due + 1] = scored[i]
+    dueAt[#dueAt + 1] = tonumber(scored[i + 1])
+    if i > 1 and scored[i + 1] == scored[i - 1] then tie = true end
+  end
+  if tie then
+    -- Jobs due at the same ms come out of the sorted set in member (string) order: '10' before
+    -- '9'. Put them back in add order (auto ids numerically, FIFO as BullMQ); rare, so sorted
+    -- only when there is a tie.
+    local order = {}
+    for i = 1, #due do order[i] = i end
+    table.sort(order, function(a, b)
+      if dueAt[a] ~= dueAt[b] then return dueAt[a] < dueAt[b] end
+      local na = string.match(due[a], '^%d+$') and tonumber(due[a])
+      local nb = string.match(due[b], '^%d+$') and tonumber(due[b])
+      if na and nb then return na < nb end
+      if na or nb then return na ~= nil end
+      return due[a] < due[b]
+    end)
+    local ids, ats = {}, {}
+    for i = 1, #order do
+      ids[i] = due[order[i]]
+      ats[i] = dueAt[order[i]]
+    end
+    due, dueAt = ids, ats
+  end
   local fired = false
   chunked('ZREM', k.delayed, due)
   for i = 1, #due do
@@ -31,9 +58,11 @@ local function promoteDue(k, base, now, cap)
     if f[2] and not f[4] then
       -- A scheduler's occurrence (never started: a retry is an ordinary job): its scheduler's
       -- policies decide (includes/scheduler), lateness counted from its due time.
-      fireOccurrence(k, base, id, jk, f[2], priority, tonumber(scored[2 * i]), now, cap)
+      fireOccurrence(k, base, id, jk, f[2], priority, dueAt[i], now, cap)
       fired = true
     else
+      -- Its delay is over (job.delay reads 0 from now on, as BullMQ).
+      redis.call('HDEL', jk, 'dl')
       local state = pushReady(k, jk, id, priority, false, f[3])
       emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'delayed', 'state', state)
     end
@@ -228,7 +257,7 @@ local function recordStart(starts, key, ttl, now, id, started)
   list[#list + 1] = id .. ':' .. started
 end
 
-local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, out)
+local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, by, out)
   if count > CLAIM_MAX then count = CLAIM_MAX end
   local promoted, fired = promoteDue(k, base, now, cap)
   -- Promoting a due grouped job may have turned groups on after the settings were read.
@@ -309,7 +338,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   for i = 1, #ids do
     local id = ids[i]
     local jk = jobKey(base, id)
-    local f = redis.call('HMGET', jk, 'n', 'd', 'o', 't', 'am', 'as', 'p', 'dl', 'pg', 'dc', 'sc')
+    local f = redis.call('HMGET', jk, 'n', 'd', 'o', 't', 'am', 'as', 'p', 'dl', 'pg', 'dc', 'sc', 'fr')
     if f[1] then
       claimed = claimed + 1
       local started = (tonumber(f[6]) or 0) + 1
@@ -322,9 +351,12 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       if g then
         -- A grouped job records whether its group counted it (released when it leaves active).
         redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now, 'ga', counted[g] and '1' or '0')
-      else
+      elseif by == '' then
         redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now)
+      else
+        redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now, 'pb', by)
       end
+      if g and by ~= '' then redis.call('HSET', jk, 'pb', by) end
       if lmax and lmax > 0 then recordStart(starts, lw, ldur, now, id, started) end
       if g and windows[g] then
         local w = windows[g]
@@ -332,7 +364,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       end
       -- The job goes back as the HMGET row itself (fewer table writes than copying it out):
       -- name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id,
-      -- stalledCounter.
+      -- stalledCounter, failedReason (of the previous attempt).
       if not f[2] then f[2] = readData(base, id, jk, false, f[10]) end
       f[6] = started
       f[10] = id
