@@ -51,6 +51,15 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     if (opts.autorun !== false) this.run().catch((err: unknown) => this.emitError(err));
   }
 
+  /**
+   * Starting also opens the connection that reads the events (named, so `queue.getQueueEvents()`
+   * lists this reader once `waitUntilReady()` resolved, as in BullMQ).
+   */
+  protected override async init(): Promise<void> {
+    await super.init();
+    if (this.opts.autorun !== false) await this.backend.openEventsReader();
+  }
+
   /** The id of the last event read (pass it as `lastEventId` to resume after a restart). */
   get lastEventId(): string {
     return this.lastId;
@@ -138,9 +147,12 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
         this.emit('stalled', { jobId: rest.jobId }, id);
         return;
       case 'drained':
+        this.emit(event, id);
+        return;
       case 'paused':
       case 'resumed':
-        this.emit(event, id);
+        // BullMQ's listener signature: (args: {}, id).
+        this.emit(event, {}, id);
         return;
       default:
         this.emit(event, args, id);

@@ -233,10 +233,14 @@ export function validateJobName(name: unknown): asserts name is string {
   }
 }
 
-/** Checks a custom job id (DESIGN, "Ids"). An empty one is ignored: the job gets an automatic id, as in BullMQ. */
+/**
+ * Checks a custom job id (DESIGN, "Ids"). An empty one is refused (BullMQ ignores it and generates
+ * an id): an empty id is almost always a missing value, and ignoring it would silently drop the
+ * idempotence the caller asked for.
+ */
 export function validateJobId(id: unknown): asserts id is string {
-  if (typeof id !== 'string') {
-    throw new InvalidJobIdError(`A custom jobId must be a string, got ${JSON.stringify(id)}.`);
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new InvalidJobIdError(`A custom jobId must be a non-empty string, got ${JSON.stringify(id)}.`);
   }
   if (id.length > MAX_JOB_ID_LENGTH) {
     throw new InvalidJobIdError(`Custom jobId "${id.slice(0, 40)}..." is ${id.length} characters long: use at most ${MAX_JOB_ID_LENGTH}.`);

@@ -294,8 +294,8 @@ describe("validation and refusals keep BullMQ's key phrases", () => {
   it('job ids, queue names, deduplication and worker options', async () => {
     const name = env.queueName();
     const queue = env.queue(name);
-    // An empty jobId is ignored, as in BullMQ: the job gets an automatic id.
-    expect((await queue.add('x', {}, { jobId: '' })).id).toMatch(/^\d+$/);
+    // An empty jobId is refused (BullMQ ignores it): see docs/compatibility.md.
+    await expect(queue.add('x', {}, { jobId: '' })).rejects.toBeInstanceOf(InvalidJobIdError);
     await expect(queue.add('x', {}, { jobId: '7' })).rejects.toThrow('Custom Id cannot be integers');
     await expect(queue.add('x', {}, { jobId: '7' })).rejects.toBeInstanceOf(InvalidJobIdError);
     await expect(queue.add('x', {}, { deduplication: { id: '' } })).rejects.toThrow('Deduplication id must be provided');
