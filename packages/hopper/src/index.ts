@@ -73,6 +73,7 @@ export {
   CrossSlotError,
   ScriptError,
   JobNotFoundError,
+  QueueNotFoundError,
   UnknownBackoffError,
   WaitTimeoutError,
   DatasetResetError,
@@ -92,6 +93,7 @@ export {
   SchedulerJobError,
   hopperErrorCode,
 } from './job/errors.js';
+export { Admin, type AdminOptions, type QueueOverview } from './admin/admin.js';
 export type { ConnectionOptions } from './backend/create.js';
 export { type Clock, type ClockTimer, SystemClock } from './clock/clock.js';
 export { FakeClock } from './clock/fake-clock.js';

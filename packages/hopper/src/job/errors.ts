@@ -23,6 +23,7 @@ export const ErrorCode = {
   CrossSlot: 'ERR_HOPPER_CROSS_SLOT',
   Script: 'ERR_HOPPER_SCRIPT',
   JobNotFound: 'ERR_HOPPER_JOB_NOT_FOUND',
+  QueueNotFound: 'ERR_HOPPER_QUEUE_NOT_FOUND',
   UnknownBackoff: 'ERR_HOPPER_UNKNOWN_BACKOFF',
   WaitTimeout: 'ERR_HOPPER_WAIT_TIMEOUT',
   DatasetReset: 'ERR_HOPPER_DATASET_RESET',
@@ -163,6 +164,9 @@ export class ScriptError extends branded(ErrorCode.Script) {
 
 /** The job does not exist (never added, or removed by retention or a call). */
 export class JobNotFoundError extends branded(ErrorCode.JobNotFound) {}
+
+/** No queue of that name exists under the prefix (an {@link Admin} never creates one). */
+export class QueueNotFoundError extends branded(ErrorCode.QueueNotFound) {}
 
 /**
  * A flow cannot be added as asked: a child's custom id is taken by an existing job while its
