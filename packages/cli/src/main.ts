@@ -7,13 +7,14 @@ import { parseArgs } from 'node:util';
 import { Context, GLOBAL_OPTIONS, UsageError, globalOptions, type Io } from './context.js';
 import type { Command } from './commands/command.js';
 import { dlqCommands } from './commands/dlq.js';
+import { doctorCommand } from './commands/doctor.js';
 import { jobsCommands } from './commands/jobs.js';
 import { queueCommands } from './commands/queue-ops.js';
 import { queuesCommand } from './commands/queues.js';
 import { schedulerCommands } from './commands/schedulers.js';
 
 /** Every command, in the order `hopper --help` lists them. */
-export const COMMANDS: Command[] = [queuesCommand, ...jobsCommands, ...dlqCommands, ...schedulerCommands, ...queueCommands];
+export const COMMANDS: Command[] = [queuesCommand, ...jobsCommands, ...dlqCommands, ...schedulerCommands, ...queueCommands, doctorCommand];
 
 const GLOBAL_HELP = `Global options:
   --redis <url>     Redis to connect to (default: $REDIS_URL, else redis://127.0.0.1:6379)

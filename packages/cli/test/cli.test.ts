@@ -146,6 +146,19 @@ describe('hopper CLI', () => {
     expect(await env.queue(name).getJobCounts('waiting', 'delayed')).toEqual({ waiting: 0, delayed: 0 });
   });
 
+  it('doctor prints findings with evidence and fix, and exits 1 on errors (2 with a bad threshold)', async () => {
+    const name = env.queueName();
+    await env.queue(name).add('plain', {});
+    const report = await cli('doctor', name);
+    expect(report.code).toBe(1); // a job waits and no worker runs
+    expect(report.stdout).toMatch(/ERROR\s+\S+: Jobs wait and no worker is running {2}\[no-workers\]/);
+    expect(report.stdout).toContain('fix: Start a Worker');
+    const asJson = await cli('doctor', name, '--json');
+    const parsed = JSON.parse(asJson.stdout) as { findings: { check: string; queue?: string }[] };
+    expect(parsed.findings.filter((f) => f.queue === name).map((f) => f.check)).toContain('jobs-without-retries');
+    expect((await cli('doctor', '--oldest', 'soon')).code).toBe(2);
+  });
+
   it('never creates a queue: an unknown name fails with the known ones, and changes nothing', async () => {
     const { name } = await seed();
     const result = await cli('jobs', 'list', 'no-such-queue');

@@ -94,6 +94,8 @@ export {
   hopperErrorCode,
 } from './job/errors.js';
 export { Admin, type AdminOptions, type QueueOverview } from './admin/admin.js';
+export type { DoctorOptions, DoctorReport, Finding, Severity } from './admin/doctor.js';
+export type { ServerFacts } from './backend/backend.js';
 export type { ConnectionOptions } from './backend/create.js';
 export { type Clock, type ClockTimer, SystemClock } from './clock/clock.js';
 export { FakeClock } from './clock/fake-clock.js';

@@ -38,7 +38,7 @@ const clean: Command = {
       throw new UsageError(`--state must be one of ${CLEANABLE.join(', ')}, not "${state}" (active jobs are never cleaned)`);
     }
     const graceText = typeof values.grace === 'string' ? values.grace : undefined;
-    const grace = parseDuration(graceText);
+    const grace = parseDuration(graceText, 'grace');
     const limit = intOption(values, 'limit', 0);
     const queue = await ctx.queue(positionals[0]);
     await ctx.confirm(`Remove ${limit > 0 ? `up to ${limit}` : 'all'} ${state} jobs of "${queue.name}" older than ${graceText ?? '0'}?`);
@@ -73,11 +73,11 @@ const drain: Command = {
   },
 };
 
-/** `90s`, `30m`, `2h`, `1d`, or milliseconds; `undefined` is 0. */
-export function parseDuration(raw: string | undefined): number {
+/** `90s`, `30m`, `2h`, `1d`, or milliseconds; `undefined` is 0. `option` names the flag in errors. */
+export function parseDuration(raw: string | undefined, option: string): number {
   if (raw === undefined) return 0;
   const m = /^(\d+)(ms|s|m|h|d)?$/.exec(raw.trim());
-  if (!m) throw new UsageError(`--grace must be a duration such as 0, 500ms, 90s, 30m, 2h or 1d, not "${raw}"`);
+  if (!m) throw new UsageError(`--${option} must be a duration such as 0, 500ms, 90s, 30m, 2h or 1d, not "${raw}"`);
   const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? 'ms') as 'ms'];
   return Number(m[1]) * unit;
 }

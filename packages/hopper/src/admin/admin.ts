@@ -10,6 +10,7 @@ import { validatePrefix, validateQueueName } from '../job/options.js';
 import { JOB_STATES, type JobState } from '../job/states.js';
 import { DEFAULT_PREFIX } from '../api/queue-base.js';
 import { Queue } from '../api/queue.js';
+import { checkQueue, checkServer, sortFindings, type DoctorOptions, type DoctorReport, type Finding } from './doctor.js';
 
 /** Options of {@link Admin}. */
 export interface AdminOptions {
@@ -98,6 +99,25 @@ export class Admin {
     const out: QueueOverview[] = [];
     for (const name of wanted) out.push(await this.overviewOf(await this.queue(name)));
     return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /**
+   * Audits the server and every queue under the prefix (or the named ones) for the mistakes that
+   * lose jobs or make queues fall behind; see docs/cli.md ("hopper doctor") for every check.
+   * Reads only.
+   *
+   * @example
+   * const report = await admin.doctor();
+   * for (const f of report.findings) console.log(f.severity, f.queue ?? 'redis', f.title, '->', f.fix);
+   */
+  async doctor(options: DoctorOptions & { queues?: string[] } = {}): Promise<DoctorReport> {
+    this.assertOpen();
+    const overviews = await this.overview(options.queues);
+    const server = await this.backend.serverFacts();
+    const pending = overviews.reduce((n, q) => n + q.counts.waiting + q.counts.prioritized + q.counts.delayed + q.counts.active, 0);
+    const findings: Finding[] = checkServer(server, pending);
+    for (const overview of overviews) findings.push(...(await checkQueue(await this.queue(overview.name), overview, server.now, options)));
+    return { checkedAt: Date.now(), server, queues: overviews.map((q) => q.name), findings: sortFindings(findings) };
   }
 
   /** Closes every Queue this Admin opened, and its own connection. */

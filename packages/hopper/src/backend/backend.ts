@@ -396,10 +396,33 @@ export interface MetricsRecord {
   length: number;
 }
 
+/** What `hopper doctor` reads of the server (undefined where the server does not tell). */
+export interface ServerFacts {
+  version: string;
+  /** The server's clock (ms): Hopper's one clock, against which job times are judged. */
+  now: number;
+  maxmemoryPolicy: string | undefined;
+  /** Bytes; 0 means no limit. */
+  maxmemory: number | undefined;
+  usedMemory: number | undefined;
+  /** Append-only file on. */
+  aof: boolean | undefined;
+  /** `appendfsync` (always, everysec, no). */
+  appendfsync: string | undefined;
+  /** RDB snapshots configured (`save` not empty). */
+  rdb: boolean | undefined;
+  evictedKeys: number | undefined;
+  rejectedConnections: number | undefined;
+  /** Recent slow-log entries: command name, duration in microseconds, when (epoch s). */
+  slowlog: { command: string; micros: number; at: number }[];
+}
+
 /** Reads across the queues under one prefix (the base of the admin API, and of the test audit). */
 export interface BackendAdmin {
   /** Names of the queues that exist under the prefix. */
   listQueues(): Promise<string[]>;
+  /** The server's settings and health figures that matter to a queue (for `hopper doctor`). */
+  serverFacts(): Promise<ServerFacts>;
   /** Deletes every key under the prefix (tests and tools only). */
   deleteAll(): Promise<number>;
   close(): Promise<void>;
