@@ -175,6 +175,21 @@ describe('an occurrence due when its scheduler plans it', () => {
     release.resolve();
   });
 
+  it('re-created in a slot its removed namesake ran, a scheduler plans the next slot (an instant runs once)', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.upsertJobScheduler('poll', { every: MINUTE }, { name: 'poll' });
+    const worker = env.worker(name, null);
+    const taken = await worker.getNextJob('token-p');
+    await taken!.moveToCompleted('ok', 'token-p');
+    await queue.removeJobScheduler('poll');
+    const pending = await queue.upsertJobScheduler('poll', { every: MINUTE }, { name: 'poll' });
+    expect(pending?.id).toBe(`sched:poll:${T0 + MINUTE}`);
+    expect(await queue.getJobState(pending!.id!)).toBe('delayed');
+    expect(await queue.getJobState(`sched:poll:${T0}`)).toBe('completed');
+    expect((await queue.getJobScheduler('poll'))?.next).toBe(T0 + MINUTE);
+  });
+
   it('a due pending run its overlap policy skips is dropped, and the next one is planned at once', async () => {
     const queue = env.queue(env.queueName());
     await queue.upsertJobScheduler('s', { pattern: '0 3 * * *' }, { name: 's' });

@@ -21,8 +21,8 @@
     occurrences: 3 values each, ascending: instant, due (instant + jitter, never before now),
       pending (1 for the one that waits for its time; 0 for catch-up ones, due now).
   Returns: { created, again } (again 1: its pending occurrence, due at once, was dropped by its
-    overlap policy: advance it again now); 0 nothing to do; -1 no such scheduler; -2 someone
-    else advanced it. ]]
+    overlap policy, or its instant has a job already: advance it again now); 0 nothing to do;
+    -1 no such scheduler; -2 someone else advanced it. ]]
 --@include base
 --@include pending
 --@include occurrence
@@ -61,7 +61,7 @@ local last = tonumber(s[2]) or -1
 local created, ids, names, states, dues = 0, {}, {}, {}, {}
 local pendingId, pendingDue, pendingInstant = '', '+inf', ''
 -- The occurrences already due, judged once the scheduler's fields are written.
-local dueNow, pendingDueNow = {}, false
+local dueNow, pendingDueNow, pendingExisted = {}, false, false
 -- The last instant before the pending one: where the schedule resumes if the pending occurrence
 -- is withdrawn (pause, changed spec) before it runs.
 local prev = s[2] or ''
@@ -69,7 +69,8 @@ for i = REST, #ARGV, 3 do
   local instant, due, pending = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), ARGV[i + 2] == '1'
   if instant > last then
     local id = 'sched:' .. schedId .. ':' .. instant
-    if redis.call('EXISTS', jobKey(base, id)) == 0 then
+    local made = redis.call('EXISTS', jobKey(base, id)) == 0
+    if made then
       created = created + 1
       -- The iteration number BullMQ puts in opts.repeat.count: occurrences created so far, from 1.
       local count = tpl.countBase + (tonumber(s[5]) or 0) + created
@@ -83,9 +84,13 @@ for i = REST, #ARGV, 3 do
         if pending then pendingDueNow = true end
       end
     end
-    if pending then
+    if pending and made then
       prev = last >= 0 and tostring(last) or ''
       pendingId, pendingDue, pendingInstant = id, due, instant
+    elseif pending then
+      -- Its job exists already (a removed scheduler of the same id ran that instant): an
+      -- instant runs once, so the scheduler plans again after it.
+      pendingExisted = true
     end
     last = instant
   end
@@ -113,8 +118,9 @@ if pendingDueNow and pendingKept then
   redis.call('HSET', sk, 'hold', holdUntil)
   redis.call('ZADD', k.schedulers, holdUntil, schedId)
   if argv.after ~= '' then redis.call('ZADD', k.schedDue, argv.after, schedId) else redis.call('ZREM', k.schedDue, schedId) end
-elseif pendingDueNow then
-  -- Dropped at once (its overlap policy): the scheduler needs its next occurrence now.
+elseif pendingDueNow or pendingExisted then
+  -- Dropped at once (its overlap policy), or its instant had run already: the scheduler needs
+  -- its next occurrence now.
   redis.call('HSET', sk, 'pid', '')
   redis.call('ZADD', k.schedDue, now, schedId)
   return { created, 1 }
