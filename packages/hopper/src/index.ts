@@ -11,7 +11,7 @@ export {
   DEFAULT_MAX_EVENTS,
 } from './api/queue.js';
 export { QueueGetters, type JobType, type WorkerInfo, type QueueMeta } from './api/queue-getters.js';
-export type { JobSchedulerInfo, JobSchedulerTemplate } from './api/job-schedulers.js';
+export type { JobSchedulerJson, JobSchedulerState, JobSchedulerTemplate } from './api/job-schedulers.js';
 export type { RepeatableJob } from './api/legacy-repeat.js';
 export type { LegacyRepeatOptions } from './schedule/repeat-options.js';
 export { Worker, type WorkerOptions, type Processor, type AdvancedSettings } from './api/worker.js';

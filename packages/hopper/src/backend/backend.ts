@@ -249,7 +249,11 @@ export interface QueueBackend {
   sharesSlotWith(other: string): boolean;
   /** Creates or updates a scheduler: 0 unchanged, 1 created, 2 replaced. */
   upsertScheduler(scheduler: SchedulerWrite, now?: number): Promise<number>;
-  /** Creates a scheduler's next occurrences if its last instant is still `expectedLast`: created count, 0, -1 missing, -2 raced. */
+  /**
+   * Creates a scheduler's next occurrences if its last instant is still `expectedLast`. `created`:
+   * the count, or -1 missing, -2 raced; `again`: its pending occurrence, due at once, was dropped
+   * by its overlap policy, so it needs advancing again now.
+   */
   advanceScheduler(
     id: string,
     expectedLast: string,
@@ -257,7 +261,7 @@ export interface QueueBackend {
     after: number | null,
     missed: number,
     now?: number,
-  ): Promise<number>;
+  ): Promise<{ created: number; again: boolean }>;
   removeScheduler(id: string): Promise<boolean>;
   /** 1 changed, 0 already so, -1 no such scheduler. */
   pauseScheduler(id: string, paused: boolean, now?: number): Promise<number>;
@@ -352,8 +356,8 @@ export interface QueueBackend {
   getSchedulersCount(): Promise<number>;
   /** The earliest due time of a pending scheduler occurrence, or null. */
   nextSchedulerDue(): Promise<number | null>;
-  /** Schedulers waiting for their next occurrence to be computed. */
-  getDueSchedulers(limit: number): Promise<string[]>;
+  /** Schedulers waiting for their next occurrence to be computed at `now` (ms), earliest first. */
+  getDueSchedulers(limit: number, now: number): Promise<string[]>;
   /** The backend's clock (Redis TIME), ms. */
   time(): Promise<number>;
 

@@ -298,9 +298,9 @@ export class GroupMaxSizeExceededError extends branded(ErrorCode.GroupMaxSizeExc
 }
 
 /**
- * The job is a job scheduler's pending run (the delayed occurrence waiting for its time, which
- * keeps the scheduler going): it cannot be removed or cancelled directly, or the scheduler
- * would stop for good. Nothing was changed. Remove or pause the scheduler instead
+ * The job is a job scheduler's pending run (its next occurrence, delayed for its time or ready
+ * and not yet taken by a worker, which keeps the scheduler going): it cannot be removed or
+ * cancelled directly, or the scheduler would stop for good. Nothing was changed. Remove or pause the scheduler instead
  * (`queue.removeJobScheduler(id)`, `queue.pauseJobScheduler(id)`). Once the occurrence runs it
  * is an ordinary job. `jobId` and `schedulerId` say which (BullMQ refuses the same).
  */
@@ -313,9 +313,11 @@ export class SchedulerJobError extends branded(ErrorCode.SchedulerJob) {
   /** Builds the error for an attempt to remove or cancel (`action`) scheduler `schedulerId`'s pending run `jobId`. */
   static of(jobId: string, schedulerId: string, action: 'removed' | 'cancelled'): SchedulerJobError {
     const quoted = schedulerId.replace(/[\\']/g, '\\$&');
+    // BullMQ's phrase and operation name first (`... cannot be removed directly. remove`), then Hopper's advice.
+    const op = action === 'removed' ? 'remove' : 'cancelJob';
     const err = new SchedulerJobError(
-      `Job ${jobId} belongs to job scheduler ${schedulerId} and cannot be ${action} directly: ` +
-        `call queue.removeJobScheduler('${quoted}') to stop the schedule, or queue.pauseJobScheduler('${quoted}') to pause it.`,
+      `Job ${jobId} belongs to a job scheduler and cannot be ${action} directly. ${op}: it is the pending run of job scheduler ` +
+        `${schedulerId}; call queue.removeJobScheduler('${quoted}') to stop the schedule, or queue.pauseJobScheduler('${quoted}') to pause it.`,
     );
     err.jobId = jobId;
     err.schedulerId = schedulerId;

@@ -26,7 +26,7 @@ local key, kind = structureOf(k, state)
 
 local function isOld(id)
   -- A scheduler's pending run is never cleaned: the scheduler keeps firing.
-  if state == 'delayed' and pendingRunOf(base, id) then return false end
+  if pendingRunOf(base, id) then return false end
   return (tonumber(redis.call('HGET', jobKey(base, id), 't')) or 0) <= cutoff
 end
 

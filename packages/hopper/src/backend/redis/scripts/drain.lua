@@ -1,6 +1,6 @@
 --[[ drain: removes up to `limit` jobs that have not started: waiting and prioritized ones, and
   delayed ones too when asked, except job schedulers' pending runs (includes/pending: the
-  schedulers keep firing); then grouped ready jobs, walking the groups from `cursor` in name
+  schedulers keep firing; a ready one is put back where it was, in front); then grouped ready jobs, walking the groups from `cursor` in name
   order, at most GROUPS_PER_CALL groups per call. Call again with the returned cursor until it
   says done (bounded work per call: `limit` jobs removed, plus the pending runs walked past, at
   most one per scheduler; linear in total: each group is visited about once).
@@ -26,12 +26,34 @@ local function dropJob(id)
   removed = removed + 1
 end
 
-local ids = redis.call('LPOP', k.wait, limit) or {}
-for i = 1, #ids do dropJob(ids[i]) end
-if removed < limit then
-  local popped = redis.call('ZPOPMIN', k.prio, limit - removed)
-  for i = 1, #popped, 2 do dropJob(popped[i]) end
+-- Ready jobs, front first; schedulers' pending runs are set aside and put back in front, in
+-- their order, once the walk is over (at most one per scheduler).
+local keptWait, keptPrio = {}, {}
+while removed < limit do
+  local ids = redis.call('LPOP', k.wait, limit - removed)
+  if not ids then break end
+  for i = 1, #ids do
+    if pendingRunOf(base, ids[i]) then keptWait[#keptWait + 1] = ids[i] else dropJob(ids[i]) end
+  end
 end
+while removed < limit do
+  local popped = redis.call('ZPOPMIN', k.prio, limit - removed)
+  if #popped == 0 then break end
+  for i = 1, #popped, 2 do
+    if pendingRunOf(base, popped[i]) then
+      keptPrio[#keptPrio + 1] = popped[i + 1]
+      keptPrio[#keptPrio + 1] = popped[i]
+    else
+      dropJob(popped[i])
+    end
+  end
+end
+if #keptWait > 0 then
+  local reversed = {}
+  for i = #keptWait, 1, -1 do reversed[#reversed + 1] = keptWait[i] end
+  chunked('LPUSH', k.wait, reversed)
+end
+if #keptPrio > 0 then chunked('ZADD', k.prio, keptPrio, 2) end
 if argv.delayed == '1' then
   -- Earliest first; a scheduler's pending run stays where it is (at the front of what is left),
   -- so each window starts past the ones kept so far.
@@ -66,9 +88,21 @@ local known = redis.call('ZRANGEBYLEX', base .. 'gs', start, '+', 'LIMIT', 0, GR
 local visited = 0
 for g = 1, math.min(#known, GROUPS_PER_CALL) do
   visited = visited + 1
-  local want = limit - removed
-  local popped = redis.call('ZPOPMIN', groups().groupQueueKey(base, known[g]), want)
-  for i = 1, #popped, 2 do dropJob(popped[i]) end
+  local gq = groups().groupQueueKey(base, known[g])
+  local keptGroup = {}
+  while removed < limit do
+    local popped = redis.call('ZPOPMIN', gq, limit - removed)
+    if #popped == 0 then break end
+    for i = 1, #popped, 2 do
+      if pendingRunOf(base, popped[i]) then
+        keptGroup[#keptGroup + 1] = popped[i + 1]
+        keptGroup[#keptGroup + 1] = popped[i]
+      else
+        dropJob(popped[i])
+      end
+    end
+  end
+  if #keptGroup > 0 then chunked('ZADD', gq, keptGroup, 2) end
   -- The batch is full: this group may hold more, so the next call starts at it.
   if removed >= limit then return finish(visited, 0, known[g]) end
 end

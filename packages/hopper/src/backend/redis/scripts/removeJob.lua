@@ -13,7 +13,7 @@ local jk = jobKey(argv.base, argv.id)
 local state = redis.call('HGET', jk, 's')
 if not state then return 0 end
 if state == 'active' then return -4 end
-if state == 'delayed' and pendingRunOf(argv.base, argv.id) then return -5 end
+if pendingRunOf(argv.base, argv.id) then return -5 end
 removeJobFrom(k, argv.base, argv.id, state, nowMs(argv.now))
 emit(k.events, eventsCap(k.meta), 'removed', 'jobId', argv.id, 'prev', state)
 return 1
