@@ -118,9 +118,9 @@ describe('hopper CLI', () => {
     for (const run of preview.next) expect(run.local).toMatch(/ 07:00:00$/);
 
     expect((await cli('schedulers', 'pause', name, 'digest')).code).toBe(0);
-    expect((await queue.getJobScheduler('digest'))?.paused).toBe(true);
+    expect((await queue.getJobSchedulerState('digest'))?.paused).toBe(true);
     expect((await cli('schedulers', 'resume', name, 'digest')).code).toBe(0);
-    expect((await queue.getJobScheduler('digest'))?.paused).toBe(false);
+    expect((await queue.getJobSchedulerState('digest'))?.paused).toBe(false);
 
     const triggered = json<{ jobId: string }>(await cli('schedulers', 'trigger', name, 'digest', '--json'));
     expect(await queue.getJob(triggered.jobId)).toBeDefined();

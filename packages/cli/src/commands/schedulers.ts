@@ -1,18 +1,18 @@
 /** `hopper schedulers list|preview|pause|resume|trigger`: a queue's job schedulers. */
-import { nextFireTimes, type JobSchedulerInfo, type Queue } from 'hopper';
+import { nextFireTimes, type JobSchedulerState, type Queue } from 'hopper';
 import { UsageError } from '../context.js';
 import { instant, table } from '../format.js';
 import { intOption, type Command } from './command.js';
 
-function scheduleText(s: JobSchedulerInfo): string {
+function scheduleText(s: JobSchedulerState): string {
   if (s.pattern) return `cron "${s.pattern}"${s.tz ? ` ${s.tz}` : ''}`;
   if (s.every) return `every ${s.every} ms`;
   return '-';
 }
 
-async function findScheduler(queue: Queue, id: string | undefined): Promise<JobSchedulerInfo> {
+async function findScheduler(queue: Queue, id: string | undefined): Promise<JobSchedulerState> {
   if (!id) throw new UsageError('a scheduler id is required');
-  const scheduler = await queue.getJobScheduler(id);
+  const scheduler = await queue.getJobSchedulerState(id);
   if (!scheduler) throw new Error(`No job scheduler "${id}" in queue "${queue.name}".`);
   return scheduler;
 }
@@ -23,9 +23,9 @@ const list: Command = {
   usage: 'hopper schedulers list <queue>',
   async run(ctx, { positionals }) {
     const queue = await ctx.queue(positionals[0]);
-    const schedulers: JobSchedulerInfo[] = [];
+    const schedulers: JobSchedulerState[] = [];
     for (let start = 0; ; start += 1000) {
-      const page = await queue.getJobSchedulers(start, start + 999, true);
+      const page = await queue.getJobSchedulerStates(start, start + 999, true);
       schedulers.push(...page);
       if (page.length < 1000) break;
     }

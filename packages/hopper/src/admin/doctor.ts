@@ -291,7 +291,7 @@ export async function checkQueue(queue: Queue, overview: QueueOverview, now: num
     }
   }
 
-  for (const s of await queue.getJobSchedulers(0, 999, true)) {
+  for (const s of await queue.getJobSchedulerStates(0, 999, true)) {
     if (!s.paused && !overview.paused && s.next !== undefined && now - s.next > o.schedulerLateMs) {
       add({
         check: 'scheduler-late',

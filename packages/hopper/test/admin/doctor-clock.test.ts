@@ -45,10 +45,10 @@ describe('doctor (injected clock)', () => {
     });
     await once(worker, 'active');
     // The next occurrence is planned before the clock moves past it.
-    await until(async () => (await queue.getJobScheduler('slow'))?.next === T0 + MINUTE, 'the next occurrence to be planned');
+    await until(async () => (await queue.getJobSchedulerState('slow'))?.next === T0 + MINUTE, 'the next occurrence to be planned');
     env.clock!.advance(MINUTE);
     await until(
-      async () => ((await queue.getJobSchedulers(0, -1, true))[0]?.skippedByOverlap ?? 0) > 0,
+      async () => ((await queue.getJobSchedulerStates(0, -1, true))[0]?.skippedByOverlap ?? 0) > 0,
       'an occurrence skipped by overlap',
     );
     release.resolve();
@@ -59,7 +59,7 @@ describe('doctor (injected clock)', () => {
     env.clock!.advance(10 * MINUTE);
     const second = env.worker(name, async () => 'ok');
     await until(
-      async () => ((await queue.getJobSchedulers(0, -1, true)).find((s) => s.key === 'nightly')?.missed ?? 0) > 0,
+      async () => ((await queue.getJobSchedulerStates(0, -1, true)).find((s) => s.key === 'nightly')?.missed ?? 0) > 0,
       'missed occurrences to be counted',
     );
     await second.close();

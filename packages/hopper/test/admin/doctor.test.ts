@@ -133,7 +133,7 @@ describe('doctor: the queues', () => {
     await queue.upsertJobScheduler('tick', { every: 1000 }, { name: 'tick', opts: { attempts: 3, backoff: { type: 'fixed', delay: 10 } } });
     await queue.pauseGroup('tenant-a');
     await queue.add('mail', {}, { group: { id: 'tenant-a' }, attempts: 3, backoff: { type: 'fixed', delay: 10 } });
-    await until(async () => Date.now() > ((await queue.getJobScheduler('tick'))?.next ?? Infinity) + 1, 'the scheduler to be overdue');
+    await until(async () => Date.now() > ((await queue.getJobSchedulerState('tick'))?.next ?? Infinity) + 1, 'the scheduler to be overdue');
     const admin = env.track(new Admin({ connection: env.url, prefix: env.prefix }));
     const report = await admin.doctor({ schedulerLateMs: 0 });
     expect(checks(report, name)).toEqual(expect.arrayContaining(['scheduler-late', 'group-paused-backlog']));
