@@ -92,8 +92,9 @@ export function throwIfRemoveRefused(result: RemoveJobResult, id: string, queueN
     case -7:
       throw new FlowTooLargeError(
         `Cannot remove job ${id} of queue "${queueName}" with its children: its flow tree holds more than ${result.detail} ` +
-          'child records, more than one bounded call removes, so nothing was removed. Remove its children first ' +
-          `(job.removeUnprocessedChildren(), queue.clean), or pass { removeChildren: false } to remove job ${id} alone.`,
+          'child records, more than one bounded call removes, so nothing was removed. Stop it with ' +
+          `queue.cancelJob('${id}') (the parent and its pending children, in batches), then pass { removeChildren: false } to ` +
+          'remove the job alone; its finished children go with their retention or queue.clean.',
       );
     case -8: {
       const childId = parseJobKey(prefix, result.detail)?.id ?? result.detail;
