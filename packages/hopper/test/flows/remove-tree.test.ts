@@ -144,6 +144,24 @@ describe('flows: removing a parent removes its tree (BullMQ removeChildren, the 
     expect(await children.getWaitingCount()).toBe(0);
   });
 
+  it('a tree too large is stopped with cancelJob, then its parent removed alone (the documented way)', async () => {
+    const parentQ = env.queueName('p');
+    const childQ = env.queueName('c');
+    const parents = env.queue(parentQ);
+    const children = env.queue(childQ);
+    await env.flows().add({
+      name: 'big',
+      queueName: parentQ,
+      opts: { jobId: 'big' },
+      children: Array.from({ length: 1001 }, (_, i) => ({ name: 'child', queueName: childQ, data: { i }, opts: { removeOnFail: false } })),
+    });
+    await expect(parents.remove('big')).rejects.toBeInstanceOf(FlowTooLargeError);
+    expect(await parents.cancelJob('big')).toBe('cancelled');
+    expect(await parents.remove('big', { removeChildren: false })).toBe(1);
+    expect(await parents.getJobState('big')).toBe('unknown');
+    expect(await children.getJobCounts('waiting', 'failed')).toEqual({ waiting: 0, failed: 1001 });
+  });
+
   it('refuses options it does not know, removing nothing', async () => {
     const q = env.queueName();
     const queue = env.queue(q);
