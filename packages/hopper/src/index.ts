@@ -49,6 +49,7 @@ export {
 } from './api/flow-producer.js';
 export type { DependenciesOpts, DependenciesResult, DependenciesCount, DependencyPage } from './job/job-flow.js';
 export type { StepInfo } from './job/job-steps.js';
+export type { RemoveOptions } from './job/job-changes.js';
 export { DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
 export { Job, type JobJson, type JobJsonRaw, type JobJsonSandbox, type JobProgress } from './job/job.js';
 export type { NextJobReply } from './job/job-manual.js';
@@ -88,6 +89,7 @@ export {
   TimeoutError,
   ReplayRefusedError,
   FlowConflictError,
+  FlowTooLargeError,
   GroupMaxSizeExceededError,
   UnsupportedOptionError,
   SchedulerJobError,

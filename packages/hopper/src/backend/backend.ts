@@ -105,6 +105,12 @@ export interface BoundedStep {
   readonly visitedGroups: number;
 }
 
+/** What `removeJob` did: its code and detail (see QueueBackend.removeJob). */
+export interface RemoveJobResult {
+  code: number;
+  detail: string;
+}
+
 export type CleanableState = 'completed' | 'failed' | 'waiting' | 'prioritized' | 'delayed';
 
 /** Counts of jobs per state. */
@@ -173,8 +179,14 @@ export interface QueueBackend {
   releaseJobs(jobs: ({ id: string; started: boolean } & Fence)[], failKeep: Retention, now?: number): Promise<WriteCode[]>;
   pause(): Promise<boolean>;
   resume(): Promise<boolean>;
-  /** Removes a job that is not active: 1 removed, 0 missing, -4 active, -5 a job scheduler's pending run (kept). */
-  removeJob(id: string, now?: number): Promise<number>;
+  /**
+   * Removes a job that is not active, with its flow descendants when `withChildren` (read and
+   * checked first: nothing is removed if one is active or the tree is too large). Codes: 1
+   * removed, 0 missing, -4 active, -5 a job scheduler's pending run (kept), -6 a descendant is
+   * active, -7 the tree holds more than `detail` child records, -8 a descendant is a pending run.
+   * `detail`: the descendant's key (-6, -8), the limit (-7), how many jobs were removed (1).
+   */
+  removeJob(id: string, now?: number, withChildren?: boolean): Promise<RemoveJobResult>;
   /** Adds trees of jobs across queues atomically (this backend's queue routes the call). */
   addFlow(nodes: FlowNodeWrite[], request: AddRequest | undefined, now?: number): Promise<AddFlowResult>;
   /** Lets an unsealed parent move on once its children are done: 1 sealed, 2 sealed and moved on, 0 already sealed, -1 missing. */

@@ -37,6 +37,7 @@ export const ErrorCode = {
   Timeout: 'ERR_HOPPER_TIMEOUT',
   ReplayRefused: 'ERR_HOPPER_REPLAY_REFUSED',
   FlowConflict: 'ERR_HOPPER_FLOW_CONFLICT',
+  FlowTooLarge: 'ERR_HOPPER_FLOW_TOO_LARGE',
   GroupMaxSizeExceeded: 'ERR_HOPPER_GROUP_MAX_SIZE_EXCEEDED',
   UnsupportedOption: 'ERR_HOPPER_UNSUPPORTED_OPTION',
   SchedulerJob: 'ERR_HOPPER_SCHEDULER_JOB',
@@ -173,6 +174,12 @@ export class QueueNotFoundError extends branded(ErrorCode.QueueNotFound) {}
  * parent is new, or the existing parent a job should join is missing or finished. Nothing was written.
  */
 export class FlowConflictError extends branded(ErrorCode.FlowConflict) {}
+
+/**
+ * A job's flow tree is too large to remove with its children in one bounded call (more than
+ * 1,000 child records at every level). Nothing was removed. The message says what to do instead.
+ */
+export class FlowTooLargeError extends branded(ErrorCode.FlowTooLarge) {}
 
 /** A backoff type the worker has no strategy for. */
 export class UnknownBackoffError extends branded(ErrorCode.UnknownBackoff) {}

@@ -4,6 +4,9 @@
   order, at most GROUPS_PER_CALL groups per call. Call again with the returned cursor until it
   says done (bounded work per call: `limit` jobs removed, plus the pending runs walked past, at
   most one per scheduler; linear in total: each group is visited about once).
+  A parent in this queue that drain releases (its last pending child was drained) is drained
+  too when it becomes ready (or delayed, with delayed jobs), and so on up (includes/tree): a
+  drained queue does not run a parent without the children just removed, whatever the batch.
   KEYS: meta, wait, prio, delayed, events
   Flags: allow-oom (it frees memory: it must run when Redis is full under maxmemory)
   ARGV: now, base, delayed, limit, cursor
@@ -11,8 +14,7 @@
     cursor: '' to start; else the group to resume at (as returned).
   Returns: { removed, visited groups, done (0/1), next cursor } ]]
 --@include base
---@include remove
---@include pending
+--@include tree
 
 local GROUPS_PER_CALL = 100
 local base = argv.base
@@ -20,10 +22,20 @@ local now = nowMs(argv.now)
 local limit = tonumber(argv.limit)
 local removed = 0
 
--- The one place a job is dropped (per job, so a rule about which jobs drain keeps fits here).
-local function dropJob(id)
+local function discard(id)
   discardJob(base, id, now)
   removed = removed + 1
+end
+
+-- A parent drain released: ready, or delayed when delayed jobs are drained (not a pending run).
+local function takes(id, state)
+  if state == 'waiting' or state == 'prioritized' then return true end
+  return state == 'delayed' and argv.delayed == '1' and not pendingRunOf(base, id)
+end
+
+-- The one place a job is dropped (per job, so a rule about which jobs drain keeps fits here).
+local function dropJob(id)
+  dropReleasing(k, base, id, discard, takes)
 end
 
 -- Ready jobs, front first; schedulers' pending runs are set aside and put back in front, in
