@@ -12,9 +12,18 @@ import { jobsCommands } from './commands/jobs.js';
 import { queueCommands } from './commands/queue-ops.js';
 import { queuesCommand } from './commands/queues.js';
 import { schedulerCommands } from './commands/schedulers.js';
+import { topCommand } from './commands/top.js';
 
 /** Every command, in the order `hopper --help` lists them. */
-export const COMMANDS: Command[] = [queuesCommand, ...jobsCommands, ...dlqCommands, ...schedulerCommands, ...queueCommands, doctorCommand];
+export const COMMANDS: Command[] = [
+  queuesCommand,
+  ...jobsCommands,
+  ...dlqCommands,
+  ...schedulerCommands,
+  ...queueCommands,
+  topCommand,
+  doctorCommand,
+];
 
 const GLOBAL_HELP = `Global options:
   --redis <url>     Redis to connect to (default: $REDIS_URL, else redis://127.0.0.1:6379)

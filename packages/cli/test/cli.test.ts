@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import { collect } from '../../hopper/test/helpers/wait.js';
-import { hopper, json } from './run-cli.js';
+import { hopper, hopperInTerminal, json } from './run-cli.js';
 
 const env = useHopper();
 const cli = (...args: string[]) => hopper(env.url, env.prefix, ...args);
@@ -157,6 +157,36 @@ describe('hopper CLI', () => {
     const parsed = JSON.parse(asJson.stdout) as { findings: { check: string; queue?: string }[] };
     expect(parsed.findings.filter((f) => f.queue === name).map((f) => f.check)).toContain('jobs-without-retries');
     expect((await cli('doctor', '--oldest', 'soon')).code).toBe(2);
+  });
+
+  it('top shows live throughput per queue, redrawn in place in a terminal', async () => {
+    const name = env.queueName('busy');
+    const queue = env.queue(name);
+    await queue.addBulk(Array.from({ length: 20 }, (_, i) => ({ name: 'n', data: { i } })));
+    // Jobs keep completing while top watches: each one adds the next.
+    let added = 20;
+    const worker = env.worker(name, async () => {
+      if (added < 2000) {
+        added++;
+        await queue.add('n', {});
+      }
+    });
+    await collect(worker, 'completed', 5);
+    const result = await hopperInTerminal(env.url, env.prefix, 'top', '--interval', '300ms', '--iterations', '3');
+    await worker.close();
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('\x1b[2J'); // redrawn in place
+    expect(result.stdout.match(/hopper top /g)).toHaveLength(3);
+    const row = result.stdout.split(/\r?\n/).find((line) => line.startsWith(name));
+    expect(row).toBeDefined();
+    const donePerSec = Number(row?.trim().split(/\s+/)[2]);
+    expect(donePerSec).toBeGreaterThan(0);
+    const frames = await cli('top', name, '--interval', '200ms', '--iterations', '2', '--json');
+    expect(frames.code).toBe(0);
+    expect(frames.stdout).not.toContain('\x1b[');
+    const lines = frames.stdout.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect((JSON.parse(line) as { queues: { name: string }[] }).queues.map((q) => q.name)).toEqual([name]);
   });
 
   it('never creates a queue: an unknown name fails with the known ones, and changes nothing', async () => {

@@ -28,3 +28,17 @@ export function json<T>(result: CliResult): T {
   if (result.code !== 0) throw new Error(`hopper exited ${result.code}: ${result.stderr}`);
   return JSON.parse(result.stdout) as T;
 }
+
+/**
+ * Runs `hopper ...args` in a pseudo-terminal (util-linux `script`), as an operator's terminal
+ * would: stdout is a TTY, so live commands redraw in place.
+ */
+export function hopperInTerminal(url: string, prefix: string, ...args: string[]): Promise<CliResult> {
+  const command = [process.execPath, BIN, ...args, '--prefix', prefix].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  return new Promise((resolve) => {
+    execFile('script', ['-qec', command, '/dev/null'], { env: { ...process.env, REDIS_URL: url } }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
