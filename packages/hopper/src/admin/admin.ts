@@ -120,6 +120,12 @@ export class Admin {
     return { checkedAt: Date.now(), server, queues: overviews.map((q) => q.name), findings: sortFindings(findings) };
   }
 
+  /** The Redis server's raw `INFO` text (what Bull Board's Redis panel parses). */
+  async redisInfo(): Promise<string> {
+    this.assertOpen();
+    return this.backend.serverInfo();
+  }
+
   /** Closes every Queue this Admin opened, and its own connection. */
   async close(): Promise<void> {
     if (this.closed) return;

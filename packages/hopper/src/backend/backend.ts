@@ -439,6 +439,8 @@ export interface BackendAdmin {
   listQueues(): Promise<string[]>;
   /** The server's settings and health figures that matter to a queue (for `hopper doctor`). */
   serverFacts(): Promise<ServerFacts>;
+  /** The server's raw `INFO` text (for tools that parse it themselves, such as Bull Board). */
+  serverInfo(): Promise<string>;
   /** Deletes every key under the prefix (tests and tools only). */
   deleteAll(): Promise<number>;
   close(): Promise<void>;

@@ -37,6 +37,10 @@ export class RedisAdmin implements BackendAdmin {
     return [...names].sort();
   }
 
+  async serverInfo(): Promise<string> {
+    return String(await this.handle.client.info());
+  }
+
   async serverFacts(): Promise<ServerFacts> {
     const client = this.handle.client;
     const info = new Map<string, string>();
