@@ -95,7 +95,7 @@ export {
   SchedulerJobError,
   hopperErrorCode,
 } from './job/errors.js';
-export { Admin, type AdminOptions, type QueueOverview } from './admin/admin.js';
+export { Admin, AUDIT_LOG_MAX, type AdminOptions, type AuditEntry, type QueueOverview } from './admin/admin.js';
 export type { DoctorOptions, DoctorReport, Finding, Severity } from './admin/doctor.js';
 export type { ServerFacts } from './backend/backend.js';
 export type { ConnectionOptions } from './backend/create.js';

@@ -20,6 +20,23 @@ export interface AdminOptions {
   prefix?: string;
 }
 
+/** One operator action, as the dashboard records it. */
+export interface AuditEntry {
+  /** When (ms). */
+  at: number;
+  /** Who (the authenticated user, or a token's label). */
+  who: string;
+  /** What: `retry`, `remove`, `pause`, `clean`, `replay`, ... */
+  action: string;
+  /** On what: `queue` or `queue/jobId`. */
+  target: string;
+  /** The outcome or the parameters, briefly. */
+  detail?: string;
+}
+
+/** Audit entries kept per prefix (the oldest are dropped). */
+export const AUDIT_LOG_MAX = 1000;
+
 /** One queue at a glance: what `hopper queues` prints and the dashboard's home page shows. */
 export interface QueueOverview {
   /** The queue's name. */
@@ -118,6 +135,19 @@ export class Admin {
     const findings: Finding[] = checkServer(server, pending);
     for (const overview of overviews) findings.push(...(await checkQueue(await this.queue(overview.name), overview, server.now, options)));
     return { checkedAt: Date.now(), server, queues: overviews.map((q) => q.name), findings: sortFindings(findings) };
+  }
+
+  /** Records an operator action in the prefix's audit log (bounded: the newest {@link AUDIT_LOG_MAX} are kept). */
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    this.assertOpen();
+    await this.backend.appendAudit(JSON.stringify(entry), AUDIT_LOG_MAX);
+  }
+
+  /** The newest `count` audit entries (at most {@link AUDIT_LOG_MAX}), newest first. */
+  async getAuditLog(count = 100): Promise<AuditEntry[]> {
+    this.assertOpen();
+    const n = Math.max(1, Math.min(AUDIT_LOG_MAX, Math.floor(count)));
+    return (await this.backend.readAudit(n)).map((raw) => JSON.parse(raw) as AuditEntry);
   }
 
   /** The Redis server's raw `INFO` text (what Bull Board's Redis panel parses). */

@@ -441,6 +441,10 @@ export interface BackendAdmin {
   serverFacts(): Promise<ServerFacts>;
   /** The server's raw `INFO` text (for tools that parse it themselves, such as Bull Board). */
   serverInfo(): Promise<string>;
+  /** Adds an entry (JSON) in front of the prefix's audit log, keeping the newest `max`. */
+  appendAudit(entry: string, max: number): Promise<void>;
+  /** The newest `count` audit entries (JSON), newest first. */
+  readAudit(count: number): Promise<string[]>;
   /** Deletes every key under the prefix (tests and tools only). */
   deleteAll(): Promise<number>;
   close(): Promise<void>;

@@ -166,6 +166,11 @@ export function metaKeyPattern(prefix: string): { pattern: string; nameOf(key: s
   };
 }
 
+/** The list holding the dashboard's audit log of a prefix (newest first, trimmed); not a queue key. */
+export function auditLogKey(prefix: string): string {
+  return `${prefix}:dashboard-audit`;
+}
+
 /**
  * Whether queue `other` lives in the same Redis Cluster slot as the queue whose base is `base`:
  * always when the prefix holds the hash tag, never otherwise (each queue name is its own tag).

@@ -4,7 +4,7 @@
  */
 import type { BackendAdmin, ServerFacts } from '../backend.js';
 import { closeClient, openClient, type ClientHandle, type ConnectionOptions } from './connection.js';
-import { metaKeyPattern } from './keys.js';
+import { auditLogKey, metaKeyPattern } from './keys.js';
 
 async function scan(client: ClientHandle['client'], pattern: string, onKeys: (keys: string[]) => Promise<void> | void): Promise<void> {
   let cursor = '0';
@@ -35,6 +35,15 @@ export class RedisAdmin implements BackendAdmin {
       }
     });
     return [...names].sort();
+  }
+
+  async appendAudit(entry: string, max: number): Promise<void> {
+    const key = auditLogKey(this.prefix);
+    await this.handle.client.multi().lpush(key, entry).ltrim(key, 0, max - 1).exec();
+  }
+
+  async readAudit(count: number): Promise<string[]> {
+    return this.handle.client.lrange(auditLogKey(this.prefix), 0, count - 1);
   }
 
   async serverInfo(): Promise<string> {

@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+// The standalone dashboard server. Its code is in ../dist (built from ../src by `npm run build`).
+import { runStandalone } from '../dist/standalone.js';
+
+try {
+  const running = await runStandalone(process.argv.slice(2));
+  console.log(`Hopper dashboard API on ${running.url}api/ (queues: ${running.url}api/queues)`);
+  console.log(
+    running.token ? `Authenticate with the header: Authorization: Bearer ${running.token}` : 'Authentication is OFF (--no-auth).',
+  );
+  for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void running.stop().then(() => process.exit(0)));
+} catch (error) {
+  console.error(`hopper-dashboard: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(2);
+}

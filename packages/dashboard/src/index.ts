@@ -1,0 +1,8 @@
+/**
+ * @hopper/dashboard: see and operate every Hopper queue over HTTP, secure by default. This
+ * release is the HTTP API (JSON, live Server-Sent Events, audit log); the web UI comes next.
+ * Public exports only.
+ */
+export { createDashboard, type Dashboard, type DashboardOptions } from './dashboard.js';
+export { toNodeListener } from './node.js';
+export { CSRF_HEADER, defaultRedact, type AuthOptions, type Principal, type Redact, type Role } from './security.js';
