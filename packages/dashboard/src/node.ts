@@ -21,11 +21,21 @@ export function toNodeListener(dashboard: Dashboard): (req: IncomingMessage, res
       else if (Array.isArray(value)) headers.set(name, value.join(', '));
     }
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    // A framework's body parser (express.json(), NestJS) may have read the body already.
+    const parsed = (req as IncomingMessage & { body?: unknown }).body;
+    const body =
+      typeof parsed === 'string' || Buffer.isBuffer(parsed)
+        ? parsed
+        : parsed !== undefined && parsed !== null
+          ? JSON.stringify(parsed)
+          : req.readableEnded || req.readableDidRead
+            ? '' // read by a body parser that kept nothing
+            : (Readable.toWeb(req) as ReadableStream);
     const request = new Request(`http://${host}${path}`, {
       method: req.method,
       headers,
       signal: controller.signal,
-      ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream, duplex: 'half' } : {}),
+      ...(hasBody ? { body, duplex: 'half' } : {}),
     });
     dashboard
       .fetch(request)

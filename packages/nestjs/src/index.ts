@@ -13,6 +13,7 @@ export {
   JobScheduler,
 } from './decorators.js';
 export { WorkerHost, QueueEventsHost } from './hosts.js';
+export { HopperDashboardModule, type HopperDashboardModuleOptions } from './dashboard.module.js';
 export { HopperRegistry } from './registry.js';
 export { getQueueToken, getFlowProducerToken, getSharedConfigToken } from './tokens.js';
 export type {

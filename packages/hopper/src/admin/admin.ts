@@ -102,7 +102,7 @@ export class Admin {
     if (!names.includes(name)) {
       const hint =
         names.length > 0 ? `queues under it: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''}` : 'it holds no queue';
-      throw new QueueNotFoundError(`No queue named "${name}" under the prefix "${this.prefix}" (${hint}). Check the name and --prefix.`);
+      throw new QueueNotFoundError(`No queue named "${name}" under the prefix "${this.prefix}" (${hint}). Check the name and the prefix.`);
     }
     const queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
     this.queues.set(name, queue);
