@@ -1,7 +1,7 @@
 import { UnrecoverableError as BullMQUnrecoverableError } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { UnrecoverableError, type Job } from '../../src/index.js';
-import { once } from '../helpers/wait.js';
+import { collect, once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper({ fakeClock: true });
@@ -140,6 +140,36 @@ describe('retries and backoff', () => {
     await once(worker, 'failed');
     const stored = await queue.getJob(job.id as string);
     expect(stored?.failedReason).toContain('BigInt');
+  });
+});
+
+describe('retry order', () => {
+  it('puts an immediate retry behind the delayed jobs already due, as BullMQ', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const clock = env.clock!;
+    const first = await queue.add('first', {}, { attempts: 2 });
+    await queue.addBulk([0, 1, 2].map((i) => ({ name: `delayed-${i}`, data: {}, opts: { delay: 200 } })));
+    const release = signal();
+    const order: string[] = [];
+    const worker = env.worker(
+      name,
+      async (job: Job) => {
+        order.push(`${job.name}#${job.attemptsMade}`);
+        if (job.id === first.id && job.attemptsMade === 0) {
+          await release.promise;
+          throw new Error('not yet');
+        }
+      },
+      { concurrency: 1 },
+    );
+    await once(worker, 'active');
+    // The delayed jobs fall due while the first job runs; it then fails and is retried at once.
+    clock.advance(200);
+    const done = collect(worker, 'completed', 4);
+    release.resolve();
+    await done;
+    expect(order).toEqual(['first#0', 'delayed-0#0', 'delayed-1#0', 'delayed-2#0', 'first#1']);
   });
 });
 

@@ -6,7 +6,8 @@
   ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, by, queueName, ...jobs
     jobs: 7 values per job: id, token, attempt, reason, stack ('' = none), retryDelay, keep
     retryDelay: -1 fail for good, -2 fail for good because attempts are exhausted (also emits
-      retries-exhausted), 0 retry now, > 0 retry after that many ms.
+      retries-exhausted), 0 retry now (behind the delayed jobs already due: they are promoted
+      first, as BullMQ does), > 0 retry after that many ms.
     stack: this attempt's stack trace, kept in a JSON list of at most stackTraceLimit entries;
       the limit travels with it as 'limit|stack'.
   Returns: { now, code per job..., then the claim part (see claim) }
@@ -83,6 +84,18 @@ for i = REST, #ARGV, 7 do
   plan[#plan + 1] = e
 end
 
+-- An immediate retry goes behind the delayed jobs already due, as in BullMQ (its retry promotes
+-- them first): they are promoted before it is pushed back (claimJobs then finds none left).
+local firedEarly = false
+for n = 1, #plan do
+  if plan[n].code == 1 and plan[n].retryDelay == 0 then
+    local promoted
+    promoted, firedEarly = promoteDue(k, base, now, cap)
+    if promoted > 0 and not qs.groups and redis.call('HEXISTS', k.meta, 'gm') == 1 then qs.groups = true end
+    break
+  end
+end
+
 -- Write phase.
 for n = 1, #plan do
   local e = plan[n]
@@ -125,5 +138,5 @@ end
 flushFinisher(fin)
 flushReleases(base, rel)
 if qs.gcc and freed > 0 then signalWork(k.marker) end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)
+claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out, firedEarly)
 return out

@@ -257,13 +257,14 @@ local function recordStart(starts, key, ttl, now, id, started)
   list[#list + 1] = id .. ':' .. started
 end
 
-local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, by, out)
+-- `firedBefore`: the caller already promoted due jobs itself (fail), and a scheduler's occurrence fell due.
+local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, by, out, firedBefore)
   if count > CLAIM_MAX then count = CLAIM_MAX end
   local promoted, fired = promoteDue(k, base, now, cap)
   -- Promoting a due grouped job may have turned groups on after the settings were read.
   if promoted > 0 and not qs.groups and redis.call('HEXISTS', k.meta, 'gm') == 1 then qs.groups = true end
   local schedulersDue = 0
-  if fired then schedulersDue = 1 end
+  if fired or firedBefore then schedulersDue = 1 end
   if paused then
     out[#out + 1] = 1
     out[#out + 1] = -1
