@@ -15,7 +15,7 @@ import { SchedulerTick } from '../maintenance/scheduler-tick.js';
 import { StallRescuer } from '../maintenance/stall-rescuer.js';
 import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
 import { attemptRecorder, JobMeter, traceAttempt } from '../telemetry/trace.js';
-import { heartbeat, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from '../api/worker-options.js';
+import { heartbeat, startLimitError, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from '../api/worker-options.js';
 import { Claims } from './claims.js';
 import { Completer } from './completer.js';
 import { Dispatcher } from './dispatcher.js';
@@ -118,10 +118,14 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     onError: (err) => host.emitError(err),
   });
   const executor = new Executor({
-    processor: (job, token, signal) =>
-      telemetry
+    processor: (job, token, signal) => {
+      // Taken beyond maxStartedAttempts: the attempt fails for good, the processor is not called.
+      const overLimit = startLimitError(job, opts.maxStartedAttempts);
+      if (overLimit) return Promise.reject(overLimit);
+      return telemetry
         ? traceAttempt(telemetry, host.name, host.id, opts.name, job, () => (run as Processor)(job, token, signal))
-        : (run as Processor)(job, token, signal),
+        : (run as Processor)(job, token, signal);
+    },
     onSettled: (entry, outcome) => outcomes.settled(entry, outcome),
     clock,
     timeoutGrace: opts.timeoutGrace ?? 5000,
