@@ -10,6 +10,7 @@
       first, as BullMQ does), > 0 retry after that many ms.
     stack: this attempt's stack trace, kept in a JSON list of at most stackTraceLimit entries;
       the limit travels with it as 'limit|stack'.
+  When a job failed for good, it claims nothing, and nothing is ready or active: emits `drained`.
   Returns: { now, code per job..., then the claim part (see claim) }
   Codes: 1 retried, 2 failed, 3 failed as cancelled (its cx mark), -1 job missing, -2 stale token or attempt, -3 not active ]]
 --@include base
@@ -24,6 +25,7 @@ local now = nowMs(argv.now)
 local base = argv.base
 local cap, paused, qs = queueSettings(k.meta)
 local rel, freed = {}, 0
+local failedForGood = false
 local out = { now }
 local fin = newFinisher(base, k.failed, now)
 
@@ -120,6 +122,7 @@ for n = 1, #plan do
         emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       end
     else
+      failedForGood = true
       if f[6] then releaseDedup(base, jk, id, now) end
       -- Before finishing (which may delete the job): the dead letter copies it.
       deadLetter(base, argv.queueName, id, jk, now, made, reason, e.route)
@@ -138,5 +141,7 @@ end
 flushFinisher(fin)
 flushReleases(base, rel)
 if qs.gcc and freed > 0 then signalWork(k.marker) end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out, firedEarly)
+local claimed = claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out, firedEarly)
+-- As BullMQ: a job failed for good is finished; a retried one is not.
+if claimed == 0 and failedForGood then emitIfDrained(k, base, cap, qs) end
 return out

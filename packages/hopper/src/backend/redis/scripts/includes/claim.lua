@@ -387,10 +387,15 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     if #ids == count and (qs.groups or redis.call('LLEN', k.wait) + redis.call('ZCARD', k.prio) > 0) then
       -- Work is left (with groups: may be): pass the wake-up on to the next idle worker.
       signalWork(k.marker)
-    else
-      -- This claim took the last ready jobs.
-      emit(k.events, cap, 'drained')
     end
   end
   return claimed
+end
+
+-- BullMQ's global `drained`, emitted by complete and fail when the worker that finished jobs claimed
+-- none: nothing is ready (waiting, prioritized, or in a group's queue) and nothing is active.
+local function emitIfDrained(k, base, cap, qs)
+  if redis.call('ZCARD', k.active) > 0 or redis.call('LLEN', k.wait) > 0 or redis.call('ZCARD', k.prio) > 0 then return end
+  if qs.groups and (redis.call('LLEN', base .. 'gr') > 0 or redis.call('ZCARD', base .. 'gl') > 0) then return end
+  emit(k.events, cap, 'drained')
 end
