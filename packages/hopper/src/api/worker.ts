@@ -132,6 +132,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     // connection: queue.getWorkers() shows it, manual (getNextJob) workers included.
     // Unset when the constructor threw (bad options) after the base constructor began starting.
     const renewer = this.renewer as LockRenewer | undefined;
+    // The idle wait's connection opens meanwhile, as BullMQ's blocking connection: a ready worker is
+    // blocked on the queue's signal when its first claim finds nothing, not connecting then.
+    if (renewer && !this.closing) this.backend.openWaitConnection();
     if (renewer && !this.closing) await renewer.start();
     this.emit('ready');
   }
