@@ -4,7 +4,7 @@
  */
 import { hostname } from 'node:os';
 import type { BackoffJob } from '../job/backoff.js';
-import { InvalidOptionsError } from '../job/errors.js';
+import { InvalidOptionsError, UnrecoverableError } from '../job/errors.js';
 import type { Job } from '../job/job.js';
 import type { KeepJobs } from '../job/options.js';
 import type { SandboxOptions } from '../runtime/sandbox/index.js';
@@ -50,6 +50,12 @@ export interface WorkerOptions extends QueueBaseOptions {
   stalledInterval?: number;
   /** Stalls a job may have before it fails for good. Default 1. */
   maxStalledCount?: number;
+  /**
+   * Starts a job may have (`attemptsStarted`: retries, moves to delayed or wait, and stall rescues
+   * all start it again). A job taken beyond it fails for good, without running, with
+   * `job started more than allowable limit` (BullMQ's option and reason). Default: no limit.
+   */
+  maxStartedAttempts?: number;
   /** Do not run the stalled-job check from this worker. Default false. */
   skipStalledCheck?: boolean;
   /** Retention of completed jobs that set none themselves. Default `{ count: 1000 }`. */
@@ -141,6 +147,11 @@ export function workerSettings(opts: WorkerOptions): {
   if (!Number.isInteger(maxStalledCount) || maxStalledCount < 0) {
     throw new InvalidOptionsError(`maxStalledCount must be greater or equal than 0: an integer, got ${String(opts.maxStalledCount)}.`);
   }
+  if (opts.maxStartedAttempts !== undefined && !(Number.isInteger(opts.maxStartedAttempts) && opts.maxStartedAttempts >= 0)) {
+    throw new InvalidOptionsError(
+      `maxStartedAttempts must be greater or equal than 0: an integer, got ${String(opts.maxStartedAttempts)}.`,
+    );
+  }
   if (opts.limiter !== undefined) validateLimiter(opts.limiter, 'limiter');
   const drainDelaySeconds = opts.drainDelay ?? 5;
   if (!(drainDelaySeconds > 0))
@@ -157,6 +168,15 @@ export function workerSettings(opts: WorkerOptions): {
     schedulerInterval,
     closeTimeout,
   };
+}
+
+/**
+ * The error that fails, for good and without running it, a job taken more than `maxStartedAttempts`
+ * times (BullMQ's reason); undefined when the job is within the limit or there is none.
+ */
+export function startLimitError(job: Job, maxStartedAttempts: number | undefined): UnrecoverableError | undefined {
+  if (maxStartedAttempts === undefined || job.attemptsStarted <= maxStartedAttempts) return undefined;
+  return new UnrecoverableError('job started more than allowable limit');
 }
 
 /** A worker's heartbeat entry, shown by `queue.getWorkers()`; it lives twice the renewal interval. */

@@ -11,29 +11,25 @@
  * worker.on('failed', (job, err) => console.error(job?.id, err.message));
  */
 import { randomBytes } from 'node:crypto';
-import type { ClaimedJob, Retention } from '../backend/backend.js';
+import type { Retention } from '../backend/backend.js';
 import { CancelledError, InvalidOptionsError, LockLostError, RateLimitError } from '../job/errors.js';
 import type { StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
-import { DEFAULT_REMOVE_ON_COMPLETE } from '../job/options.js';
-import { toRetention } from '../job/retention.js';
-import { advanceTaken, SchedulerTick, takenOccurrence } from '../maintenance/scheduler-tick.js';
-import { StallRescuer } from '../maintenance/stall-rescuer.js';
-import { Claims, type Claim } from '../runtime/claims.js';
-import { Completer } from '../runtime/completer.js';
-import { Dispatcher } from '../runtime/dispatcher.js';
-import { Executor } from '../runtime/executor.js';
-import { LockRenewer } from '../runtime/lock-renewer.js';
-import { ManualFetcher } from '../runtime/manual-fetcher.js';
-import { Outcomes } from '../runtime/outcomes.js';
-import { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
-import { RELEASE_GRACE_MS, Shutdown } from '../runtime/shutdown.js';
-import { heartbeat, positiveInteger, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from './worker-options.js';
+import { advanceTaken, takenOccurrence, type SchedulerTick } from '../maintenance/scheduler-tick.js';
+import type { StallRescuer } from '../maintenance/stall-rescuer.js';
+import type { Claim, Claims } from '../runtime/claims.js';
+import type { Dispatcher } from '../runtime/dispatcher.js';
+import type { Executor } from '../runtime/executor.js';
+import type { LockRenewer } from '../runtime/lock-renewer.js';
+import type { ManualFetcher } from '../runtime/manual-fetcher.js';
+import type { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
+import { RELEASE_GRACE_MS, type Shutdown } from '../runtime/shutdown.js';
+import { buildWorkerParts } from '../runtime/worker-parts.js';
+import { positiveInteger, startLimitError, type Processor, type WorkerOptions } from './worker-options.js';
 import { QueueBase } from './queue-base.js';
 import { refuseUnsupported } from '../job/compat.js';
-import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
-import type { Telemetry } from '../telemetry/telemetry.js';
-import { attemptRecorder, JobMeter, traceAttempt, validateTelemetry } from '../telemetry/trace.js';
+import type { MetricsRecorder } from '../telemetry/metrics-recorder.js';
+import { validateTelemetry } from '../telemetry/trace.js';
 
 export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
 
@@ -54,22 +50,19 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly processor: Processor<DataType, ResultType, NameType> | undefined;
   private readonly sandbox: SandboxedProcessor | undefined;
   private readonly executor: Executor;
-  private readonly completer = new Completer();
-  private readonly claims = new Claims();
+  private readonly claims: Claims;
   private readonly dispatcher: Dispatcher;
   private readonly shutdown: Shutdown;
-  private readonly outcomes: Outcomes;
   private readonly renewer: LockRenewer;
   private readonly rescuer: StallRescuer;
   private readonly fetcher: ManualFetcher;
   private readonly schedulerTick: SchedulerTick;
-  private readonly completeKeep: Retention;
+  private readonly metrics: MetricsRecorder | undefined;
   /** @internal retention of failed jobs that set none (JobContext). */
   readonly failKeep: Retention;
   /** How long a job's lock lasts without renewal, ms. */
   readonly lockDuration: number;
   private readonly closeTimeout: number;
-  private readonly startedAt = Date.now();
   private concurrencyValue: number;
   private running = false;
   private paused = false;
@@ -78,9 +71,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private started = false;
   private resolveRun: (() => void) | undefined;
   private closePromise: Promise<void> | undefined;
-  private readonly telemetry: Telemetry | undefined;
-  private readonly jobMeter: JobMeter | undefined;
-  private readonly metrics: MetricsRecorder | undefined;
 
   /**
    * @param processor the function that processes jobs; or the path (or file URL) of a module
@@ -95,150 +85,41 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     super(name, opts, 'worker');
     this.opts = opts;
     this.concurrencyValue = positiveInteger(opts.concurrency, 'concurrency', 1);
-    if (typeof processor === 'string' || processor instanceof URL) {
-      this.sandbox = new SandboxedProcessor(processor, {
-        useWorkerThreads: opts.useWorkerThreads,
-        maxChildren: this.concurrencyValue,
-        ...opts.sandbox,
-      });
-      this.processor = this.sandbox.run as unknown as Processor<DataType, ResultType, NameType>;
-    } else {
-      this.processor = processor ?? undefined;
-    }
-    const { lockDuration, renewEvery, stalledInterval, maxStalledCount, drainDelayMs, schedulerInterval, closeTimeout } =
-      workerSettings(opts);
-    this.lockDuration = lockDuration;
-    this.closeTimeout = closeTimeout;
-    this.completeKeep = toRetention(opts.removeOnComplete, toRetention(DEFAULT_REMOVE_ON_COMPLETE, { kind: 'keep' }));
-    this.failKeep = toRetention(opts.removeOnFail, { kind: 'keep' });
-    this.telemetry = opts.telemetry;
-    this.jobMeter = opts.telemetry?.meter && new JobMeter(opts.telemetry.meter, name);
-    const maxDataPoints = metricsDataPoints(opts.metrics);
-    this.metrics =
-      maxDataPoints === undefined
-        ? undefined
-        : new MetricsRecorder({ backend: this.backend, clock: this.clock, maxDataPoints, onError: (err) => this.emitError(err) });
-
-    this.outcomes = new Outcomes({
-      backend: this.backend,
+    // Component wiring: runtime/worker-parts.ts builds the parts, which call back into the worker through this host.
+    ({
+      processor: this.processor,
+      sandbox: this.sandbox,
+      executor: this.executor,
       claims: this.claims,
-      completer: this.completer,
-      queueName: this.name,
-      completeKeep: this.completeKeep,
+      dispatcher: this.dispatcher,
+      shutdown: this.shutdown,
+      renewer: this.renewer,
+      rescuer: this.rescuer,
+      fetcher: this.fetcher,
+      schedulerTick: this.schedulerTick,
+      metrics: this.metrics,
       failKeep: this.failKeep,
+      lockDuration: this.lockDuration,
+      closeTimeout: this.closeTimeout,
+    } = buildWorkerParts(processor as Processor | string | URL | null | undefined, {
+      context: this,
+      backend: this.backend,
+      clock: this.clock,
+      id: this.id,
+      name: this.name,
+      opts,
+      concurrency: () => this.concurrencyValue,
       backoffStrategy: () => this.backoffStrategy,
       isClosed: () => this.closed,
-      schedulePump: () => this.dispatcher.schedulePump(),
+      isClosing: () => this.closing,
+      isStopped: () => this.paused || this.closing,
       emit: (event, ...args) => this.emit(event, ...args),
-      onRecorded: attemptRecorder(this.jobMeter, this.metrics),
-      onError: (err) => this.emitError(err),
-    });
-    this.executor = new Executor({
-      processor: (job, token, signal) =>
-        this.telemetry
-          ? traceAttempt(this.telemetry, this.name, this.id, this.opts.name, job, () => (this.processor as Processor)(job, token, signal))
-          : (this.processor as Processor)(job, token, signal),
-      onSettled: (entry, outcome) => this.outcomes.settled(entry, outcome),
-      clock: this.clock,
-      timeoutGrace: opts.timeoutGrace ?? 5000,
-      // A sandboxed attempt's child is ended (its run then settles); an in-process one is given up on.
-      terminate: this.sandbox && ((entry) => this.sandbox?.terminate(entry.job.id as string, entry.token) ?? Promise.resolve()),
-      onError: (err) => this.emitError(err),
-    });
-    this.dispatcher = new Dispatcher({
-      backend: this.backend,
-      clock: this.clock,
-      workerId: this.id,
-      executor: this.executor,
-      completer: this.completer,
-      concurrency: () => this.concurrencyValue,
-      lockDuration: this.lockDuration,
-      limiter: opts.limiter && { max: opts.limiter.max, duration: opts.limiter.duration },
-      workerName: opts.name,
-      drainDelay: drainDelayMs,
-      held: () => this.claims.pairs(),
-      failKeep: this.failKeep,
-      maxLimitWait: opts.maximumRateLimitDelay,
-      makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(this, claimed, now, opts.name),
-      onClaimed: (job) => this.claimed(job),
-      onAcked: (batch, result, resent) => this.outcomes.acked(batch, result, resent),
-      onAbandoned: (token) => this.claims.drop(token),
-      onDrained: () => this.emit('drained'),
-      onSchedulersDue: () => this.schedulerTick.runSoon(),
-      onError: (err) => {
-        if (!this.closing) this.emitError(err);
-      },
-    });
-    this.renewer = new LockRenewer({
-      backend: this.backend,
-      clock: this.clock,
-      executor: this.executor,
-      lockDuration: this.lockDuration,
-      renewEvery,
-      onLost: (tokens) => {
-        const ids: string[] = [];
-        for (const token of tokens) {
-          const id = this.executor.running.get(token)?.job.id;
-          if (id !== undefined) ids.push(id);
-          this.executor.abort(
-            token,
-            new LockLostError(`Lost the lock of job ${id}: it was rescued as stalled or removed. Its result will not be recorded.`),
-            true,
-          );
-        }
-        // BullMQ's event, after the abort: the signals already carry the LockLostError.
-        if (ids.length > 0) this.emit('lockRenewalFailed', ids);
-      },
-      onError: (err) => this.emitError(err),
-      onEpoch: (epoch) => this.checkEpoch(epoch),
-      onCancelled: (ids) => ids.forEach((id) => this.cancelRunning(id)),
-      worker: () => heartbeat(this.id, this.opts.name, this.concurrencyValue, this.startedAt, renewEvery),
-      onLag: (lag) => warnBlockedLoop(this.name, lag, this.lockDuration),
-    });
-    this.rescuer = new StallRescuer({
-      backend: this.backend,
-      clock: this.clock,
-      stalledInterval,
-      maxStalledCount,
-      failKeep: this.failKeep,
-      eventsMaxAgeMs: opts.eventsMaxAge ?? 0,
-      onRescued: (ids) => {
-        for (const id of ids) this.emit('stalled', id, 'active');
-      },
-      onFailed: (ids) => {
-        for (const id of ids) this.emit('stalled', id, 'active');
-        this.emitStallFailures(ids);
-      },
-      onError: (err) => this.emitError(err),
-    });
-
-    this.shutdown = new Shutdown({
-      backend: this.backend,
-      clock: this.clock,
-      claims: this.claims,
-      executor: this.executor,
-      dispatcher: this.dispatcher,
-      failKeep: this.failKeep,
-      queueName: this.name,
-      onError: (err) => this.emitError(err),
-    });
-
-    this.fetcher = new ManualFetcher({
-      backend: this.backend,
-      clock: this.clock,
-      lockDuration: this.lockDuration,
-      limiter: opts.limiter,
-      workerName: opts.name,
-      drainDelayMs,
-      stopped: () => this.paused || this.closing,
-    });
-
-    this.schedulerTick = new SchedulerTick({
-      backend: this.backend,
-      clock: this.clock,
-      interval: schedulerInterval,
-      onError: (err) => this.emitError(err),
-    });
+      emitError: (err) => this.emitError(err),
+      claimed: (job) => this.claimed(job),
+      checkEpoch: (epoch) => this.checkEpoch(epoch),
+      cancelRunning: (jobId) => this.cancelRunning(jobId),
+      emitStallFailures: (ids) => this.emitStallFailures(ids),
+    }));
 
     if (opts.autorun !== false && this.processor) {
       this.run().catch((err: unknown) => this.emitError(err));
@@ -251,6 +132,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     // connection: queue.getWorkers() shows it, manual (getNextJob) workers included.
     // Unset when the constructor threw (bad options) after the base constructor began starting.
     const renewer = this.renewer as LockRenewer | undefined;
+    // The idle wait's connection opens meanwhile, as BullMQ's blocking connection: a ready worker is
+    // blocked on the queue's signal when its first claim finds nothing, not connecting then.
+    if (renewer && !this.closing) this.backend.openWaitConnection();
     if (renewer && !this.closing) await renewer.start();
     this.emit('ready');
   }
@@ -287,6 +171,12 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     const next = await this.fetcher.next(token, opts.block ?? true);
     if (!next) return undefined;
     const job = Job.fromClaimed<DataType, ResultType, NameType>(this, next.claimed, next.now, this.opts.name);
+    const overLimit = startLimitError(job, this.opts.maxStartedAttempts);
+    if (overLimit) {
+      // Taken beyond maxStartedAttempts: failed for good here, and the next job is taken instead.
+      await job.moveToFailed(overLimit, token);
+      return this.getNextJob(token, opts);
+    }
     const schedulerId = takenOccurrence(job);
     // As for a processed job: the scheduler plans its next occurrence when its job is taken.
     if (schedulerId !== undefined) await advanceTaken(this.backend, this.clock, schedulerId, job.id as string);

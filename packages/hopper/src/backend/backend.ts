@@ -314,6 +314,11 @@ export interface QueueBackend {
   /** Interrupts a pending waitForWork (used on close and pause). */
   interruptWait(): void;
   /**
+   * Starts opening the connection waitForWork blocks on, if it is not open (a worker does while
+   * starting, so its first idle wait begins at once instead of after a connect).
+   */
+  openWaitConnection(): void;
+  /**
    * Reads events after stream id `from`, blocking up to `blockMs` (-1: do not block).
    * With `checkGap`, also tells whether entries after `from` were trimmed unread.
    */

@@ -38,9 +38,6 @@ export const UNSUPPORTED_OPTIONS: Readonly<Record<OptionsOwner, Readonly<Record<
     settings: { hint: `Custom repeat strategies are not supported. ${REPEAT_HINT}` },
   },
   Worker: {
-    maxStartedAttempts: {
-      hint: 'Limit attempts with the job option attempts (and maxStalledCount for stalls): Hopper does not cap started attempts separately yet.',
-    },
     skipLockRenewal: {
       hint: 'Hopper renews the locks of the jobs a processor runs; for long jobs raise lockDuration, for manual processing (getNextJob) call job.extendLock(token, ms).',
       allows: [false],
@@ -102,6 +99,7 @@ export const IMPLEMENTED_OPTIONS: Readonly<Record<OptionsOwner, readonly string[
     'maximumRateLimitDelay',
     'metrics',
     'maxStalledCount',
+    'maxStartedAttempts',
     'stalledInterval',
     'removeOnComplete',
     'removeOnFail',

@@ -16,6 +16,7 @@ import {
 import type { Job } from './job.js';
 import { parseJobKey } from './job-key.js';
 import { validateJobOptions } from './options.js';
+import { throwOnWriteCode } from './write-codes.js';
 
 /** `job.retry(state, opts)`: a failed (or completed) job goes back to ready. */
 export async function retryFinished(
@@ -147,7 +148,13 @@ export async function changeJobDelay(job: Job, delay: number): Promise<void> {
   const id = job.requireId();
   validateJobOptions({ delay });
   await job.ctx.ready();
-  job.checkWrite(await job.ctx.backend.changeDelay(id, delay, job.ctx.clock.backendNow()), 'change the delay of', 'changeDelay', 'delayed');
+  throwOnWriteCode(
+    job,
+    await job.ctx.backend.changeDelay(id, delay, job.ctx.clock.backendNow()),
+    'change the delay of',
+    'changeDelay',
+    'delayed',
+  );
   job.delay = delay;
 }
 
@@ -157,6 +164,6 @@ export async function changeJobPriority(job: Job, opts: { priority?: number; lif
   const priority = opts.priority ?? 0;
   validateJobOptions({ priority, lifo: opts.lifo });
   await job.ctx.ready();
-  job.checkWrite(await job.ctx.backend.changePriority(id, priority, opts.lifo ?? false), 'change the priority of', 'changePriority');
+  throwOnWriteCode(job, await job.ctx.backend.changePriority(id, priority, opts.lifo ?? false), 'change the priority of', 'changePriority');
   job.priority = priority;
 }

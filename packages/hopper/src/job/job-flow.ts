@@ -6,6 +6,8 @@ import { JobNotFoundError, UnrecoverableError } from './errors.js';
 import type { Job } from './job.js';
 import { parseJson } from './job-json.js';
 import { parseJobKey } from './job-key.js';
+import { holderFence } from './job-manual.js';
+import { throwOnMoveCode } from './write-codes.js';
 import type { QueueBackend } from '../backend/backend.js';
 
 /** Paging of one kind of dependency in `getDependencies` (BullMQ's `DependenciesOpts`). */
@@ -132,11 +134,11 @@ export async function dependenciesCount(
 /** `job.moveToWaitingChildren(token)`: true if the job now waits for pending children. */
 export async function waitForChildren(job: Job, token: string | undefined): Promise<boolean> {
   const id = job.requireId();
-  const fence = job.fenceFor(token, 'move to waiting-children');
+  const fence = holderFence(job, token, 'move to waiting-children');
   await job.ctx.ready();
   const { code, reason } = await job.ctx.backend.moveToWaitingChildren(id, fence, job.ctx.clock.backendNow());
   if (code === -4) throw new UnrecoverableError(reason);
-  job.checkMove(code, 'move to waiting-children', 'moveToWaitingChildren', true);
+  throwOnMoveCode(job, code, 'move to waiting-children', 'moveToWaitingChildren', true);
   return code === 1;
 }
 

@@ -3,12 +3,13 @@
  * token, completes it, fails it, extends its lock or moves it to delayed. The logic behind those
  * Job methods; each write is fenced by the token and the attempt.
  */
-import type { ClaimedJob } from '../backend/backend.js';
+import type { ClaimedJob, Fence } from '../backend/backend.js';
 import { InvalidDataError, LockLostError } from './errors.js';
 import { failureOf, toError } from './failure.js';
 import type { Job } from './job.js';
 import type { JobJsonRaw } from './job-json.js';
 import { DEFAULT_STACK_TRACE_LIMIT, serialize } from './options.js';
+import { throwOnMoveCode } from './write-codes.js';
 
 /** The next job claimed under the same token (with `fetchNext`), and the server time. */
 export interface Next {
@@ -35,6 +36,15 @@ export function nextJobReply<J extends Job>(next: J | undefined): NextJobReply<J
   return reply as NextJobReply<J>;
 }
 
+/** The fence to write under: the attempt's that holds `job`, or the caller's token in manual processing. */
+export function holderFence(job: Job, token: string | undefined, what: string): Fence {
+  // BullMQ's token '0' skips its lock check; here it names the token this Job was taken with.
+  if (token === '0' && job.fence) return job.fence;
+  if (token !== undefined) return { token, attempt: job.fence?.token === token ? job.fence.attempt : job.attemptsStarted };
+  if (job.fence) return job.fence;
+  throw new LockLostError(`Cannot ${what} job ${job.id}: pass the lock token of the attempt that holds it.`);
+}
+
 function lockMs(job: Job): number {
   return job.ctx.lockDuration ?? 30_000;
 }
@@ -42,7 +52,7 @@ function lockMs(job: Job): number {
 /** `job.moveToCompleted(value, token, fetchNext)`. */
 export async function completeHeld(job: Job, returnValue: unknown, token: string, fetchNext: boolean): Promise<Next> {
   const id = job.requireId();
-  const fence = job.fenceFor(token, 'complete');
+  const fence = holderFence(job, token, 'complete');
   const json = returnValue === undefined || returnValue === null ? 'null' : serialize(returnValue, 'The return value');
   await job.ctx.ready();
   const result = await job.ctx.backend.complete(
@@ -50,7 +60,7 @@ export async function completeHeld(job: Job, returnValue: unknown, token: string
     { count: fetchNext ? 1 : 0, lockMs: lockMs(job), tokenPrefix: fence.token, exact: true },
     job.ctx.clock.backendNow(),
   );
-  job.checkMove(result.codes[0], 'complete', 'moveToFinished');
+  throwOnMoveCode(job, result.codes[0], 'complete', 'moveToFinished');
   job.returnvalue = returnValue;
   job.finishedOn = result.now;
   job.attemptsMade += 1;
@@ -63,7 +73,7 @@ export async function completeHeld(job: Job, returnValue: unknown, token: string
  * an immediate retry (which would take the same job back).
  */
 export async function failHeld(job: Job, err: Error, token: string, fetchNext: boolean): Promise<Next> {
-  const fence = job.fenceFor(token, 'fail');
+  const fence = holderFence(job, token, 'fail');
   const error = toError(err);
   const failure = await failureOf(job, fence, error, job.ctx.backoffStrategy, job.ctx.failKeep ?? { kind: 'keep' });
   await job.ctx.ready();
@@ -73,7 +83,7 @@ export async function failHeld(job: Job, err: Error, token: string, fetchNext: b
     { count: take ? 1 : 0, lockMs: lockMs(job), tokenPrefix: fence.token, exact: true },
     job.ctx.clock.backendNow(),
   );
-  job.checkMove(result.codes[0], 'fail', failure.retryDelay >= 0 ? 'retryJob' : 'moveToFinished');
+  throwOnMoveCode(job, result.codes[0], 'fail', failure.retryDelay >= 0 ? 'retryJob' : 'moveToFinished');
   job.attemptsMade += 1;
   job.failedReason = failure.reason;
   // The stored traces, newest first, as fail.lua keeps them.
@@ -88,7 +98,7 @@ export async function failHeld(job: Job, err: Error, token: string, fetchNext: b
 export async function extendHeld(job: Job, token: string, duration: number): Promise<number> {
   const id = job.requireId();
   await job.ctx.ready();
-  const fence = job.fenceFor(token, 'extend the lock of');
+  const fence = holderFence(job, token, 'extend the lock of');
   const { lost } = await job.ctx.backend.extendLocks([{ id, ...fence }], duration, undefined, job.ctx.clock.backendNow());
   if (lost.length > 0) throw new LockLostError(`Cannot extend the lock of job ${id}: token ${token} does not hold it.`);
   return 1;
@@ -97,17 +107,22 @@ export async function extendHeld(job: Job, token: string, duration: number): Pro
 /** `job.moveToDelayed(timestamp, token)`. */
 export async function delayHeld(job: Job, timestamp: number, token: string | undefined): Promise<void> {
   const id = job.requireId();
-  const fence = job.fenceFor(token, 'move to delayed');
+  const fence = holderFence(job, token, 'move to delayed');
   if (!Number.isFinite(timestamp)) throw new InvalidDataError(`moveToDelayed takes a timestamp in ms, got ${timestamp}.`);
   await job.ctx.ready();
-  job.checkMove(await job.ctx.backend.moveToDelayed(id, fence, timestamp, job.ctx.clock.backendNow()), 'move to delayed', 'moveToDelayed');
+  throwOnMoveCode(
+    job,
+    await job.ctx.backend.moveToDelayed(id, fence, timestamp, job.ctx.clock.backendNow()),
+    'move to delayed',
+    'moveToDelayed',
+  );
 }
 
 /** `job.moveToWait(token)`. */
 export async function waitHeld(job: Job, token: string | undefined): Promise<number> {
   const id = job.requireId();
-  const fence = job.fenceFor(token, 'move to wait');
+  const fence = holderFence(job, token, 'move to wait');
   await job.ctx.ready();
-  job.checkMove(await job.ctx.backend.moveToWait(id, fence), 'move to wait', 'moveJobFromActiveToWait');
+  throwOnMoveCode(job, await job.ctx.backend.moveToWait(id, fence), 'move to wait', 'moveJobFromActiveToWait');
   return 0;
 }

@@ -8,6 +8,7 @@ import type { Job } from './job.js';
 import { toNewJob } from './new-job.js';
 import { serialize, validateJobOptions, type JobsOptions } from './options.js';
 import { checkDeadLetterRoute } from './dead-letter-route.js';
+import { throwOnWriteCode } from './write-codes.js';
 
 /** A step as listed by `job.getSteps()`. */
 export interface StepInfo {
@@ -40,7 +41,7 @@ export async function runStep<T>(job: Job, key: string, fn: () => T | Promise<T>
   const json = value === undefined ? 'null' : serialize(value, `The result of step "${key}"`);
   const record = `{"v":${json},"ms":${Date.now() - started},"at":${Date.now()}}`;
   const result = await job.ctx.backend.recordStep(id, key, record, true, job.fence);
-  job.checkWrite(result.code, `record step "${key}" of`);
+  throwOnWriteCode(job, result.code, `record step "${key}" of`);
   return (JSON.parse(result.record) as { v: T }).v;
 }
 
@@ -73,6 +74,6 @@ export async function continueLoop(job: Job, data: unknown, opts: JobsOptions & 
   const next = toNewJob(name ?? job.name, data, { ...inherited, ...rest, jobId: nextId });
   await job.ctx.ready();
   const result = await job.ctx.backend.continueJob(id, job.fence, '__continue', next, job.ctx.clock.backendNow());
-  job.checkWrite(result.code, 'continue');
+  throwOnWriteCode(job, result.code, 'continue');
   return (JSON.parse(result.record) as { v: string }).v;
 }

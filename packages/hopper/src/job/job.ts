@@ -4,10 +4,8 @@
  * attempt's writes are rejected with a LockLostError. A Job fetched with `getJob` is unfenced.
  */
 import type { ClaimedJob, Fence, JobRecord } from '../backend/backend.js';
-import { InvalidDataError, JobNotFoundError, LockLostError } from './errors.js';
+import { JobNotFoundError } from './errors.js';
 import {
-  parseJson,
-  parseOpts,
   plainJsonOf,
   rawJsonOf,
   type JobContext,
@@ -17,7 +15,9 @@ import {
   type JobJsonSandbox,
   type JobProgress,
 } from './job-json.js';
-import { serialize, type JobsOptions } from './options.js';
+import type { JobsOptions } from './options.js';
+import { loadClaimed, loadRecord } from './job-load.js';
+import { appendLog, clearJobLogs, writeData, writeProgress } from './job-writes.js';
 import { continueLoop, listSteps, runStep, type StepInfo } from './job-steps.js';
 import {
   childrenValues,
@@ -32,8 +32,7 @@ import {
   type DependenciesOpts,
   type DependenciesResult,
 } from './job-flow.js';
-import { parentFromOpts, publicJobKey } from './job-key.js';
-import { throwOnMoveCode, throwOnWriteCode } from './write-codes.js';
+import { publicJobKey } from './job-key.js';
 import { completeHeld, delayHeld, extendHeld, failHeld, nextJobReply, type NextJobReply, waitHeld } from './job-manual.js';
 import {
   changeJobDelay,
@@ -61,19 +60,19 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   data: DataType;
   /** The options the job was added with (defaults merged). */
   opts: JobsOptions;
-  progress: JobProgress;
+  progress: JobProgress = 0;
   /** The processor's result, once completed (null before, as BullMQ). */
-  returnvalue: ReturnType;
+  returnvalue: ReturnType = null as ReturnType; // BullMQ's value until the job completes
   /** The error message of the last failed attempt. */
-  failedReason: string;
+  failedReason: string = undefined as unknown as string;
   /** Stack traces of failed attempts, newest first (at most `stackTraceLimit`). */
-  stacktrace: string[];
+  stacktrace: string[] = [];
   /** Attempts that have finished (completed or failed). */
-  attemptsMade: number;
+  attemptsMade = 0;
   /** Attempts that have started (a claim by a worker). */
-  attemptsStarted: number;
+  attemptsStarted = 0;
   /** Times the job was rescued after its lock expired. */
-  stalledCounter: number;
+  stalledCounter = 0;
   /** When the job was added (ms). */
   timestamp: number;
   /** When the current or last attempt started (ms). */
@@ -120,20 +119,9 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     this.opts = opts;
     this.deduplicationId = opts.deduplication?.id;
     this.repeatJobKey = opts.repeatJobKey;
-    this.progress = 0;
-    this.returnvalue = null as ReturnType; // BullMQ's value until the job completes
-    this.failedReason = undefined as unknown as string;
-    this.stacktrace = [];
-    this.attemptsMade = 0;
-    this.attemptsStarted = 0;
-    this.stalledCounter = 0;
     this.timestamp = opts.timestamp ?? 0;
-    this.processedOn = undefined;
-    this.finishedOn = undefined;
     this.delay = opts.delay ?? 0;
     this.priority = opts.priority ?? 0;
-    this.token = undefined;
-    this.fence = undefined;
   }
 
   /** The key prefix of the job's queue. */
@@ -153,44 +141,12 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     processedOn: number,
     processedBy?: string,
   ): Job<D, R, N> {
-    const job = new Job<D, R, N>(ctx, claimed.name as N, JSON.parse(claimed.data) as D, parseOpts(claimed.opts), claimed.id);
-    job.timestamp = claimed.timestamp;
-    job.attemptsMade = claimed.attemptsMade;
-    job.attemptsStarted = claimed.attemptsStarted;
-    job.priority = claimed.priority;
-    job.delay = claimed.delay;
-    job.stalledCounter = claimed.stalledCounter;
-    if (claimed.failedReason !== undefined) job.failedReason = claimed.failedReason;
-    if (claimed.progress !== '') job.progress = JSON.parse(claimed.progress) as JobProgress;
-    job.processedOn = processedOn;
-    if (processedBy !== undefined) job.processedBy = processedBy;
-    job.token = claimed.token;
-    job.fence = { token: claimed.token, attempt: claimed.attemptsStarted };
-    const parent = job.opts.parent && parentFromOpts(ctx.prefix, job.opts.parent);
-    if (parent) job.setParent(parent);
-    return job;
+    return loadClaimed<D, R, N>(Job, ctx, claimed, processedOn, processedBy);
   }
 
   /** @internal builds a Job from its stored record. */
   static fromRecord<D, R, N extends string>(ctx: JobContext, record: JobRecord): Job<D, R, N> {
-    const job = new Job<D, R, N>(ctx, record.name as N, JSON.parse(record.data) as D, parseOpts(record.opts), record.id);
-    job.timestamp = record.timestamp;
-    job.attemptsMade = record.attemptsMade;
-    job.attemptsStarted = record.attemptsStarted;
-    job.stalledCounter = record.stalledCounter;
-    job.priority = record.priority;
-    job.delay = record.delay;
-    job.progress = (parseJson(record.progress) as JobProgress | undefined) ?? 0;
-    job.processedOn = record.processedOn;
-    job.finishedOn = record.finishedOn;
-    if (record.processedBy !== undefined) job.processedBy = record.processedBy;
-    job.returnvalue = (parseJson(record.returnvalue) ?? null) as R;
-    job.failedReason = record.failedReason as string;
-    job.stacktrace = (parseJson(record.stacktrace) as string[] | undefined) ?? [];
-    if (record.deduplicationId !== undefined) job.deduplicationId = record.deduplicationId;
-    if (record.origin) job.deadLetterOrigin = { ...record.origin, failedOn: record.timestamp };
-    if (record.parent) job.setParent(record.parent);
-    return job;
+    return loadRecord<D, R, N>(Job, ctx, record);
   }
 
   /**
@@ -225,27 +181,13 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /**
-   * @internal turns a fenced write's code into the matching error. `op` is BullMQ's name of the
-   * operation: the message then starts with BullMQ's key phrase (`Missing key for job <id>.
-   * <op>`, `Job <id> is not in the <state> state. <op>`), which code migrated from BullMQ matches.
-   */
-  checkWrite(code: number, what: string, op?: string, requiredState?: string): void {
-    throwOnWriteCode(this, code, what, op, requiredState);
-  }
-
-  /**
    * Records progress (a number or a JSON object) and emits a `progress` event.
    * From a processor, the write is fenced to this attempt.
    *
    * @example await job.updateProgress(42);
    */
   async updateProgress(progress: JobProgress): Promise<void> {
-    const id = this.requireId();
-    const json = serialize(progress, 'Progress');
-    await this.ctx.ready();
-    this.checkWrite(await this.ctx.backend.updateProgress(id, json, this.fence), 'update progress of', 'updateProgress');
-    this.progress = progress;
-    this.ctx.jobProgressed?.(this, progress);
+    return writeProgress(this, progress);
   }
 
   /**
@@ -254,11 +196,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * @example await job.updateData({ ...job.data, step: 2 });
    */
   async updateData(data: DataType): Promise<void> {
-    const id = this.requireId();
-    const json = serialize(data === undefined ? {} : data, 'Job data', this.opts.sizeLimit);
-    await this.ctx.ready();
-    this.checkWrite(await this.ctx.backend.updateData(id, json, this.fence), 'update data of', 'updateData');
-    this.data = data;
+    return writeData(this, data);
   }
 
   /**
@@ -266,12 +204,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * From a processor, the write is fenced to this attempt.
    */
   async log(logRow: string): Promise<number> {
-    const id = this.requireId();
-    if (typeof logRow !== 'string') throw new InvalidDataError('job.log() takes a string.');
-    await this.ctx.ready();
-    const count = await this.ctx.backend.addLog(id, logRow, this.fence, this.opts.keepLogs ?? 0);
-    this.checkWrite(count, 'log to', 'addLog');
-    return count;
+    return appendLog(this, logRow);
   }
 
   /**
@@ -279,11 +212,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * Not fenced: logs are the job's, whichever attempt wrote them.
    */
   async clearLogs(keepLogs?: number): Promise<void> {
-    const id = this.requireId();
-    if (keepLogs !== undefined && !(Number.isInteger(keepLogs) && keepLogs >= 0))
-      throw new InvalidDataError(`job.clearLogs(keepLogs): keepLogs must be an integer >= 0 (lines to keep), got ${keepLogs}.`);
-    await this.ctx.ready();
-    await this.ctx.backend.clearLogs(id, keepLogs ?? 0);
+    return clearJobLogs(this, keepLogs);
   }
 
   /**
@@ -317,15 +246,6 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    */
   async removeUnprocessedChildren(): Promise<void> {
     await removeUnprocessed(this);
-  }
-
-  /** @internal the fence to write under: this attempt's, or the caller's token in manual processing. */
-  fenceFor(token: string | undefined, what: string): Fence {
-    // BullMQ's token '0' skips its lock check; here it names the token this Job was taken with.
-    if (token === '0' && this.fence) return this.fence;
-    if (token !== undefined) return { token, attempt: this.fence?.token === token ? this.fence.attempt : this.attemptsStarted };
-    if (this.fence) return this.fence;
-    throw new LockLostError(`Cannot ${what} job ${this.id}: pass the lock token of the attempt that holds it.`);
   }
 
   /**
@@ -518,11 +438,6 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     ignored?: boolean;
   }): Promise<DependenciesCount> {
     return dependenciesCount(this, opts);
-  }
-
-  /** @internal turns a holder's move code into the matching error (`op`: BullMQ's operation name, see throwOnMoveCode). */
-  checkMove(code: number, what: string, op?: string, lockPhrase?: boolean): void {
-    throwOnMoveCode(this, code, what, op, lockPhrase);
   }
 
   /** Whether the job is completed. */

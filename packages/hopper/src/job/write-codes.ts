@@ -1,6 +1,6 @@
 /**
- * What a fenced write's code means for its caller: the typed error each refusal becomes (the
- * logic behind Job's checkWrite and checkMove, used by every file of job methods).
+ * What a fenced write's code means for its caller: the typed error each refusal becomes (used by
+ * every file of job methods).
  */
 import { WriteCode } from '../backend/backend.js';
 import { CancelledError, InvalidStateError, JobNotFoundError, LockLostError } from './errors.js';

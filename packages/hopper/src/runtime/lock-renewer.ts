@@ -95,8 +95,12 @@ export class LockRenewer {
     );
     this.o.onEpoch?.(epoch);
     if (cancelled.length > 0) this.o.onCancelled?.(cancelled);
-    // An attempt may have settled while the call was in flight; only report the ones still running.
-    const stillRunning = lost.filter((token) => this.o.executor.running.has(token));
+    // An attempt may have settled while the call was in flight, or been reported by a renewal that
+    // overlapped this one (the one after the cancel subscription): only report each running one once.
+    const stillRunning = lost.filter((token) => {
+      const entry = this.o.executor.running.get(token);
+      return entry !== undefined && !entry.lost;
+    });
     if (stillRunning.length > 0) this.o.onLost(stillRunning);
     return stillRunning;
   }

@@ -21,10 +21,22 @@ import {
 import { failureOf, toError, type StrategyFn } from '../job/failure.js';
 import { serialize } from '../job/options.js';
 import { toRetention } from '../job/retention.js';
+import { throwOnMoveCode, throwOnWriteCode } from '../job/write-codes.js';
 import type { Claims } from './claims.js';
 import type { Completer, PendingAck } from './completer.js';
 import type { AckBatch } from './dispatcher.js';
 import type { Outcome, RunningJob } from './executor.js';
+
+/** Why a rate-limited job could not be put back (`moveToWait`'s refusal code), as an error. */
+function putBackError(job: RunningJob['job'], code: number): Error {
+  try {
+    if (code === WriteCode.Missing) throwOnWriteCode(job, code, 'put back (rate limit)', 'moveJobFromActiveToWait');
+    else throwOnMoveCode(job, code, 'put back (rate limit)', 'moveJobFromActiveToWait', true);
+  } catch (err) {
+    return toError(err);
+  }
+  return new Error(`Job ${job.id} could not be put back after a RateLimitError (code ${code}).`);
+}
 
 export interface OutcomesOptions {
   backend: QueueBackend;
@@ -101,6 +113,8 @@ export class Outcomes {
           if (code === WriteCode.RefusedCancelled) return this.recordFailure(entry, new CancelledError(`Job ${job.id} was cancelled.`));
           this.o.claims.drop(entry.token);
           this.o.schedulePump();
+          // Not put back (removed meanwhile, or no longer held): an `error` event with BullMQ's phrase, as BullMQ.
+          if (code <= 0) this.o.onError(putBackError(job, code));
         },
         (err: unknown) => {
           this.o.claims.drop(entry.token);

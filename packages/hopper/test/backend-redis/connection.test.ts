@@ -24,6 +24,16 @@ describe('connections', () => {
     expect(await shared.ping()).toBe('PONG');
   });
 
+  it('a worker opens its idle-wait connection while starting (a ready worker then waits for work at once)', async () => {
+    const name = env.queueName();
+    const worker = env.worker(name, null, { autorun: false });
+    await worker.waitUntilReady();
+    // The Redis backend's blocking client for waitForWork (internal: this suite may look inside the backend).
+    const waitClient = (worker.backend as unknown as { waitClient?: Redis }).waitClient;
+    expect(waitClient).toBeDefined();
+    expect(['connect', 'connecting', 'ready']).toContain(waitClient?.status);
+  });
+
   it('accepts a redis:// URL and ioredis options', async () => {
     const url = new URL(env.url);
     const byUrl = env.queue(env.queueName(), { connection: env.url });

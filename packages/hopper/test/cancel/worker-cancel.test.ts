@@ -234,6 +234,31 @@ describe('worker.cancelJob and cancelAllJobs (in-process, BullMQ)', () => {
   });
 });
 
+describe('lock renewal', () => {
+  it('reports a lost lock once when two renewals overlap', async () => {
+    const clock = new FakeClock();
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.add('x', {});
+    const reasons: unknown[] = [];
+    let attempt = 0;
+    const worker = env.worker(
+      name,
+      (j, token, abort) => (++attempt === 1 ? waitsForAbort(reasons, () => new Error('lost'))(j, token, abort) : Promise.resolve('second')),
+      { clock, lockDuration: 1000, lockRenewTime: 1_000_000, stalledInterval: 1_000_000 },
+    );
+    await once(worker, 'active');
+    const reports: string[][] = [];
+    worker.on('lockRenewalFailed', (ids: string[]) => reports.push(ids));
+    clock.advance(1001);
+    await worker.stallRescuer.runOnce(true);
+    const [first, second] = await Promise.all([worker.lockRenewer.runOnce(), worker.lockRenewer.runOnce()]);
+    expect(reports).toHaveLength(1);
+    expect(first.length + second.length).toBe(1);
+    await once(worker, 'completed');
+  });
+});
+
 describe('worker.cancelJob with a sandboxed processor', () => {
   const file = fileURLToPath(new URL('../fixtures/sandbox/cancel-reason.mjs', import.meta.url));
 

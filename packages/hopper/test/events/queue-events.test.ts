@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { JobNotFoundError, QueueEvents, WaitTimeoutError } from '../../src/index.js';
-import { once } from '../helpers/wait.js';
+import { JobNotFoundError, QueueEvents, WaitTimeoutError, type Job } from '../../src/index.js';
+import { collect, once, signal, waitFor } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper();
@@ -23,9 +23,57 @@ describe('QueueEvents', () => {
     });
     const [args] = (await completed) as [{ jobId: string; returnvalue: unknown }];
     expect(args).toEqual({ jobId: job.id, returnvalue: { ok: true }, prev: 'active' });
-    // drained fires when the claim takes the last ready job, so it may come before progress.
-    expect(seen.filter((e) => e !== 'drained')).toEqual(['added', 'waiting', 'active', 'progress', 'completed']);
-    expect(seen.indexOf('drained')).toBeGreaterThan(seen.indexOf('active'));
+    // drained fires once the worker finished the job and found nothing else (it may be read after completed's waiter).
+    await waitFor(events, 'drained', () => seen.includes('drained'));
+    expect(seen).toEqual(['added', 'waiting', 'active', 'progress', 'completed', 'drained']);
+  });
+
+  it('emits drained, as BullMQ, when the jobs are finished, not when the last one is claimed', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const events = env.events(name);
+    await events.waitUntilReady();
+    const seen: string[] = [];
+    for (const event of ['active', 'completed', 'failed', 'drained']) events.on(event, () => seen.push(event));
+    const release = signal();
+    env.worker(
+      name,
+      async (job: Job) => {
+        await release.promise;
+        if (job.name === 'fail') throw new Error('for good');
+      },
+      { concurrency: 4 },
+    );
+    const active = collect(events, 'active', 4);
+    await queue.addBulk(['a', 'b', 'c', 'fail'].map((n) => ({ name: n, data: {} })));
+    await active;
+    const drained = once(events, 'drained');
+    release.resolve();
+    await drained;
+    // Every job finished before drained; and it came once (the stream is read in order).
+    expect(seen.slice(0, 4)).toEqual(['active', 'active', 'active', 'active']);
+    expect(seen.slice(4, -1).sort()).toEqual(['completed', 'completed', 'completed', 'failed']);
+    expect(seen.at(-1)).toBe('drained');
+    expect(await queue.getJobCounts('completed', 'failed', 'active')).toEqual({ completed: 3, failed: 1, active: 0 });
+  });
+
+  it('does not emit drained after a retry (the job is not finished)', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const events = env.events(name);
+    await events.waitUntilReady();
+    const seen: string[] = [];
+    for (const event of ['failed', 'completed', 'drained']) events.on(event, () => seen.push(event));
+    const job = await queue.add('x', {}, { attempts: 2 });
+    const drained = once(events, 'drained');
+    env.worker(name, async (j: Job) => {
+      if (j.attemptsMade === 0) throw new Error('retry me');
+    });
+    await drained;
+    await waitFor(events, 'completed', () => seen.includes('completed'));
+    expect(seen).toEqual(['completed', 'drained']);
+    expect(await queue.getJobCounts('completed')).toEqual({ completed: 1 });
+    expect((await queue.getJob(job.id as string))?.attemptsMade).toBe(2);
   });
 
   it('reports delayed, failed, retries-exhausted, paused and resumed', async () => {

@@ -278,7 +278,11 @@ export class Model {
       if (retryDelay > 0) {
         job.state = 'delayed';
         job.due = this.now + retryDelay;
-      } else this.pushReady(job, false);
+      } else {
+        // An immediate retry goes behind the delayed jobs already due (promoted first, as BullMQ).
+        this.promoteDue();
+        this.pushReady(job, false);
+      }
     }
     this.promoteDue();
     return code;

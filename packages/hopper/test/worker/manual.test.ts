@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DelayedError, LockLostError, RateLimitError, WaitingChildrenError, Worker } from '../../src/index.js';
+import { DelayedError, JobNotFoundError, LockLostError, RateLimitError, WaitingChildrenError, Worker } from '../../src/index.js';
 import { once } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
@@ -121,5 +121,20 @@ describe('manual processing', () => {
     expect(await job.getState()).toBe('waiting');
     expect((await queue.getJob(job.id as string))?.attemptsMade).toBe(0);
     expect(runs).toBe(1);
+  });
+
+  it("a rate-limited job that cannot be put back (removed meanwhile) is an error event with BullMQ's phrase", async () => {
+    env.expectErrors(/moveJobFromActiveToWait/);
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const worker = env.worker(name, async () => {
+      await queue.obliterate({ force: true });
+      throw Worker.RateLimitError();
+    });
+    const job = await queue.add('x', {});
+    const [err] = await once<[Error]>(worker, 'error');
+    expect(err).toBeInstanceOf(JobNotFoundError);
+    expect(err.message).toMatch(new RegExp(`^Missing key for job ${job.id}\\. moveJobFromActiveToWait`));
+    expect(await job.getState()).toBe('unknown');
   });
 });

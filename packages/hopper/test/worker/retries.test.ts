@@ -1,7 +1,7 @@
 import { UnrecoverableError as BullMQUnrecoverableError } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { UnrecoverableError, type Job } from '../../src/index.js';
-import { once } from '../helpers/wait.js';
+import { DelayedError, InvalidOptionsError, UnrecoverableError, Worker, type Job } from '../../src/index.js';
+import { collect, once, signal, until } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper({ fakeClock: true });
@@ -140,6 +140,93 @@ describe('retries and backoff', () => {
     await once(worker, 'failed');
     const stored = await queue.getJob(job.id as string);
     expect(stored?.failedReason).toContain('BigInt');
+  });
+});
+
+describe('retry order', () => {
+  it('puts an immediate retry behind the delayed jobs already due, as BullMQ', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const clock = env.clock!;
+    const first = await queue.add('first', {}, { attempts: 2 });
+    await queue.addBulk([0, 1, 2].map((i) => ({ name: `delayed-${i}`, data: {}, opts: { delay: 200 } })));
+    const release = signal();
+    const order: string[] = [];
+    const worker = env.worker(
+      name,
+      async (job: Job) => {
+        order.push(`${job.name}#${job.attemptsMade}`);
+        if (job.id === first.id && job.attemptsMade === 0) {
+          await release.promise;
+          throw new Error('not yet');
+        }
+      },
+      { concurrency: 1 },
+    );
+    await once(worker, 'active');
+    // The delayed jobs fall due while the first job runs; it then fails and is retried at once.
+    clock.advance(200);
+    const done = collect(worker, 'completed', 4);
+    release.resolve();
+    await done;
+    expect(order).toEqual(['first#0', 'delayed-0#0', 'delayed-1#0', 'delayed-2#0', 'first#1']);
+  });
+});
+
+describe('maxStartedAttempts', () => {
+  it("fails a job taken beyond it for good, without running it, with BullMQ's reason", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const clock = env.clock!;
+    const job = await queue.add('step', {}, { attempts: 3 });
+    let runs = 0;
+    const worker = env.worker(
+      name,
+      async (j: Job, token?: string) => {
+        runs++;
+        await j.moveToDelayed(clock.now() + 100, token);
+        throw new DelayedError();
+      },
+      { maxStartedAttempts: 1 },
+    );
+    const failed = once<[Job, Error]>(worker, 'failed');
+    await until(async () => (await job.getState()) === 'delayed', 'the job is delayed');
+    clock.advance(100);
+    const [failedJob, err] = await failed;
+    expect(err.message).toBe('job started more than allowable limit');
+    expect(failedJob.attemptsStarted).toBe(2);
+    expect(failedJob.attemptsMade).toBe(1);
+    expect(runs).toBe(1);
+    const stored = await queue.getJob(job.id as string);
+    expect(await stored?.getState()).toBe('failed');
+    expect(stored?.failedReason).toBe('job started more than allowable limit');
+  });
+
+  it('in manual processing, getNextJob fails a job taken beyond it and returns the next one', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const first = await queue.add('first', {}, { attempts: 2 });
+    const worker = env.worker(name, null, { autorun: false, maxStartedAttempts: 1 });
+    const taken = await worker.getNextJob('t');
+    expect(taken?.id).toBe(first.id);
+    await taken!.moveToFailed(new Error('retry me'), 't');
+    const second = await queue.add('second', {});
+    const next = await worker.getNextJob('t', { block: false });
+    expect(next?.id).toBe(second.id);
+    const stored = await queue.getJob(first.id as string);
+    expect(await stored?.getState()).toBe('failed');
+    expect(stored?.failedReason).toBe('job started more than allowable limit');
+    expect(stored?.attemptsStarted).toBe(2);
+  });
+
+  it("must be an integer >= 0 (BullMQ's phrase)", () => {
+    const base = { connection: env.url, prefix: env.prefix };
+    for (const bad of [-1, 1.5, Number.NaN]) {
+      expect(() => new Worker(env.queueName(), null, { ...base, maxStartedAttempts: bad })).toThrow(
+        'maxStartedAttempts must be greater or equal than 0',
+      );
+      expect(() => new Worker(env.queueName(), null, { ...base, maxStartedAttempts: bad })).toThrow(InvalidOptionsError);
+    }
   });
 });
 

@@ -101,6 +101,10 @@ export abstract class RedisQueueConnection {
     }
   }
 
+  openWaitConnection(): void {
+    this.waitClient ??= this.blockingClient();
+  }
+
   interruptWait(): void {
     const client = this.waitClient;
     this.waitClient = undefined;

@@ -7,7 +7,7 @@
     keep: retention spec (see includes/retention).
   Returns: { now, code per job..., then the claim part (see claim) }
   A child's completion is recorded on its parent, which moves on once its last child is done
-  (includes/flow).
+  (includes/flow). When it claims nothing and nothing is ready or active, emits `drained` (BullMQ's).
   Codes: 1 done, 3 cancelled (the job was cancelled while running: it ends failed with the cancel
     reason, whatever the processor returned), -1 job missing, -2 stale token or attempt (lock
     lost), -3 not active ]]
@@ -90,5 +90,6 @@ end
 flushReleases(base, rel)
 -- Under a global concurrency limit, a finished job frees a slot another worker may be waiting for.
 if qs.gcc and #doneIds > 0 then signalWork(k.marker) end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)
+local claimed = claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)
+if claimed == 0 and #doneIds > 0 then emitIfDrained(k, base, cap, qs) end
 return out

@@ -6,9 +6,11 @@
   ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, by, queueName, ...jobs
     jobs: 7 values per job: id, token, attempt, reason, stack ('' = none), retryDelay, keep
     retryDelay: -1 fail for good, -2 fail for good because attempts are exhausted (also emits
-      retries-exhausted), 0 retry now, > 0 retry after that many ms.
+      retries-exhausted), 0 retry now (behind the delayed jobs already due: they are promoted
+      first, as BullMQ does), > 0 retry after that many ms.
     stack: this attempt's stack trace, kept in a JSON list of at most stackTraceLimit entries;
       the limit travels with it as 'limit|stack'.
+  When a job failed for good, it claims nothing, and nothing is ready or active: emits `drained`.
   Returns: { now, code per job..., then the claim part (see claim) }
   Codes: 1 retried, 2 failed, 3 failed as cancelled (its cx mark), -1 job missing, -2 stale token or attempt, -3 not active ]]
 --@include base
@@ -23,6 +25,7 @@ local now = nowMs(argv.now)
 local base = argv.base
 local cap, paused, qs = queueSettings(k.meta)
 local rel, freed = {}, 0
+local failedForGood = false
 local out = { now }
 local fin = newFinisher(base, k.failed, now)
 
@@ -83,6 +86,18 @@ for i = REST, #ARGV, 7 do
   plan[#plan + 1] = e
 end
 
+-- An immediate retry goes behind the delayed jobs already due, as in BullMQ (its retry promotes
+-- them first): they are promoted before it is pushed back (claimJobs then finds none left).
+local firedEarly = false
+for n = 1, #plan do
+  if plan[n].code == 1 and plan[n].retryDelay == 0 then
+    local promoted
+    promoted, firedEarly = promoteDue(k, base, now, cap)
+    if promoted > 0 and not qs.groups and redis.call('HEXISTS', k.meta, 'gm') == 1 then qs.groups = true end
+    break
+  end
+end
+
 -- Write phase.
 for n = 1, #plan do
   local e = plan[n]
@@ -107,6 +122,7 @@ for n = 1, #plan do
         emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       end
     else
+      failedForGood = true
       if f[6] then releaseDedup(base, jk, id, now) end
       -- Before finishing (which may delete the job): the dead letter copies it.
       deadLetter(base, argv.queueName, id, jk, now, made, reason, e.route)
@@ -125,5 +141,7 @@ end
 flushFinisher(fin)
 flushReleases(base, rel)
 if qs.gcc and freed > 0 then signalWork(k.marker) end
-claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)
+local claimed = claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out, firedEarly)
+-- As BullMQ: a job failed for good is finished; a retried one is not.
+if claimed == 0 and failedForGood then emitIfDrained(k, base, cap, qs) end
 return out

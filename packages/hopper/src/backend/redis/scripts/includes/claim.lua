@@ -257,13 +257,14 @@ local function recordStart(starts, key, ttl, now, id, started)
   list[#list + 1] = id .. ':' .. started
 end
 
-local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, by, out)
+-- `firedBefore`: the caller already promoted due jobs itself (fail), and a scheduler's occurrence fell due.
+local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, by, out, firedBefore)
   if count > CLAIM_MAX then count = CLAIM_MAX end
   local promoted, fired = promoteDue(k, base, now, cap)
   -- Promoting a due grouped job may have turned groups on after the settings were read.
   if promoted > 0 and not qs.groups and redis.call('HEXISTS', k.meta, 'gm') == 1 then qs.groups = true end
   local schedulersDue = 0
-  if fired then schedulersDue = 1 end
+  if fired or firedBefore then schedulersDue = 1 end
   if paused then
     out[#out + 1] = 1
     out[#out + 1] = -1
@@ -386,10 +387,15 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     if #ids == count and (qs.groups or redis.call('LLEN', k.wait) + redis.call('ZCARD', k.prio) > 0) then
       -- Work is left (with groups: may be): pass the wake-up on to the next idle worker.
       signalWork(k.marker)
-    else
-      -- This claim took the last ready jobs.
-      emit(k.events, cap, 'drained')
     end
   end
   return claimed
+end
+
+-- BullMQ's global `drained`, emitted by complete and fail when the worker that finished jobs claimed
+-- none: nothing is ready (waiting, prioritized, or in a group's queue) and nothing is active.
+local function emitIfDrained(k, base, cap, qs)
+  if redis.call('ZCARD', k.active) > 0 or redis.call('LLEN', k.wait) > 0 or redis.call('ZCARD', k.prio) > 0 then return end
+  if qs.groups and (redis.call('LLEN', base .. 'gr') > 0 or redis.call('ZCARD', base .. 'gl') > 0) then return end
+  emit(k.events, cap, 'drained')
 end

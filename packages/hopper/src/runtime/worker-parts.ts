@@ -1,0 +1,247 @@
+/**
+ * The parts a Worker is made of, wired together: the executor that runs the processor (in process
+ * or in a sandbox), the outcomes it records, the dispatcher that claims jobs and acknowledges them
+ * in batches, lock renewal, stall rescue, shutdown, manual fetching and the scheduler tick. The
+ * Worker keeps its public API and its state (running, paused, closing); this is its wiring.
+ */
+import type { ClaimedJob, QueueBackend, Retention } from '../backend/backend.js';
+import type { Clock } from '../clock/clock.js';
+import { LockLostError } from '../job/errors.js';
+import type { StrategyFn } from '../job/failure.js';
+import { Job, type JobContext } from '../job/job.js';
+import { DEFAULT_REMOVE_ON_COMPLETE } from '../job/options.js';
+import { toRetention } from '../job/retention.js';
+import { SchedulerTick } from '../maintenance/scheduler-tick.js';
+import { StallRescuer } from '../maintenance/stall-rescuer.js';
+import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
+import { attemptRecorder, JobMeter, traceAttempt } from '../telemetry/trace.js';
+import { heartbeat, startLimitError, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from '../api/worker-options.js';
+import { Claims } from './claims.js';
+import { Completer } from './completer.js';
+import { Dispatcher } from './dispatcher.js';
+import { Executor } from './executor.js';
+import { LockRenewer } from './lock-renewer.js';
+import { ManualFetcher } from './manual-fetcher.js';
+import { Outcomes } from './outcomes.js';
+import { SandboxedProcessor } from './sandboxed-processor.js';
+import { Shutdown } from './shutdown.js';
+
+/** What the parts need of their worker: its identity, settings, state and events. */
+export interface WorkerHost {
+  /** The worker itself, as the context of the jobs it takes. */
+  readonly context: JobContext;
+  readonly backend: QueueBackend;
+  readonly clock: Clock;
+  readonly id: string;
+  readonly name: string;
+  readonly opts: WorkerOptions;
+  /** The concurrency now (it can change while running). */
+  concurrency(): number;
+  backoffStrategy(): StrategyFn | undefined;
+  isClosed(): boolean;
+  isClosing(): boolean;
+  /** Paused or closing: manual fetching takes nothing. */
+  isStopped(): boolean;
+  emit(event: string, ...args: unknown[]): void;
+  emitError(err: unknown): void;
+  /** A claim's reply brought `job`. */
+  claimed(job: Job): void;
+  checkEpoch(epoch: string): void;
+  /** A running job was cancelled: abort its signal. */
+  cancelRunning(jobId: string): void;
+  /** Jobs the stall check failed for good: their `failed` events. */
+  emitStallFailures(ids: string[]): void;
+}
+
+/** A Worker's parts, built and wired by {@link buildWorkerParts}. */
+export interface WorkerParts {
+  /** The processor (a sandbox's runner with a processor file), or undefined for manual processing. */
+  processor: Processor | undefined;
+  sandbox: SandboxedProcessor | undefined;
+  executor: Executor;
+  claims: Claims;
+  dispatcher: Dispatcher;
+  shutdown: Shutdown;
+  renewer: LockRenewer;
+  rescuer: StallRescuer;
+  fetcher: ManualFetcher;
+  schedulerTick: SchedulerTick;
+  metrics: MetricsRecorder | undefined;
+  failKeep: Retention;
+  lockDuration: number;
+  closeTimeout: number;
+}
+
+/**
+ * Builds the parts of a worker for `processor` (a function, a processor file's path or URL, or
+ * none). Throws InvalidOptionsError for a bad setting, before anything is started.
+ */
+export function buildWorkerParts(processor: Processor | string | URL | null | undefined, host: WorkerHost): WorkerParts {
+  const { backend, clock, opts } = host;
+  const startedAt = Date.now();
+  let sandbox: SandboxedProcessor | undefined;
+  let run: Processor | undefined;
+  if (typeof processor === 'string' || processor instanceof URL) {
+    sandbox = new SandboxedProcessor(processor, {
+      useWorkerThreads: opts.useWorkerThreads,
+      maxChildren: host.concurrency(),
+      ...opts.sandbox,
+    });
+    run = sandbox.run as unknown as Processor;
+  } else {
+    run = processor ?? undefined;
+  }
+  const { lockDuration, renewEvery, stalledInterval, maxStalledCount, drainDelayMs, schedulerInterval, closeTimeout } =
+    workerSettings(opts);
+  const completeKeep = toRetention(opts.removeOnComplete, toRetention(DEFAULT_REMOVE_ON_COMPLETE, { kind: 'keep' }));
+  const failKeep = toRetention(opts.removeOnFail, { kind: 'keep' });
+  const telemetry = opts.telemetry;
+  const jobMeter = opts.telemetry?.meter && new JobMeter(opts.telemetry.meter, host.name);
+  const maxDataPoints = metricsDataPoints(opts.metrics);
+  const metrics =
+    maxDataPoints === undefined ? undefined : new MetricsRecorder({ backend, clock, maxDataPoints, onError: (err) => host.emitError(err) });
+  const completer = new Completer();
+  const claims = new Claims();
+
+  const outcomes = new Outcomes({
+    backend,
+    claims,
+    completer,
+    queueName: host.name,
+    completeKeep,
+    failKeep,
+    backoffStrategy: () => host.backoffStrategy(),
+    isClosed: () => host.isClosed(),
+    schedulePump: () => dispatcher.schedulePump(),
+    emit: (event, ...args) => host.emit(event, ...args),
+    onRecorded: attemptRecorder(jobMeter, metrics),
+    onError: (err) => host.emitError(err),
+  });
+  const executor = new Executor({
+    processor: (job, token, signal) => {
+      // Taken beyond maxStartedAttempts: the attempt fails for good, the processor is not called.
+      const overLimit = startLimitError(job, opts.maxStartedAttempts);
+      if (overLimit) return Promise.reject(overLimit);
+      return telemetry
+        ? traceAttempt(telemetry, host.name, host.id, opts.name, job, () => (run as Processor)(job, token, signal))
+        : (run as Processor)(job, token, signal);
+    },
+    onSettled: (entry, outcome) => outcomes.settled(entry, outcome),
+    clock,
+    timeoutGrace: opts.timeoutGrace ?? 5000,
+    // A sandboxed attempt's child is ended (its run then settles); an in-process one is given up on.
+    terminate: sandbox && ((entry) => sandbox?.terminate(entry.job.id as string, entry.token) ?? Promise.resolve()),
+    onError: (err) => host.emitError(err),
+  });
+  const dispatcher = new Dispatcher({
+    backend,
+    clock,
+    workerId: host.id,
+    executor,
+    completer,
+    concurrency: () => host.concurrency(),
+    lockDuration,
+    limiter: opts.limiter && { max: opts.limiter.max, duration: opts.limiter.duration },
+    workerName: opts.name,
+    drainDelay: drainDelayMs,
+    held: () => claims.pairs(),
+    failKeep,
+    maxLimitWait: opts.maximumRateLimitDelay,
+    makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(host.context, claimed, now, opts.name),
+    onClaimed: (job) => host.claimed(job),
+    onAcked: (batch, result, resent) => outcomes.acked(batch, result, resent),
+    onAbandoned: (token) => claims.drop(token),
+    onDrained: () => host.emit('drained'),
+    onSchedulersDue: () => schedulerTick.runSoon(),
+    onError: (err) => {
+      if (!host.isClosing()) host.emitError(err);
+    },
+  });
+  const renewer = new LockRenewer({
+    backend,
+    clock,
+    executor,
+    lockDuration,
+    renewEvery,
+    onLost: (tokens) => {
+      const ids: string[] = [];
+      for (const token of tokens) {
+        const id = executor.running.get(token)?.job.id;
+        if (id !== undefined) ids.push(id);
+        executor.abort(
+          token,
+          new LockLostError(`Lost the lock of job ${id}: it was rescued as stalled or removed. Its result will not be recorded.`),
+          true,
+        );
+      }
+      // BullMQ's event, after the abort: the signals already carry the LockLostError.
+      if (ids.length > 0) host.emit('lockRenewalFailed', ids);
+    },
+    onError: (err) => host.emitError(err),
+    onEpoch: (epoch) => host.checkEpoch(epoch),
+    onCancelled: (ids) => ids.forEach((id) => host.cancelRunning(id)),
+    worker: () => heartbeat(host.id, opts.name, host.concurrency(), startedAt, renewEvery),
+    onLag: (lag) => warnBlockedLoop(host.name, lag, lockDuration),
+  });
+  const rescuer = new StallRescuer({
+    backend,
+    clock,
+    stalledInterval,
+    maxStalledCount,
+    failKeep,
+    eventsMaxAgeMs: opts.eventsMaxAge ?? 0,
+    onRescued: (ids) => {
+      for (const id of ids) host.emit('stalled', id, 'active');
+    },
+    onFailed: (ids) => {
+      for (const id of ids) host.emit('stalled', id, 'active');
+      host.emitStallFailures(ids);
+    },
+    onError: (err) => host.emitError(err),
+  });
+
+  const shutdown = new Shutdown({
+    backend,
+    clock,
+    claims,
+    executor,
+    dispatcher,
+    failKeep,
+    queueName: host.name,
+    onError: (err) => host.emitError(err),
+  });
+
+  const fetcher = new ManualFetcher({
+    backend,
+    clock,
+    lockDuration,
+    limiter: opts.limiter,
+    workerName: opts.name,
+    drainDelayMs,
+    stopped: () => host.isStopped(),
+  });
+
+  const schedulerTick = new SchedulerTick({
+    backend,
+    clock,
+    interval: schedulerInterval,
+    onError: (err) => host.emitError(err),
+  });
+
+  return {
+    processor: run,
+    sandbox,
+    executor,
+    claims,
+    dispatcher,
+    shutdown,
+    renewer,
+    rescuer,
+    fetcher,
+    schedulerTick,
+    metrics,
+    failKeep,
+    lockDuration,
+    closeTimeout,
+  };
+}
