@@ -90,6 +90,7 @@ export {
   GroupMaxSizeExceededError,
   UnsupportedOptionError,
   SchedulerJobError,
+  RedisFullError,
   hopperErrorCode,
 } from './job/errors.js';
 export type { ConnectionOptions } from './backend/create.js';
