@@ -1,69 +1,85 @@
 // The rows of the fault suite: each a workload, a fault schedule and its pass criterion (issue 14).
-// `verdict` returns the criteria a run missed (empty: pass).
+// `verdict` returns the criteria a run missed (empty: pass). Rows that need a topology or a tool
+// (Sentinel, Cluster, faketime) are in rows-ha.mjs and rows-time.mjs.
 import { LOCK, sleep } from './lib/run-row.mjs';
-import { FaultProxy } from './lib/proxy.mjs';
+import {
+  base,
+  isOccurrence,
+  isolateWorker,
+  killRandomly,
+  killRedis,
+  produce,
+  schedulerCriteria,
+  startScheduler,
+  stopScheduler,
+  work,
+} from './lib/row-kit.mjs';
+import { until } from './lib/admin.mjs';
+import { HA_ROWS } from './rows-ha.mjs';
+import { TIME_ROWS } from './rows-time.mjs';
 
-const work = (min, spread) => (rand) => () => ({ ms: min + Math.floor(rand() * spread) });
-
-/** The criteria every row keeps unless it says otherwise. */
-function base(m, { dupes = 'explained' } = {}) {
+/** The memory rows: Redis refused adds, each with a RedisFullError (an untyped refusal counts as unknown). */
+function refusedAsFull(m) {
   const out = [];
-  if (m.lost) out.push(`lost ${m.lost} (${m.samples.lost.join(', ')})`);
-  if (m.stuck) out.push(`stuck ${m.stuck} (${m.samples.stuck.join(', ')})`);
-  if (m.unexpected) out.push(`unexpected ${m.unexpected}`);
-  if (m.reusedAttempts) out.push(`${m.reusedAttempts} jobs ran twice under one attempt number (${m.samples.reusedAttempts.join(', ')})`);
-  if (!m.drained) out.push('the queue did not drain');
-  if (dupes === 'none' && m.duplicated) out.push(`duplicated ${m.duplicated} without a fault that explains them`);
-  if (dupes === 'explained' && m.unexplainedDuplicates)
-    out.push(`unexplained duplicates ${m.unexplainedDuplicates} (${m.samples.unexplained.join(', ')})`);
+  const full = m.addErrors['error RedisFullError']?.count ?? 0;
+  if (!m.adds.error) out.push('no add was refused: the row did not reach maxmemory');
+  if (full !== m.adds.error) out.push(`${m.adds.error - full} refused adds were not RedisFullError`);
+  if (m.adds.unknown) out.push(`${m.adds.unknown} adds ended with an error that is not a typed refusal: ${JSON.stringify(m.addErrors)}`);
   return out;
 }
 
-/** Kills Redis `afterMs` into the row and restarts it `downMs` later (same data directory). */
-async function killRedis(ctx, afterMs, downMs) {
-  await sleep(afterMs);
-  const from = Date.now();
-  await ctx.redis.kill();
-  await sleep(downMs);
-  await ctx.redis.start();
-  ctx.notes.downMs = Date.now() - from;
-  ctx.windows.push({ from: from - 1_000, to: Date.now() + LOCK.lockDuration });
-}
+/** How long a connection may wait for data before ioredis drops it (the half-open rows' setting). */
+const SOCKET_TIMEOUT_MS = 6_000;
 
 /**
- * Starts one more worker process whose connection goes through a fault proxy, lets it take work
- * for `warmMs`, then applies `fault(proxy)` for `ms` and heals. The process is recorded as
- * faulted for the duration (its jobs may be redone by others).
+ * A worker whose connections go half-open (blackhole) for longer than the lock. `socketTimeout`:
+ * the worker connects with ioredis's `socketTimeout` (docs/reliability.md recommends it); without
+ * it, the row is a reproduction of the hang it finds (not in the quick tier).
  */
-async function isolateWorker(ctx, { warmMs = 2_000, ms, fault }) {
-  const proxy = await new FaultProxy(ctx.redis.port).start();
-  ctx.cleanup.push(() => proxy.close());
-  const child = await ctx.pool.spawn({ url: proxy.url });
-  await sleep(warmMs);
-  const entry = { kind: 'network', pid: child.pid, at: Date.now() };
-  ctx.pool.faults.push(entry);
-  fault(proxy);
-  await sleep(ms);
-  proxy.heal();
-  entry.until = Date.now();
-  ctx.notes.isolatedPid = child.pid;
-}
-
-/** SIGKILLs a random worker process `times` times, every 0.7 to 1.6 s, from the first second. */
-function killRandomly(times) {
-  return async (ctx) => {
-    await sleep(1_000);
-    for (let i = 0; i < times; i++) {
-      ctx.pool.signal(ctx.pool.pick(ctx.rand), 'SIGKILL');
-      await sleep(700 + Math.floor(ctx.rand() * 900));
-    }
+function halfOpenRow(socketTimeout) {
+  return {
+    id: socketTimeout ? 'network-half-open' : 'network-half-open-defaults',
+    title: `Half-open connections (blackhole) between a worker and Redis, longer than the lock${socketTimeout ? ', socketTimeout set' : ', default connection options'}`,
+    promise:
+      'A worker whose connections go silent without closing does not hang forever: its jobs are rescued and redone by the others, its late completions are rejected, and it takes work again once the network heals' +
+      (socketTimeout ? ` (with ioredis's socketTimeout, here ${SOCKET_TIMEOUT_MS} ms).` : ' (default connection options).'),
+    workers: 2,
+    produce: async (ctx) => {
+      await ctx.producer.run({ count: 400, perSecond: 40, data: work(200, 300)(ctx.rand) });
+      await until(() => ctx.notes.healedAt, 60_000, 'the blackhole was not healed');
+      // Work after the heal, for the isolated worker to resume on.
+      await ctx.producer.run({ count: 600, perSecond: 30, from: 400, data: work(100, 200)(ctx.rand) });
+    },
+    inject: (ctx) =>
+      isolateWorker(ctx, {
+        ms: LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000,
+        fault: (p) => p.blackhole(),
+        overrides: socketTimeout
+          ? (proxy) => ({
+              connection: { kind: 'options', options: { host: '127.0.0.1', port: proxy.port, socketTimeout: SOCKET_TIMEOUT_MS } },
+            })
+          : undefined,
+      }),
+    drainMs: 30_000,
+    verdict: (m, ctx) => {
+      const out = base(m);
+      const { isolatedPid: pid, healedAt } = ctx.notes;
+      const resumed = m.records.find((r) => r.pid === pid && r.t === 'effect' && r.at > healedAt);
+      if (resumed) ctx.notes.resumedAfterMs = resumed.at - healedAt;
+      else out.push('the isolated worker took no job after the heal: it hangs on its dead connections');
+      const exit = ctx.pool.exits.find((x) => x.pid === pid);
+      ctx.notes.isolatedExit = exit ? { code: exit.code, signal: exit.signal } : 'still running';
+      if (m.stalled < 1) out.push('no stall was detected: the isolated worker held no job, nothing was tested');
+      return out;
+    },
   };
 }
 
-/** Produces `count` jobs at `perSecond` with data from `data(rand)(i)`. */
-function produce(count, perSecond, data = work(20, 60)) {
-  return (ctx) => ctx.producer.run({ count, perSecond, data: data(ctx.rand) });
-}
+/**
+ * Rows that reproduce a finding not fixed yet (docs/reliability.md, Findings): they fail, so
+ * they are not in the quick tier; run them by name (--rows).
+ */
+export const FINDING_ROWS = [halfOpenRow(false)];
 
 export const ROWS = [
   {
@@ -157,6 +173,20 @@ export const ROWS = [
       }
       return out.slice(0, 12);
     },
+  },
+  {
+    id: 'schedulers-sigkill',
+    title: 'Worker SIGKILL at random moments, a job scheduler (every 500 ms) running',
+    promise:
+      'A job scheduler keeps its schedule through worker kills: no occurrence is created twice, none is lost, none runs early; an occurrence interrupted by a kill runs again like any job.',
+    unledgered: isOccurrence,
+    produce: async (ctx) => {
+      await startScheduler(ctx, 500);
+      await ctx.producer.run({ count: 500, perSecond: 50, data: work(50, 100)(ctx.rand) });
+    },
+    inject: killRandomly(6),
+    heal: (ctx) => stopScheduler(ctx),
+    verdict: (m, ctx) => [...base(m), ...schedulerCriteria(m, ctx, { lateMs: 12_000 })],
   },
   {
     id: 'worker-sigkill-after-effect',
@@ -336,6 +366,7 @@ export const ROWS = [
     inject: (ctx) => isolateWorker(ctx, { ms: 6_000, fault: (p) => p.latency(300) }),
     verdict: (m) => [...base(m, { dupes: 'none' }), ...(m.stalled ? [`${m.stalled} stalls`] : [])],
   },
+  halfOpenRow(true),
   {
     id: 'redis-kill-aof-always',
     title: 'Redis SIGKILL and restart, AOF appendfsync always',
@@ -421,8 +452,7 @@ export const ROWS = [
     inject: async () => {},
     drainMs: 30_000,
     verdict: (m) => {
-      const out = base(m, { dupes: 'none' });
-      if (!m.adds.error) out.push('no add was refused: the row did not reach maxmemory');
+      const out = [...base(m, { dupes: 'none' }), ...refusedAsFull(m)];
       if (m.stalled) out.push(`${m.stalled} stalls while Redis was full`);
       return out;
     },
@@ -431,20 +461,17 @@ export const ROWS = [
     id: 'memory-pressure',
     title: 'Memory pressure: maxmemory with noeviction',
     promise:
-      'When Redis is full (noeviction), adds fail with an error at the producer, nothing acknowledged is lost, and workers keep draining.',
+      'When Redis is full (noeviction), adds fail with a RedisFullError at the producer, nothing acknowledged is lost, and workers keep draining.',
     redis: { persistence: 'none', maxmemory: '4mb' },
     removeOnComplete: true,
     workers: 2,
     produce: (ctx) => ctx.producer.run({ count: 3000, perSecond: 600, data: () => ({ ms: 20, pad: 'x'.repeat(4000) }) }),
     inject: async () => {},
     drainMs: 30_000,
-    verdict: (m) => {
-      const out = base(m);
-      if (!m.adds.error) out.push('no add was refused: the row did not reach maxmemory');
-      if (m.adds.unknown) out.push(`${m.adds.unknown} adds ended with an unclassified error`);
-      return out;
-    },
+    verdict: (m) => [...base(m), ...refusedAsFull(m)],
   },
+  ...TIME_ROWS,
+  ...HA_ROWS,
 ];
 
 export { LOCK };

@@ -9,7 +9,8 @@ const WORKER = fileURLToPath(new URL('../worker.mjs', import.meta.url));
 export class WorkerPool {
   /**
    * @param {object} cfg the worker config passed to worker.mjs (url, prefix, queue, effects, lock settings)
-   * @param {{ count: number, respawn?: boolean, onEffect?: (pool, child, id) => void }} opts
+   * @param {{ count: number, respawn?: boolean, onEffect?: (pool, child, id) => void, env?: object }} opts
+   *   `env`: more environment for every process (the clock rows preload libfaketime)
    */
   constructor(cfg, opts) {
     this.cfg = cfg;
@@ -29,7 +30,7 @@ export class WorkerPool {
   spawn(overrides) {
     const child = fork(WORKER, [JSON.stringify({ ...this.cfg, ...overrides })], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      env: { ...process.env, HOPPER_FAULTS_EFFECTS: this.cfg.effects },
+      env: { ...process.env, HOPPER_FAULTS_EFFECTS: this.cfg.effects, ...this.opts.env },
     });
     this.children.add(child);
     const ready = new Promise((resolve) => {

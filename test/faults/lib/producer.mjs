@@ -2,23 +2,27 @@
 // 'ack' (the add returned), 'error' (refused with a typed error: nothing was written), or
 // 'unknown' (the connection broke or the call timed out: it may or may not have been applied).
 import { FlowProducer, Queue } from 'hopper';
+import { connectionFor, releaseConnection } from './connect.mjs';
 
 const ADD_TIMEOUT_MS = 15_000;
 
-/** A refusal Redis or Hopper gives before writing (typed), as opposed to a broken call. */
+/**
+ * A refusal Hopper gives before writing (typed: a full Redis is a RedisFullError), as opposed to a
+ * broken call. An untyped OOM reply counts as unknown, so the memory rows fail if the type is lost.
+ */
 function classify(err) {
   const name = err?.name ?? '';
-  const message = String(err?.message ?? err);
-  if (/OOM command not allowed/.test(message)) return 'error';
-  if (['InvalidOptionsError', 'InvalidDataError', 'InvalidJobIdError', 'GroupMaxSizeExceededError'].includes(name)) return 'error';
+  if (['RedisFullError', 'InvalidOptionsError', 'InvalidDataError', 'InvalidJobIdError', 'GroupMaxSizeExceededError'].includes(name))
+    return 'error';
   return 'unknown';
 }
 
 export class Producer {
-  constructor({ url, prefix, queue }) {
-    this.url = url;
+  /** `connection`: a URL or a connection description (lib/connect.mjs). */
+  constructor({ connection, prefix, queue }) {
+    this.connection = connectionFor(connection);
     this.prefix = prefix;
-    this.queue = new Queue(queue, { connection: url, prefix });
+    this.queue = new Queue(queue, { connection: this.connection, prefix });
     this.queueErrors = {};
     this.queue.on('error', (err) => (this.queueErrors[err?.name] = (this.queueErrors[err?.name] ?? 0) + 1));
     this.ledger = [];
@@ -32,7 +36,7 @@ export class Producer {
 
   /** Adds a parent `id` with one child per entry of `children` (ids), atomically; records each node. */
   async addFlow(id, data, children) {
-    this.flows ??= new FlowProducer({ connection: this.url, prefix: this.prefix });
+    this.flows ??= new FlowProducer({ connection: this.connection, prefix: this.prefix });
     const name = this.queue.name;
     return this.record([...children, id], () =>
       this.flows.add({
@@ -91,5 +95,6 @@ export class Producer {
   async close() {
     await this.flows?.close().catch(() => {});
     await this.queue.close().catch(() => {});
+    releaseConnection(this.connection);
   }
 }

@@ -58,17 +58,29 @@ async function readStates(queue, ids) {
 }
 
 /**
- * @param {object} row { id, redis?, workers?, concurrency?, maxStalledCount?, sandbox?, removeOnComplete?,
- *   onEffect?, produce(ctx), inject(ctx), heal?(ctx), drainMs?, verdict(metrics, ctx) -> string[] (failures) }
+ * @param {object} row { id, redis?, topology?(), needs?(), env?(dir), workers?, concurrency?, maxStalledCount?,
+ *   sandbox?, removeOnComplete?, onEffect?, unledgered?(id), produce(ctx), inject(ctx), heal?(ctx), drainMs?,
+ *   inspect?(ctx, states), verdict(metrics, ctx, states) -> string[] (failures) }
+ *   `needs()` names a missing tool (the row is then skipped, never passed); `topology()` gives the
+ *   Redis deployment (default: one RedisProc with `row.redis`); `env(dir)` more environment for
+ *   the processor processes.
  */
 export async function runRow(row, { seed = 1, log = () => {} } = {}) {
+  const missing = await row.needs?.();
+  if (missing) return { id: row.id, title: row.title, pass: false, skipped: `skipped: ${missing} missing`, failures: [] };
   const dir = join(tmpdir(), 'hopper-faults', `${row.id}-${process.pid}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const effects = join(dir, 'effects.ndjson');
-  const redis = new RedisProc(row.redis);
-  await redis.start();
+  const redis = row.topology ? row.topology() : new RedisProc(row.redis);
+  try {
+    await redis.start();
+  } catch (err) {
+    await redis.stop().catch(() => {});
+    throw err;
+  }
   const cfg = {
     url: redis.url,
+    connection: redis.connection,
     prefix: 'faults',
     queue: row.id,
     effects,
@@ -78,10 +90,11 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
     closeTimeout: row.closeTimeout ?? 10_000,
     removeOnComplete: row.removeOnComplete ?? false,
     sandboxFile: row.sandbox ? new URL('../sandbox-processor.mjs', import.meta.url).pathname : undefined,
+    ...row.workerConfig,
   };
-  const pool = new WorkerPool(cfg, { count: row.workers ?? 3, onEffect: row.onEffect });
-  const producer = new Producer({ url: redis.url, prefix: cfg.prefix, queue: row.id });
-  const ctx = { row, redis, pool, producer, rand: seeded(seed), windows: [], notes: {}, log, cfg, startAt: 0, cleanup: [] };
+  const pool = new WorkerPool(cfg, { count: row.workers ?? 3, onEffect: row.onEffect, env: row.env?.(dir) });
+  const producer = new Producer({ connection: redis.connection, prefix: cfg.prefix, queue: row.id });
+  const ctx = { row, redis, pool, producer, rand: seeded(seed), windows: [], notes: {}, log, cfg, dir, startAt: 0, cleanup: [] };
   try {
     await pool.start();
     ctx.startAt = Date.now();
@@ -112,6 +125,7 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
       startAt: ctx.startAt,
       endAt,
       removeOnComplete: cfg.removeOnComplete,
+      unledgered: row.unledgered,
     });
     metrics.drained = drained;
     metrics.addErrors = Object.fromEntries(producer.errors);
