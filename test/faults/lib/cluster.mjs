@@ -107,7 +107,7 @@ export class ClusterSet {
    * target, MIGRATING on the source, then MIGRATE `batch` keys at a time (`pauseMs` between
    * batches, so the move spans live traffic), then SETSLOT NODE everywhere. Returns figures.
    */
-  async migrateSlot(slot, { batch = 20, pauseMs = 20 } = {}) {
+  async migrateSlot(slot, { batch = 20, pauseMs = 20, first } = {}) {
     const nodes = await this.nodes();
     const src = nodes.find((n) => n.master && n.slots.some(([a, b]) => slot >= a && slot <= b));
     const dst = nodes.find((n) => n.master && !n.failed && n.id !== src.id);
@@ -116,8 +116,10 @@ export class ClusterSet {
     let moved = 0;
     let busy = 0;
     const from = Date.now();
+    // `first`: keys matching it move first (say, the jobs' hashes before the queue's lists).
+    const ahead = first ? (await admin(src.port, 'CLUSTER', 'GETKEYSINSLOT', slot, 100_000)).filter((k) => first.test(k)) : [];
     for (;;) {
-      const keys = await admin(src.port, 'CLUSTER', 'GETKEYSINSLOT', slot, batch);
+      const keys = ahead.length ? ahead.splice(0, batch) : await admin(src.port, 'CLUSTER', 'GETKEYSINSLOT', slot, batch);
       if (!keys.length) break;
       try {
         await admin(src.port, 'MIGRATE', '127.0.0.1', dst.port, '', 0, 5_000, 'KEYS', ...keys);

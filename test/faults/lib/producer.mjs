@@ -27,6 +27,8 @@ export class Producer {
     this.queue.on('error', (err) => (this.queueErrors[err?.name] = (this.queueErrors[err?.name] ?? 0) + 1));
     this.ledger = [];
     this.errors = new Map();
+    /** Multiplies every run's count (the quick tier runs fewer jobs per row; see run-row.mjs). */
+    this.scale = 1;
   }
 
   /** Adds one job with id `id`; never throws, records the outcome. */
@@ -73,11 +75,12 @@ export class Producer {
   }
 
   /**
-   * Adds `count` jobs, ids `${idPrefix}${i}`, at about `perSecond`, at most `inFlight` adds at once.
+   * Adds `count` jobs (times `scale`), ids `${idPrefix}${i}`, at about `perSecond`, at most `inFlight` adds at once.
    * `data(i)` and `opts(i)` give each job's data and options; `add(id, i)`, when given, replaces
    * the plain add (say, with a flow). Resolves when every add has an outcome.
    */
   async run({ count, perSecond, idPrefix = 'j', data = () => ({}), opts = () => ({}), inFlight = 8, from = 0, add }) {
+    count = Math.max(1, Math.round(count * this.scale));
     const start = Date.now();
     const running = new Set();
     for (let i = from; i < from + count; i++) {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 /** The ports this suite may use (others on the machine use 6379 and 7001-7003). */
 export const PORTS = { first: 6400, last: 6420 };
 /** Sentinel rows: their Redis servers, and their sentinels. */
-export const SENTINEL_REDIS_PORTS = { first: 6381, last: 6399 };
+export const SENTINEL_REDIS_PORTS = { first: 6381, last: 6392 };
 export const SENTINEL_PORTS = { first: 26801, last: 26830 };
 /** Cluster rows: six nodes (their bus ports are these plus 10000). */
 export const CLUSTER_PORTS = { first: 6430, last: 6459 };

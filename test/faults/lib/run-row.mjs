@@ -9,7 +9,7 @@ import { Producer } from './producer.mjs';
 import { check, readRecords } from './checker.mjs';
 
 /** The short lock settings every row uses, so a row runs in seconds. */
-export const LOCK = { lockDuration: 4_000, stalledInterval: 2_000 };
+export const LOCK = { lockDuration: 3_000, stalledInterval: 1_500 };
 
 /** After healing, a stalled job is back in line within one lock plus one stall interval (plus slack). */
 export const QUIESCENCE_MS = LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000;
@@ -58,14 +58,16 @@ async function readStates(queue, ids) {
 }
 
 /**
- * @param {object} row { id, redis?, topology?(), needs?(), env?(dir), workers?, concurrency?, maxStalledCount?,
+ * @param {object} row { id, redis?, topology?(), needs?(), env?(dir), scale?, workers?, concurrency?, maxStalledCount?,
  *   sandbox?, removeOnComplete?, onEffect?, unledgered?(id), produce(ctx), inject(ctx), heal?(ctx), drainMs?,
  *   inspect?(ctx, states), verdict(metrics, ctx, states) -> string[] (failures) }
  *   `needs()` names a missing tool (the row is then skipped, never passed); `topology()` gives the
  *   Redis deployment (default: one RedisProc with `row.redis`); `env(dir)` more environment for
  *   the processor processes.
  */
-export async function runRow(row, { seed = 1, log = () => {} } = {}) {
+export async function runRow(row, { seed = 1, scale = 1, log = () => {} } = {}) {
+  const T0 = Date.now();
+  const phase = (name) => process.env.FAULTS_TIMING && console.log(`  [${row.id}] ${name} +${Date.now() - T0} ms`);
   const missing = await row.needs?.();
   if (missing) return { id: row.id, title: row.title, pass: false, skipped: `skipped: ${missing} missing`, failures: [] };
   const dir = join(tmpdir(), 'hopper-faults', `${row.id}-${process.pid}-${Date.now()}`);
@@ -92,15 +94,26 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
     sandboxFile: row.sandbox ? new URL('../sandbox-processor.mjs', import.meta.url).pathname : undefined,
     ...row.workerConfig,
   };
-  const pool = new WorkerPool(cfg, { count: row.workers ?? 3, onEffect: row.onEffect, env: row.env?.(dir) });
+  const pool = new WorkerPool(cfg, {
+    count: row.workers ?? 3,
+    onEffect: row.onEffect,
+    onOccurrence: row.onOccurrence,
+    env: row.env?.(dir),
+  });
   const producer = new Producer({ connection: redis.connection, prefix: cfg.prefix, queue: row.id });
+  // `scale` (the quick tier: 0.5) cuts each row's job counts; a row whose criterion needs its
+  // counts (the memory rows must fill Redis) says `scale: false`.
+  producer.scale = row.scale === false ? 1 : scale;
   const ctx = { row, redis, pool, producer, rand: seeded(seed), windows: [], notes: {}, log, cfg, dir, startAt: 0, cleanup: [] };
   try {
+    phase('redis started');
     await pool.start();
+    phase('pool started');
     ctx.startAt = Date.now();
     await Promise.all([row.produce(ctx), row.inject(ctx)]);
     await row.heal?.(ctx);
     const healAt = Date.now();
+    phase('healed');
     const drained = await drain(producer.queue, healAt + QUIESCENCE_MS + (row.drainMs ?? 20_000));
     const endAt = Date.now();
     const states = await readStates(
@@ -108,7 +121,9 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
       producer.ledger.map((e) => e.id),
     );
     const inspected = (await row.inspect?.(ctx, states)) ?? [];
+    phase('drained, states read');
     await pool.stop();
+    phase('pool stopped');
     const faults = [
       ...pool.faults,
       ...pool.exits
@@ -138,5 +153,6 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
     for (const fn of ctx.cleanup) await fn().catch(() => {});
     await producer.close();
     await redis.stop();
+    phase('closed');
   }
 }
