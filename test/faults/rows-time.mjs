@@ -47,7 +47,7 @@ function clockRow(id, offset, offsetMs) {
     },
     heal: (ctx) => stopScheduler(ctx),
     verdict: (m, ctx) => {
-      const out = [...base(m, { dupes: 'none' }), ...schedulerCriteria(m, ctx, { lateMs: LATE_MS })];
+      const out = [...base(m, { dupes: 'none' }), ...schedulerCriteria(m, ctx, { lateMs: LATE_MS, counted: true })];
       if (m.stalled) out.push(`${m.stalled} stalls (false: no worker was slow, only its clock moved)`);
       if (m.failed) out.push(`failed ${m.failed}`);
       let early = 0;
