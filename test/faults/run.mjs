@@ -2,7 +2,7 @@
 // `npm run faults:soak` runs random faults for `--minutes` (default 60).
 //   node test/faults/run.mjs [--tier quick|soak] [--rows a,b] [--seed n] [--scale x] [--minutes m] [--json file] [--strict]
 // A row whose tool is missing (redis-sentinel mode, redis-cli, faketime) is reported as SKIPPED,
-// never as passed; --strict makes a skipped row fail the run.
+// never as passed; --strict makes a skipped row fail the run. FAULTS_TIMING=1 prints each row's phases.
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { FINDING_ROWS, ROWS } from './rows.mjs';
