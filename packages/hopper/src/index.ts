@@ -11,7 +11,7 @@ export {
   DEFAULT_MAX_EVENTS,
 } from './api/queue.js';
 export { QueueGetters, type JobType, type WorkerInfo, type QueueMeta } from './api/queue-getters.js';
-export type { JobSchedulerInfo, JobSchedulerTemplate } from './api/job-schedulers.js';
+export type { JobSchedulerJson, JobSchedulerState, JobSchedulerTemplate } from './api/job-schedulers.js';
 export type { RepeatableJob } from './api/legacy-repeat.js';
 export type { LegacyRepeatOptions } from './schedule/repeat-options.js';
 export { Worker, type WorkerOptions, type Processor, type AdvancedSettings } from './api/worker.js';
@@ -49,6 +49,7 @@ export {
 } from './api/flow-producer.js';
 export type { DependenciesOpts, DependenciesResult, DependenciesCount, DependencyPage } from './job/job-flow.js';
 export type { StepInfo } from './job/job-steps.js';
+export type { RemoveOptions } from './job/job-changes.js';
 export { DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
 export { Job, type JobJson, type JobJsonRaw, type JobJsonSandbox, type JobProgress } from './job/job.js';
 export type { NextJobReply } from './job/job-manual.js';
@@ -73,6 +74,7 @@ export {
   CrossSlotError,
   ScriptError,
   JobNotFoundError,
+  QueueNotFoundError,
   UnknownBackoffError,
   WaitTimeoutError,
   DatasetResetError,
@@ -87,12 +89,16 @@ export {
   TimeoutError,
   ReplayRefusedError,
   FlowConflictError,
+  FlowTooLargeError,
   GroupMaxSizeExceededError,
   UnsupportedOptionError,
   SchedulerJobError,
   RedisFullError,
   hopperErrorCode,
 } from './job/errors.js';
+export { Admin, type AdminOptions, type QueueOverview } from './admin/admin.js';
+export type { DoctorOptions, DoctorReport, Finding, Severity } from './admin/doctor.js';
+export type { ServerFacts } from './backend/backend.js';
 export type { ConnectionOptions } from './backend/create.js';
 export { type Clock, type ClockTimer, SystemClock } from './clock/clock.js';
 export { FakeClock } from './clock/fake-clock.js';

@@ -5,7 +5,7 @@
  * maintenance/scheduler-tick. This module is the Queue's side: validation and the calls.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { AddRequest } from '../backend/backend.js';
+import type { AddRequest, SchedulerRecord } from '../backend/backend.js';
 import { InvalidOptionsError, InvalidScheduleError } from '../job/errors.js';
 import type { Job } from '../job/job.js';
 import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
@@ -27,8 +27,33 @@ export interface JobSchedulerTemplate<DataType = unknown, NameType extends strin
   opts?: Omit<JobsOptions, 'jobId' | 'delay' | 'deduplication'>;
 }
 
-/** A scheduler as `getJobScheduler` reports it. */
-export interface JobSchedulerInfo {
+/**
+ * A job scheduler in BullMQ's shape, as `getJobScheduler` and `getJobSchedulers` return it. The
+ * repeat fields appear as given (`tz` only when one was given; `offset` is 0 for a pattern), and
+ * `template` only when the scheduler's jobs have data or options. Hopper's fuller view (policies,
+ * counters, paused) is {@link JobSchedulerState}, from `getJobSchedulerState`.
+ */
+export interface JobSchedulerJson<DataType = unknown> {
+  /** The scheduler's id. */
+  key: string;
+  /** The jobs' name. */
+  name: string;
+  /** Occurrences planned so far (the `count` in each occurrence's `opts.repeat`). */
+  iterationCount?: number;
+  limit?: number;
+  startDate?: number;
+  endDate?: number;
+  tz?: string;
+  pattern?: string;
+  every?: number;
+  offset?: number;
+  /** When the next occurrence is due (ms), if there is one. */
+  next?: number;
+  template?: { data?: DataType; opts?: JobsOptions };
+}
+
+/** A scheduler as `getJobSchedulerState` reports it: BullMQ's fields and Hopper's policies and counters. */
+export interface JobSchedulerState {
   /** The scheduler's id (BullMQ calls it `key` too). */
   id: string;
   key: string;
@@ -77,6 +102,8 @@ interface StoredTemplate {
   rep?: string;
   /** Legacy repeat `count`: the iteration number before the first occurrence (0 if none). */
   cb?: number;
+  /** 1 when the template had no data (BullMQ's `getJobScheduler` then shows none). */
+  nd?: 1;
 }
 
 /** The repeat fields BullMQ shows on an occurrence's `opts.repeat` (dates as epoch ms). */
@@ -129,7 +156,34 @@ function storeTemplate(
     priority: merged.priority ?? 0,
     rep,
     ...(countBase > 0 ? { cb: countBase } : {}),
+    ...(template?.data === undefined ? { nd: 1 as const } : {}),
   };
+}
+
+/** A stored scheduler in BullMQ's `getJobScheduler` shape. */
+function toJobSchedulerJson(record: SchedulerRecord): JobSchedulerJson {
+  const spec = JSON.parse(record.spec) as ScheduleSpec;
+  const template = JSON.parse(record.template) as StoredTemplate;
+  const given = (template.rep ? JSON.parse(template.rep) : {}) as { tz?: string };
+  const out: JobSchedulerJson = { key: record.id, name: template.name, iterationCount: (template.cb ?? 0) + record.created };
+  if (spec.limit !== undefined) out.limit = spec.limit;
+  if (spec.startDate !== undefined) out.startDate = spec.startDate;
+  if (spec.endDate !== undefined) out.endDate = spec.endDate;
+  if (given.tz !== undefined) out.tz = given.tz;
+  if (spec.kind === 'cron') out.pattern = spec.pattern;
+  else out.every = spec.every;
+  out.offset = spec.kind === 'every' ? spec.offset : 0;
+  if (record.nextDue !== undefined) out.next = record.nextDue;
+  const shown: NonNullable<JobSchedulerJson['template']> = {};
+  if (!template.nd) shown.data = JSON.parse(template.data) as unknown;
+  if (template.opts) shown.opts = JSON.parse(template.opts) as JobsOptions;
+  if (shown.data !== undefined || shown.opts !== undefined) out.template = shown;
+  // Hopper's counters, as earlier Hopper versions returned them here: kept readable for code
+  // written against those, but not enumerable, so the object compares and serializes as BullMQ's
+  // (getJobSchedulerState is the typed way to read them).
+  const counters = { fired: record.fired, skippedByOverlap: record.skipped, missed: record.missed, created: record.created };
+  for (const [name, value] of Object.entries(counters)) Object.defineProperty(out, name, { value, enumerable: false });
+  return out;
 }
 
 /** The Queue's part of job schedulers; the Queue's methods call these. */
@@ -203,7 +257,23 @@ export class JobSchedulers {
     return { job: record?.pendingId ? await this.queue.getJob(record.pendingId) : undefined, result };
   }
 
-  async get(id: string): Promise<JobSchedulerInfo | undefined> {
+  /** Scheduler `id` in BullMQ's shape, or undefined. */
+  async get(id: string): Promise<JobSchedulerJson | undefined> {
+    await this.queue.ready();
+    const record = await this.backend.getScheduler(id);
+    return record && toJobSchedulerJson(record);
+  }
+
+  /** Schedulers in BullMQ's shape, by next run (`asc`: soonest first), rank range `start..end`. */
+  async list(start: number, end: number, asc: boolean): Promise<JobSchedulerJson[]> {
+    await this.queue.ready();
+    const ids = await this.backend.getSchedulerIds(start, end, asc);
+    const records = await Promise.all(ids.map((id) => this.backend.getScheduler(id)));
+    return records.flatMap((record) => (record ? [toJobSchedulerJson(record)] : []));
+  }
+
+  /** Scheduler `id` with Hopper's policies and counters, or undefined. */
+  async state(id: string): Promise<JobSchedulerState | undefined> {
     await this.queue.ready();
     const record = await this.backend.getScheduler(id);
     if (!record) return undefined;
@@ -236,11 +306,12 @@ export class JobSchedulers {
     };
   }
 
-  async list(start: number, end: number, asc: boolean): Promise<JobSchedulerInfo[]> {
+  /** Schedulers with Hopper's policies and counters, by next run, rank range `start..end`. */
+  async states(start: number, end: number, asc: boolean): Promise<JobSchedulerState[]> {
     await this.queue.ready();
     const ids = await this.backend.getSchedulerIds(start, end, asc);
-    const infos = await Promise.all(ids.map((id) => this.get(id)));
-    return infos.filter((info): info is JobSchedulerInfo => info !== undefined);
+    const infos = await Promise.all(ids.map((id) => this.state(id)));
+    return infos.filter((info): info is JobSchedulerState => info !== undefined);
   }
 
   /** The schedulers as BullMQ 5's `getRepeatableJobs` lists them. */

@@ -3,7 +3,8 @@
  * resume, drain, clean, obliterate, remove, retry and promote in bulk.
  */
 import type { CleanableState } from '../backend/backend.js';
-import { InvalidOptionsError, JobActiveError, SchedulerJobError } from '../job/errors.js';
+import { InvalidOptionsError, JobActiveError } from '../job/errors.js';
+import { removeChildrenOption, throwIfRemoveRefused, type RemoveOptions } from '../job/job-changes.js';
 import { SpanKind, TelemetryAttributes } from '../telemetry/telemetry.js';
 import { trace } from '../telemetry/trace.js';
 import type { JobType } from './queue-getters.js';
@@ -119,20 +120,21 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
   }
 
   /**
-   * Removes a job (any state but active). Returns 1 if removed (and emits `removed` (jobId) on
-   * this Queue, as in BullMQ), 0 if it did not exist. A job
-   * scheduler's pending run (its delayed occurrence) is refused with a SchedulerJobError: remove
-   * or pause the scheduler instead (`removeJobScheduler`, `pauseJobScheduler`).
+   * Removes a job (any state but active), with its flow children at every depth unless
+   * `removeChildren: false` (as in BullMQ). Returns 1 if removed (and emits `removed` (jobId) on
+   * this Queue, as in BullMQ), 0 if it did not exist. Nothing is removed, and a typed error
+   * thrown, when the job or a job in its tree is active (JobActiveError), when the tree holds more
+   * than 1,000 child records (FlowTooLargeError), or for a job scheduler's pending run
+   * (SchedulerJobError: remove or pause the scheduler instead, `removeJobScheduler`,
+   * `pauseJobScheduler`).
    */
-  async remove(jobId: string): Promise<number> {
+  async remove(jobId: string, opts?: RemoveOptions): Promise<number> {
+    const withChildren = removeChildrenOption(opts, 'queue.remove');
     await this.ready();
-    const code = await this.backend.removeJob(String(jobId), this.clock.backendNow());
-    if (code === -4) {
-      throw new JobActiveError(`Cannot remove job ${jobId} in queue "${this.name}": it is active. Let it finish or fail first.`);
-    }
-    if (code === -5) throw SchedulerJobError.of(String(jobId), SchedulerJobError.schedulerOf(String(jobId)), 'removed');
-    if (code === 1) this.emit('removed', String(jobId));
-    return code;
+    const result = await this.backend.removeJob(String(jobId), this.clock.backendNow(), withChildren);
+    throwIfRemoveRefused(result, String(jobId), this.name, this.prefix);
+    if (result.code === 1) this.emit('removed', String(jobId));
+    return result.code;
   }
 
   /**

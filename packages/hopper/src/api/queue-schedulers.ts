@@ -9,7 +9,7 @@ import type { JobsOptions } from '../job/options.js';
 import type { LegacyRepeatOptions, RepeatOptions } from '../schedule/repeat-options.js';
 import { SpanKind, TelemetryAttributes } from '../telemetry/telemetry.js';
 import { trace } from '../telemetry/trace.js';
-import { JobSchedulers, type JobSchedulerInfo, type JobSchedulerTemplate } from './job-schedulers.js';
+import { JobSchedulers, type JobSchedulerJson, type JobSchedulerState, type JobSchedulerTemplate } from './job-schedulers.js';
 import { addRepeatable, repeatKey, type RepeatableJob } from './legacy-repeat.js';
 import { QueueManagement } from './queue-management.js';
 
@@ -111,14 +111,36 @@ export abstract class QueueSchedulers<DataType = any, ResultType = any, NameType
     return this.schedulers.remove(key);
   }
 
-  /** A job scheduler with its next run and counters, or undefined. */
-  getJobScheduler(id: string): Promise<JobSchedulerInfo | undefined> {
-    return this.schedulers.get(id);
+  /**
+   * A job scheduler in BullMQ's shape (`key`, `name`, `iterationCount`, the repeat fields given,
+   * `next`, `template`), or undefined. Hopper's policies and counters: {@link getJobSchedulerState}
+   * (the counters `fired`, `skippedByOverlap`, `missed` and `created` can also be read here, as
+   * earlier versions returned them, but are not enumerable: the object equals BullMQ's).
+   */
+  getJobScheduler(id: string): Promise<JobSchedulerJson<DataType> | undefined> {
+    return this.schedulers.get(id) as Promise<JobSchedulerJson<DataType> | undefined>;
   }
 
-  /** Job schedulers by next run (`asc`: soonest first), rank range `start..end`. */
-  getJobSchedulers(start = 0, end = -1, asc = false): Promise<JobSchedulerInfo[]> {
-    return this.schedulers.list(start, end, asc);
+  /** Job schedulers in BullMQ's shape, by next run (`asc`: soonest first), rank range `start..end`. */
+  getJobSchedulers(start = 0, end = -1, asc = false): Promise<JobSchedulerJson<DataType>[]> {
+    return this.schedulers.list(start, end, asc) as Promise<JobSchedulerJson<DataType>[]>;
+  }
+
+  /**
+   * Hopper's view of a job scheduler: its spec with every policy (overlap, catch-up, jitter),
+   * `paused`, `next`, and its counters (`fired`, `skippedByOverlap`, `missed`, `created`), or
+   * undefined.
+   *
+   * @example
+   * const { fired, missed, next } = (await queue.getJobSchedulerState('nightly-report'))!;
+   */
+  getJobSchedulerState(id: string): Promise<JobSchedulerState | undefined> {
+    return this.schedulers.state(id);
+  }
+
+  /** {@link getJobSchedulerState} for each scheduler, by next run (`asc`: soonest first), rank range `start..end`. */
+  getJobSchedulerStates(start = 0, end = -1, asc = false): Promise<JobSchedulerState[]> {
+    return this.schedulers.states(start, end, asc);
   }
 
   /** How many job schedulers the queue has. */

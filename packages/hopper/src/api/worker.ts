@@ -17,9 +17,9 @@ import type { StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
 import { DEFAULT_REMOVE_ON_COMPLETE } from '../job/options.js';
 import { toRetention } from '../job/retention.js';
-import { SchedulerTick } from '../maintenance/scheduler-tick.js';
+import { advanceTaken, SchedulerTick, takenOccurrence } from '../maintenance/scheduler-tick.js';
 import { StallRescuer } from '../maintenance/stall-rescuer.js';
-import { Claims } from '../runtime/claims.js';
+import { Claims, type Claim } from '../runtime/claims.js';
 import { Completer } from '../runtime/completer.js';
 import { Dispatcher } from '../runtime/dispatcher.js';
 import { Executor } from '../runtime/executor.js';
@@ -287,6 +287,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     const next = await this.fetcher.next(token, opts.block ?? true);
     if (!next) return undefined;
     const job = Job.fromClaimed<DataType, ResultType, NameType>(this, next.claimed, next.now, this.opts.name);
+    const schedulerId = takenOccurrence(job);
+    // As for a processed job: the scheduler plans its next occurrence when its job is taken.
+    if (schedulerId !== undefined) await advanceTaken(this.backend, this.clock, schedulerId, job.id as string);
     this.emit('active', job, 'waiting');
     return job;
   }
@@ -441,6 +444,23 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   /** A claim's reply brought `job`: it is held from now until recorded or released. */
   private claimed(job: Job): void {
     const claim = this.claims.add(job);
+    const schedulerId = takenOccurrence(job);
+    if (schedulerId === undefined) {
+      this.begin(job, claim);
+      return;
+    }
+    // A scheduler's occurrence, first attempt: its scheduler plans the next one before it runs
+    // (as BullMQ does when a worker takes a scheduler's job).
+    advanceTaken(this.backend, this.clock, schedulerId, job.id as string)
+      .catch((err: unknown) => {
+        if (!this.closing) this.emitError(err);
+      })
+      .finally(() => {
+        if (!claim.releasing) this.begin(job, claim);
+      });
+  }
+
+  private begin(job: Job, claim: Claim): void {
     if (this.shutdown.releasing) {
       // Closing without waiting: a job that arrives now goes straight back, unstarted.
       this.shutdown.releaseUnstarted(claim);

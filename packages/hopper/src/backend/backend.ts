@@ -105,6 +105,12 @@ export interface BoundedStep {
   readonly visitedGroups: number;
 }
 
+/** What `removeJob` did: its code and detail (see QueueBackend.removeJob). */
+export interface RemoveJobResult {
+  code: number;
+  detail: string;
+}
+
 export type CleanableState = 'completed' | 'failed' | 'waiting' | 'prioritized' | 'delayed';
 
 /** Counts of jobs per state. */
@@ -173,8 +179,14 @@ export interface QueueBackend {
   releaseJobs(jobs: ({ id: string; started: boolean } & Fence)[], failKeep: Retention, now?: number): Promise<WriteCode[]>;
   pause(): Promise<boolean>;
   resume(): Promise<boolean>;
-  /** Removes a job that is not active: 1 removed, 0 missing, -4 active, -5 a job scheduler's pending run (kept). */
-  removeJob(id: string, now?: number): Promise<number>;
+  /**
+   * Removes a job that is not active, with its flow descendants when `withChildren` (read and
+   * checked first: nothing is removed if one is active or the tree is too large). Codes: 1
+   * removed, 0 missing, -4 active, -5 a job scheduler's pending run (kept), -6 a descendant is
+   * active, -7 the tree holds more than `detail` child records, -8 a descendant is a pending run.
+   * `detail`: the descendant's key (-6, -8), the limit (-7), how many jobs were removed (1).
+   */
+  removeJob(id: string, now?: number, withChildren?: boolean): Promise<RemoveJobResult>;
   /** Adds trees of jobs across queues atomically (this backend's queue routes the call). */
   addFlow(nodes: FlowNodeWrite[], request: AddRequest | undefined, now?: number): Promise<AddFlowResult>;
   /** Lets an unsealed parent move on once its children are done: 1 sealed, 2 sealed and moved on, 0 already sealed, -1 missing. */
@@ -249,7 +261,11 @@ export interface QueueBackend {
   sharesSlotWith(other: string): boolean;
   /** Creates or updates a scheduler: 0 unchanged, 1 created, 2 replaced. */
   upsertScheduler(scheduler: SchedulerWrite, now?: number): Promise<number>;
-  /** Creates a scheduler's next occurrences if its last instant is still `expectedLast`: created count, 0, -1 missing, -2 raced. */
+  /**
+   * Creates a scheduler's next occurrences if its last instant is still `expectedLast`. `created`:
+   * the count, or -1 missing, -2 raced; `again`: its pending occurrence, due at once, was dropped
+   * by its overlap policy, so it needs advancing again now.
+   */
   advanceScheduler(
     id: string,
     expectedLast: string,
@@ -257,7 +273,7 @@ export interface QueueBackend {
     after: number | null,
     missed: number,
     now?: number,
-  ): Promise<number>;
+  ): Promise<{ created: number; again: boolean }>;
   removeScheduler(id: string): Promise<boolean>;
   /** 1 changed, 0 already so, -1 no such scheduler. */
   pauseScheduler(id: string, paused: boolean, now?: number): Promise<number>;
@@ -352,8 +368,8 @@ export interface QueueBackend {
   getSchedulersCount(): Promise<number>;
   /** The earliest due time of a pending scheduler occurrence, or null. */
   nextSchedulerDue(): Promise<number | null>;
-  /** Schedulers waiting for their next occurrence to be computed. */
-  getDueSchedulers(limit: number): Promise<string[]>;
+  /** Schedulers waiting for their next occurrence to be computed at `now` (ms), earliest first. */
+  getDueSchedulers(limit: number, now: number): Promise<string[]>;
   /** The backend's clock (Redis TIME), ms. */
   time(): Promise<number>;
 
@@ -396,10 +412,35 @@ export interface MetricsRecord {
   length: number;
 }
 
+/** What `hopper doctor` reads of the server (undefined where the server does not tell). */
+export interface ServerFacts {
+  version: string;
+  /** The server's clock (ms): Hopper's one clock, against which job times are judged. */
+  now: number;
+  maxmemoryPolicy: string | undefined;
+  /** Bytes; 0 means no limit. */
+  maxmemory: number | undefined;
+  usedMemory: number | undefined;
+  /** Append-only file on. */
+  aof: boolean | undefined;
+  /** `appendfsync` (always, everysec, no). */
+  appendfsync: string | undefined;
+  /** RDB snapshots configured (`save` not empty). */
+  rdb: boolean | undefined;
+  evictedKeys: number | undefined;
+  rejectedConnections: number | undefined;
+  /** Recent slow-log entries: command name, duration in microseconds, when (epoch s). */
+  slowlog: { command: string; micros: number; at: number }[];
+}
+
 /** Reads across the queues under one prefix (the base of the admin API, and of the test audit). */
 export interface BackendAdmin {
   /** Names of the queues that exist under the prefix. */
   listQueues(): Promise<string[]>;
+  /** The server's settings and health figures that matter to a queue (for `hopper doctor`). */
+  serverFacts(): Promise<ServerFacts>;
+  /** The server's raw `INFO` text (for tools that parse it themselves, such as Bull Board). */
+  serverInfo(): Promise<string>;
   /** Deletes every key under the prefix (tests and tools only). */
   deleteAll(): Promise<number>;
   close(): Promise<void>;

@@ -23,6 +23,7 @@ export const ErrorCode = {
   CrossSlot: 'ERR_HOPPER_CROSS_SLOT',
   Script: 'ERR_HOPPER_SCRIPT',
   JobNotFound: 'ERR_HOPPER_JOB_NOT_FOUND',
+  QueueNotFound: 'ERR_HOPPER_QUEUE_NOT_FOUND',
   UnknownBackoff: 'ERR_HOPPER_UNKNOWN_BACKOFF',
   WaitTimeout: 'ERR_HOPPER_WAIT_TIMEOUT',
   DatasetReset: 'ERR_HOPPER_DATASET_RESET',
@@ -36,6 +37,7 @@ export const ErrorCode = {
   Timeout: 'ERR_HOPPER_TIMEOUT',
   ReplayRefused: 'ERR_HOPPER_REPLAY_REFUSED',
   FlowConflict: 'ERR_HOPPER_FLOW_CONFLICT',
+  FlowTooLarge: 'ERR_HOPPER_FLOW_TOO_LARGE',
   GroupMaxSizeExceeded: 'ERR_HOPPER_GROUP_MAX_SIZE_EXCEEDED',
   UnsupportedOption: 'ERR_HOPPER_UNSUPPORTED_OPTION',
   SchedulerJob: 'ERR_HOPPER_SCHEDULER_JOB',
@@ -206,11 +208,20 @@ export function asRedisFullError(err: unknown, what: string): unknown {
 /** The job does not exist (never added, or removed by retention or a call). */
 export class JobNotFoundError extends branded(ErrorCode.JobNotFound) {}
 
+/** No queue of that name exists under the prefix (an {@link Admin} never creates one). */
+export class QueueNotFoundError extends branded(ErrorCode.QueueNotFound) {}
+
 /**
  * A flow cannot be added as asked: a child's custom id is taken by an existing job while its
  * parent is new, or the existing parent a job should join is missing or finished. Nothing was written.
  */
 export class FlowConflictError extends branded(ErrorCode.FlowConflict) {}
+
+/**
+ * A job's flow tree is too large to remove with its children in one bounded call (more than
+ * 1,000 child records at every level). Nothing was removed. The message says what to do instead.
+ */
+export class FlowTooLargeError extends branded(ErrorCode.FlowTooLarge) {}
 
 /** A backoff type the worker has no strategy for. */
 export class UnknownBackoffError extends branded(ErrorCode.UnknownBackoff) {}
@@ -336,9 +347,9 @@ export class GroupMaxSizeExceededError extends branded(ErrorCode.GroupMaxSizeExc
 }
 
 /**
- * The job is a job scheduler's pending run (the delayed occurrence waiting for its time, which
- * keeps the scheduler going): it cannot be removed or cancelled directly, or the scheduler
- * would stop for good. Nothing was changed. Remove or pause the scheduler instead
+ * The job is a job scheduler's pending run (its next occurrence, delayed for its time or ready
+ * and not yet taken by a worker, which keeps the scheduler going): it cannot be removed or
+ * cancelled directly, or the scheduler would stop for good. Nothing was changed. Remove or pause the scheduler instead
  * (`queue.removeJobScheduler(id)`, `queue.pauseJobScheduler(id)`). Once the occurrence runs it
  * is an ordinary job. `jobId` and `schedulerId` say which (BullMQ refuses the same).
  */
@@ -351,9 +362,11 @@ export class SchedulerJobError extends branded(ErrorCode.SchedulerJob) {
   /** Builds the error for an attempt to remove or cancel (`action`) scheduler `schedulerId`'s pending run `jobId`. */
   static of(jobId: string, schedulerId: string, action: 'removed' | 'cancelled'): SchedulerJobError {
     const quoted = schedulerId.replace(/[\\']/g, '\\$&');
+    // BullMQ's phrase and operation name first (`... cannot be removed directly. remove`), then Hopper's advice.
+    const op = action === 'removed' ? 'remove' : 'cancelJob';
     const err = new SchedulerJobError(
-      `Job ${jobId} belongs to job scheduler ${schedulerId} and cannot be ${action} directly: ` +
-        `call queue.removeJobScheduler('${quoted}') to stop the schedule, or queue.pauseJobScheduler('${quoted}') to pause it.`,
+      `Job ${jobId} belongs to a job scheduler and cannot be ${action} directly. ${op}: it is the pending run of job scheduler ` +
+        `${schedulerId}; call queue.removeJobScheduler('${quoted}') to stop the schedule, or queue.pauseJobScheduler('${quoted}') to pause it.`,
     );
     err.jobId = jobId;
     err.schedulerId = schedulerId;

@@ -3,8 +3,18 @@
  * replay a dead letter, promote a delayed one, change its delay or priority. The logic behind
  * those Job methods.
  */
-import { InvalidStateError, JobActiveError, JobNotFoundError, ReplayRefusedError, SchedulerJobError } from './errors.js';
+import type { RemoveJobResult } from '../backend/backend.js';
+import {
+  FlowTooLargeError,
+  InvalidOptionsError,
+  InvalidStateError,
+  JobActiveError,
+  JobNotFoundError,
+  ReplayRefusedError,
+  SchedulerJobError,
+} from './errors.js';
 import type { Job } from './job.js';
+import { parseJobKey } from './job-key.js';
 import { validateJobOptions } from './options.js';
 
 /** `job.retry(state, opts)`: a failed (or completed) job goes back to ready. */
@@ -35,18 +45,72 @@ export async function retryFinished(
   job.returnvalue = null as unknown;
 }
 
-/** `job.remove()`. */
-export async function removeJob(job: Job): Promise<void> {
-  const id = job.requireId();
-  await job.ctx.ready();
-  const code = await job.ctx.backend.removeJob(id, job.ctx.clock.backendNow());
-  if (code === -4) {
-    throw new JobActiveError(
-      `Cannot remove job ${id} in queue "${job.queueName}": it is active. Let it finish or fail, or close its worker first.`,
-    );
+/** Options of `job.remove()` and `queue.remove()`, as in BullMQ. */
+export interface RemoveOptions {
+  /**
+   * Removes the job's flow children too, at every depth and in every queue, whatever their
+   * state (default true, as in BullMQ). The tree is checked first: if a job in it is active, or
+   * it holds more than 1,000 child records, nothing is removed. With false the job goes alone and
+   * its children stay (they run, and their results go nowhere).
+   */
+  removeChildren?: boolean;
+}
+
+/** Reads `removeChildren` from `opts`, refusing anything else. */
+export function removeChildrenOption(opts: RemoveOptions | undefined, where: string): boolean {
+  if (opts === undefined) return true;
+  if (typeof opts !== 'object' || opts === null) {
+    throw new InvalidOptionsError(`${where}: options must be an object such as { removeChildren: false }, got ${JSON.stringify(opts)}.`);
   }
-  if (code === -5) throw SchedulerJobError.of(id, SchedulerJobError.schedulerOf(id), 'removed');
-  if (code === 0) throw new JobNotFoundError(`Cannot remove job ${id} in queue "${job.queueName}": it no longer exists.`);
+  for (const key of Object.keys(opts)) {
+    if (key !== 'removeChildren') throw new InvalidOptionsError(`${where}: unknown option "${key}" (the only option is removeChildren).`);
+  }
+  const { removeChildren } = opts;
+  if (removeChildren === undefined) return true;
+  if (typeof removeChildren !== 'boolean') {
+    throw new InvalidOptionsError(`${where}: removeChildren must be a boolean, got ${JSON.stringify(removeChildren)}.`);
+  }
+  return removeChildren;
+}
+
+/**
+ * Throws the typed error for a refused removal of job `id` (nothing was removed), with BullMQ's
+ * key phrase for a locked (active) job. Returns for codes 1 (removed) and 0 (missing).
+ */
+export function throwIfRemoveRefused(result: RemoveJobResult, id: string, queueName: string, prefix: string): void {
+  const locked = `Job ${id} could not be removed because it is locked by another worker`;
+  switch (result.code) {
+    case -4:
+      throw new JobActiveError(`${locked}: it is active in queue "${queueName}". Let it finish or fail, or close its worker first.`);
+    case -5:
+      throw SchedulerJobError.of(id, SchedulerJobError.schedulerOf(id), 'removed');
+    case -6:
+      throw new JobActiveError(
+        `${locked}: job ${result.detail} in its flow tree is active, so nothing was removed. Let it finish or fail, ` +
+          `or pass { removeChildren: false } to remove job ${id} alone.`,
+      );
+    case -7:
+      throw new FlowTooLargeError(
+        `Cannot remove job ${id} of queue "${queueName}" with its children: its flow tree holds more than ${result.detail} ` +
+          'child records, more than one bounded call removes, so nothing was removed. Stop it with ' +
+          `queue.cancelJob('${id}') (the parent and its pending children, in batches), then pass { removeChildren: false } to ` +
+          'remove the job alone; its finished children go with their retention or queue.clean.',
+      );
+    case -8: {
+      const childId = parseJobKey(prefix, result.detail)?.id ?? result.detail;
+      throw SchedulerJobError.of(childId, SchedulerJobError.schedulerOf(childId), 'removed');
+    }
+  }
+}
+
+/** `job.remove(opts)`. */
+export async function removeJob(job: Job, opts?: RemoveOptions): Promise<void> {
+  const id = job.requireId();
+  const withChildren = removeChildrenOption(opts, 'job.remove');
+  await job.ctx.ready();
+  const result = await job.ctx.backend.removeJob(id, job.ctx.clock.backendNow(), withChildren);
+  throwIfRemoveRefused(result, id, job.queueName, job.ctx.prefix);
+  if (result.code === 0) throw new JobNotFoundError(`Cannot remove job ${id} in queue "${job.queueName}": it no longer exists.`);
 }
 
 /** `job.replay()` of a dead letter. */

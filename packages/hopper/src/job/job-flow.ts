@@ -177,7 +177,7 @@ export async function removeUnprocessed(job: Job): Promise<number> {
       // unblocks the parent); so do missing ones and pending scheduler runs.
       if (state === 'active' || state === 'completed' || state === 'failed' || state === 'unknown') continue;
       if (state === 'waiting-children' && depth < MAX_DEPTH) removed += await removeUnder(childBackend, child.id, depth + 1);
-      if ((await childBackend.removeJob(child.id, now())) === 1) removed++;
+      if ((await childBackend.removeJob(child.id, now())).code === 1) removed++;
     }
     return removed;
   };

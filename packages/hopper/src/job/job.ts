@@ -35,7 +35,15 @@ import {
 import { parentFromOpts, publicJobKey } from './job-key.js';
 import { throwOnMoveCode, throwOnWriteCode } from './write-codes.js';
 import { completeHeld, delayHeld, extendHeld, failHeld, nextJobReply, type NextJobReply, waitHeld } from './job-manual.js';
-import { changeJobDelay, changeJobPriority, promoteDelayed, removeJob, replayDeadLetter, retryFinished } from './job-changes.js';
+import {
+  changeJobDelay,
+  changeJobPriority,
+  promoteDelayed,
+  removeJob,
+  replayDeadLetter,
+  retryFinished,
+  type RemoveOptions,
+} from './job-changes.js';
 import type { JobState, JobStateOrUnknown } from './states.js';
 
 export type { JobContext, JobFinishWaiter, JobJson, JobJsonRaw, JobJsonSandbox, JobProgress } from './job-json.js';
@@ -339,12 +347,18 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   }
 
   /**
-   * Removes the job (any state but active, which would silently lose a running attempt's work).
-   * A removed child no longer blocks its parent; a removed parent's children are left as they are.
-   * A job scheduler's pending run is refused with a SchedulerJobError (remove or pause the scheduler).
+   * Removes the job (any state but active, which would silently lose a running attempt's work),
+   * with its flow children at every depth unless `removeChildren: false` (as in BullMQ). The
+   * tree is checked first: if a job in it is active (JobActiveError) or it holds more than 1,000
+   * child records (FlowTooLargeError), nothing is removed. A removed child no longer blocks its
+   * parent. A job scheduler's pending run is refused with a SchedulerJobError (remove or pause
+   * the scheduler).
+   *
+   * @example await parent.remove(); // the parent and its whole tree
+   * @example await parent.remove({ removeChildren: false }); // the parent alone
    */
-  async remove(): Promise<void> {
-    return removeJob(this);
+  async remove(opts?: RemoveOptions): Promise<void> {
+    return removeJob(this, opts);
   }
 
   /**

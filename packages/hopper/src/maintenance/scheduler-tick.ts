@@ -5,6 +5,8 @@
  * TypeScript, where the cron and time-zone rules live, and stores them with a script guarded by
  * the scheduler's last instant: any number of processes may run it, each occurrence is created
  * once. It runs when a claim reports a due scheduler, and every `interval` as a fallback.
+ * A worker that takes a scheduler's pending occurrence advances its scheduler first
+ * ({@link advanceTaken}), as BullMQ plans the next job when a worker takes the current one.
  */
 import type { QueueBackend } from '../backend/backend.js';
 import type { Clock, ClockTimer } from '../clock/clock.js';
@@ -22,12 +24,19 @@ export interface SchedulerTickOptions {
   onError(err: unknown): void;
 }
 
-/** Advances one scheduler (retrying once if another process advanced it meanwhile). Returns occurrences created. */
+/**
+ * Advances one scheduler (again if another process advanced it meanwhile, or if its pending
+ * occurrence, due at once, was dropped by its overlap policy). Returns occurrences created.
+ */
 export async function advanceScheduler(backend: QueueBackend, clock: Clock, id: string): Promise<number> {
-  for (let round = 0; round < 3; round++) {
+  let created = 0;
+  for (let round = 0; round < 4; round++) {
     const record = await backend.getScheduler(id);
-    if (!record) return 0;
-    if (record.paused) return backend.advanceScheduler(id, record.last, [], null, 0, clock.backendNow());
+    if (!record) return created;
+    if (record.paused) {
+      const result = await backend.advanceScheduler(id, record.last, [], null, 0, clock.backendNow());
+      return created + Math.max(result.created, 0);
+    }
     const spec = JSON.parse(record.spec) as ScheduleSpec;
     const now = clock.backendNow() ?? (await backend.time());
     const plan = planAdvance({
@@ -38,9 +47,32 @@ export async function advanceScheduler(backend: QueueBackend, clock: Clock, id: 
       now,
     });
     const result = await backend.advanceScheduler(id, record.last, plan.occurrences, plan.after, plan.missed, clock.backendNow());
-    if (result !== -2) return Math.max(result, 0);
+    if (result.created === -2) continue;
+    created += Math.max(result.created, 0);
+    if (!result.again) return created;
   }
-  return 0;
+  return created;
+}
+
+/**
+ * A worker took job `jobId` of scheduler `schedulerId`: if it was the scheduler's pending
+ * occurrence (ready and not yet advanced past, e.g. a new `every` schedule's first run), the
+ * scheduler plans its next one now, before the job runs, as BullMQ does. Otherwise a no-op (one
+ * read). Returns occurrences created.
+ */
+export async function advanceTaken(backend: QueueBackend, clock: Clock, schedulerId: string, jobId: string): Promise<number> {
+  const record = await backend.getScheduler(schedulerId);
+  if (!record || record.pendingId !== jobId) return 0;
+  return advanceScheduler(backend, clock, schedulerId);
+}
+
+/**
+ * The scheduler whose occurrence `job` is, when a worker has just taken it for its first attempt
+ * (a retry is an ordinary job); else undefined.
+ */
+export function takenOccurrence(job: { id?: string; repeatJobKey?: string; attemptsStarted: number }): string | undefined {
+  if (job.attemptsStarted !== 1 || !job.repeatJobKey || !job.id?.startsWith('sched:')) return undefined;
+  return job.repeatJobKey;
 }
 
 export class SchedulerTick {
@@ -95,7 +127,8 @@ export class SchedulerTick {
    */
   async runOnce(): Promise<number> {
     let created = 0;
-    for (const id of await this.o.backend.getDueSchedulers(BATCH)) {
+    const at = this.o.clock.backendNow() ?? (await this.o.backend.time());
+    for (const id of await this.o.backend.getDueSchedulers(BATCH, at)) {
       created += await advanceScheduler(this.o.backend, this.o.clock, id);
     }
     const due = await this.o.backend.nextSchedulerDue();
@@ -103,13 +136,11 @@ export class SchedulerTick {
     this.dueTimer = undefined;
     if (due !== null && this.running) {
       const now = this.o.clock.backendNow() ?? (await this.o.backend.time());
-      this.dueTimer = this.o.clock.setTimeout(
-        () => {
-          this.dueTimer = undefined;
-          this.promoteDue().catch((err: unknown) => this.report(err));
-        },
-        Math.max(0, due - now),
-      );
+      const wait = Math.max(0, due - now);
+      this.dueTimer = this.o.clock.setTimeout(() => {
+        this.dueTimer = undefined;
+        this.promoteDue(wait > 0).catch((err: unknown) => this.report(err));
+      }, wait);
     }
     return created;
   }
@@ -123,9 +154,14 @@ export class SchedulerTick {
     if (this.running) this.o.onError(err);
   }
 
-  /** Promotes due delayed jobs (scheduler occurrences among them) without claiming any. */
-  private async promoteDue(): Promise<void> {
+  /**
+   * Promotes due delayed jobs (scheduler occurrences among them) without claiming any, then runs
+   * again if that made a scheduler due, or if this was a wake-up at a scheduler's due time (one
+   * whose ready occurrence no worker has taken advances then). A timer armed for a time already
+   * past only promotes, so a due time that stays in the past cannot make it spin.
+   */
+  private async promoteDue(woke: boolean): Promise<void> {
     const result = await this.o.backend.claim({ count: 0, lockMs: 1, tokenPrefix: 'promote:' }, this.o.clock.backendNow());
-    if (result.schedulersDue) this.runSoon();
+    if (result.schedulersDue || woke) this.runSoon();
   }
 }

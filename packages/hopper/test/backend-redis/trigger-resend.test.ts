@@ -38,7 +38,7 @@ describe('a re-sent triggerJobScheduler', () => {
     const job = await triggering;
     const waiting = await observer.getJobs(['waiting']);
     expect(waiting.map((j) => j.id)).toEqual([job?.id]);
-    expect((await observer.getJobScheduler('s'))?.fired).toBe(1);
+    expect((await observer.getJobSchedulerState('s'))?.fired).toBe(1);
     // A new call is a new trigger.
     const again = await queue.triggerJobScheduler('s');
     expect(again?.id).not.toBe(job?.id);

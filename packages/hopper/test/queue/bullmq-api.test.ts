@@ -133,7 +133,7 @@ describe('BullMQ API: job.removeChildDependency', () => {
     const [c0, c1] = children!.map((c) => c.job);
     await c0.remove();
     await expect(c0.removeChildDependency()).rejects.toThrow(`Missing key for job ${c0.id}. removeChildDependency`);
-    await parent.remove();
+    await parent.remove({ removeChildren: false });
     await expect(c1.removeChildDependency()).rejects.toThrow(`Missing key for parent job ${c1.parentKey}. removeChildDependency`);
   });
 });

@@ -10,13 +10,14 @@
  * - a pending run promoted within `catchupWindow` of its (jittered) due time, before the next
  *   instant, is not missed (a new `every` scheduler's first run included);
  * - remove and cancel of a pending run are refused with SchedulerJobError; drain and clean keep it;
- * - after a tick, every scheduler that is not paused has a pending run waiting for its time.
+ * - after a tick, every scheduler that is not paused has a pending run (waiting for its time, or
+ *   ready and not taken yet); a claim of a pending run advances its scheduler, as a worker does.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backend/create.js';
 import type { JobRecord, QueueBackend } from '../../src/backend/backend.js';
-import { advanceScheduler } from '../../src/maintenance/scheduler-tick.js';
+import { advanceScheduler, advanceTaken, takenOccurrence } from '../../src/maintenance/scheduler-tick.js';
 import { FakeClock, SchedulerJobError, type Queue, type RepeatOptions } from '../../src/index.js';
 import { useHopper } from '../helpers/hopper.js';
 
@@ -79,14 +80,17 @@ async function delayedJobs(backend: QueueBackend): Promise<JobRecord[]> {
 }
 
 /** The pending run of each scheduler: its id when it is an occurrence still waiting for its first run. */
-async function pendingRuns(backend: QueueBackend): Promise<Map<string, { id: string; due: number; instant: number }>> {
-  const out = new Map<string, { id: string; due: number; instant: number }>();
+/** Each scheduler's pending run: delayed for its time, or ready and not yet taken (a new `every` scheduler's first run, due at once). */
+async function pendingRuns(backend: QueueBackend): Promise<Map<string, { id: string; due: number; instant: number; state: string }>> {
+  const out = new Map<string, { id: string; due: number; instant: number; state: string }>();
   for (const id of SCHEDULERS) {
     const s = await backend.getScheduler(id);
     if (!s || !s.pendingId) continue;
     const job = await backend.getJob(s.pendingId);
-    if (job?.state === 'delayed' && job.attemptsStarted === 0 && s.nextDue !== undefined) {
-      out.set(id, { id: s.pendingId, due: s.nextDue, instant: Number(s.pendingId.split(':').at(-1)) });
+    const state = job?.state ?? '';
+    const notStarted = ['delayed', 'waiting', 'prioritized'].includes(state) && job?.attemptsStarted === 0;
+    if (notStarted && s.nextDue !== undefined) {
+      out.set(id, { id: s.pendingId, due: s.nextDue, instant: Number(s.pendingId.split(':').at(-1)), state });
     }
   }
   return out;
@@ -149,7 +153,7 @@ async function runSequence(
         break;
       case 'tick': {
         for (let round = 0; round < 5; round++) {
-          const due = await backend.getDueSchedulers(100);
+          const due = await backend.getDueSchedulers(100, clock.now());
           if (due.length === 0) break;
           for (const id of due) await advanceScheduler(backend, clock, id);
         }
@@ -158,7 +162,8 @@ async function runSequence(
         for (const id of SCHEDULERS) if (!paused.has(id)) expect(pending.has(id), `scheduler ${id} has a pending run`).toBe(true);
         break;
       }
-      case 'claim':
+      case 'claim': {
+        const taken: { id: string; repeatJobKey?: string; attemptsStarted: number }[] = [];
         await promoting(async () => {
           const prefix = `w:${++claims}:`;
           const result = await backend.claim({ count: cmd.count, lockMs: LOCK_MS, tokenPrefix: prefix }, clock.now());
@@ -169,9 +174,16 @@ async function runSequence(
               firstRuns.add(j.id);
             }
             held.push({ id: j.id, token: j.token, attempt: j.attemptsStarted });
+            taken.push({ id: j.id, repeatJobKey: isOccurrence(j.id) ? j.id.split(':')[1] : undefined, attemptsStarted: j.attemptsStarted });
           }
         });
+        // As a worker does before running them: a taken pending run advances its scheduler.
+        for (const j of taken) {
+          const schedulerId = takenOccurrence(j);
+          if (schedulerId !== undefined) await advanceTaken(backend, clock, schedulerId, j.id);
+        }
         break;
+      }
       case 'complete':
       case 'fail': {
         if (held.length === 0) break;
@@ -223,7 +235,7 @@ async function runSequence(
         if (!pending) break;
         const attempt = cmd.how === 'remove' ? queue.remove(pending.id) : queue.cancelJob(pending.id);
         await expect(attempt).rejects.toBeInstanceOf(SchedulerJobError);
-        expect(await backend.getState(pending.id)).toBe('delayed');
+        expect(await backend.getState(pending.id)).toBe(pending.state);
         break;
       }
       case 'drain':
@@ -231,7 +243,7 @@ async function runSequence(
         const pending = await pendingRuns(backend);
         if (cmd.kind === 'drain') await queue.drain(true);
         else await queue.clean(0, 0, 'delayed');
-        for (const p of pending.values()) expect(await backend.getState(p.id)).toBe('delayed');
+        for (const p of pending.values()) expect(await backend.getState(p.id)).toBe(p.state);
         break;
       }
     }

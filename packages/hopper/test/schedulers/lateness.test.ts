@@ -27,35 +27,35 @@ describe('lateness of occurrences', () => {
     const jitters: number[] = [];
     for (let i = 0; i < 5; i++) {
       const instant = T0 + i * 10 * MINUTE;
-      await until(async () => (await queue.getJobScheduler('j'))?.next !== undefined, `occurrence ${i} to be planned`);
-      const due = (await queue.getJobScheduler('j'))!.next!;
+      await until(async () => (await queue.getJobSchedulerState('j'))?.next !== undefined, `occurrence ${i} to be planned`);
+      const due = (await queue.getJobSchedulerState('j'))!.next!;
       jitters.push(due - instant);
       const completed = once<[Job]>(worker, 'completed');
       env.clock!.set(due);
       ran.push((await completed)[0].id as string);
-      await until(async () => (await queue.getJobScheduler('j'))?.next !== due, `the scheduler to advance past occurrence ${i}`);
+      await until(async () => (await queue.getJobSchedulerState('j'))?.next !== due, `the scheduler to advance past occurrence ${i}`);
     }
     expect(ran).toEqual([0, 1, 2, 3, 4].map((i) => `sched:j:${T0 + i * 10 * MINUTE}`));
     // Most jitters exceed the window: measured from the instant, those would have been missed.
     expect(jitters.filter((j) => j > MINUTE).length).toBeGreaterThanOrEqual(2);
     expect(jitters.every((j) => j >= 0 && j < 9 * MINUTE)).toBe(true);
-    expect(await queue.getJobScheduler('j')).toMatchObject({ fired: 5, missed: 0, skippedByOverlap: 0 });
+    expect(await queue.getJobSchedulerState('j')).toMatchObject({ fired: 5, missed: 0, skippedByOverlap: 0 });
   });
 
   it('an occurrence promoted later than catchupWindow after its jittered due time is missed', async () => {
     const name = env.queueName();
     const queue = env.queue(name);
     await queue.upsertJobScheduler('j', { every: 10 * MINUTE, jitter: 9 * MINUTE, catchupWindow: MINUTE }, { name: 'tick' });
-    const due = (await queue.getJobScheduler('j'))!.next!;
+    const due = (await queue.getJobSchedulerState('j'))!.next!;
     // Nobody promotes it on time: a worker starts 2 minutes after it was due.
     env.clock!.set(due + 2 * MINUTE);
     env.worker(name, async () => 'ok');
     // Counted missed when promoted; the next occurrence is planned by the scheduler tick after that.
     await until(async () => {
-      const record = await queue.getJobScheduler('j');
+      const record = await queue.getJobSchedulerState('j');
       return record?.missed === 1 && record.next !== due;
     }, 'the late occurrence to be counted missed and the next one planned');
-    expect(await queue.getJobScheduler('j')).toMatchObject({
+    expect(await queue.getJobSchedulerState('j')).toMatchObject({
       fired: 0,
       next: T0 + 10 * MINUTE + jitterFor('j', T0 + 10 * MINUTE, 9 * MINUTE, T0 + 20 * MINUTE),
     });
@@ -74,8 +74,8 @@ describe('lateness of occurrences', () => {
       const worker = env.worker(name, async () => 'ok');
       const [job] = await once<[Job]>(worker, 'completed');
       expect(job.id).toBe(`sched:e:${T0}`);
-      await until(async () => (await queue.getJobScheduler('e'))?.next === T0 + every, 'the next occurrence to be planned');
-      expect(await queue.getJobScheduler('e')).toMatchObject({ fired: 1, missed: 0, created: 2 });
+      await until(async () => (await queue.getJobSchedulerState('e'))?.next === T0 + every, 'the next occurrence to be planned');
+      expect(await queue.getJobSchedulerState('e')).toMatchObject({ fired: 1, missed: 0, created: 2 });
     });
   }
 

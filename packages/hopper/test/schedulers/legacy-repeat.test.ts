@@ -59,7 +59,7 @@ describe('legacy repeatable jobs (add with repeat)', () => {
     const updated = await queue.add('bird', { color: 'turquoise' }, { repeat: { every: 25_000, key: 'eagle' } });
     expect(updated.repeatJobKey).toBe('eagle');
     expect(updated.opts.repeat).toMatchObject({ every: 25_000, key: 'eagle' });
-    expect((await queue.getJobScheduler('eagle'))?.every).toBe(25_000);
+    expect((await queue.getJobSchedulerState('eagle'))?.every).toBe(25_000);
     expect(await queue.getRepeatableCount()).toBe(2);
   });
 
@@ -72,7 +72,7 @@ describe('legacy repeatable jobs (add with repeat)', () => {
     const keyed = (await queue.getRepeatableJobs()).filter((r) => r.key === 'test');
     expect(keyed).toHaveLength(1);
     // One pending run for the key, whichever add came last.
-    expect((await queue.getDelayed()).filter((job) => job.repeatJobKey === 'test')).toHaveLength(1);
+    expect((await queue.getJobs(['waiting', 'delayed'])).filter((job) => job.repeatJobKey === 'test')).toHaveLength(1);
   });
 
   it('removeRepeatable and removeRepeatableByKey remove the scheduler and its pending occurrence', async () => {
@@ -182,9 +182,9 @@ describe('legacy repeatable jobs (add with repeat)', () => {
 /** Waits until scheduler `id` has its pending occurrence due at `next` (undefined: none left). */
 async function waitForNext(queue: ReturnType<typeof env.queue>, id: string, next: number | undefined) {
   for (let i = 0; i < 200; i++) {
-    const s = await queue.getJobScheduler(id);
+    const s = await queue.getJobSchedulerState(id);
     if (s && s.next === next) return s;
     await new Promise((r) => setImmediate(r));
   }
-  throw new Error(`scheduler ${id} never had next = ${String(next)}: ${JSON.stringify(await queue.getJobScheduler(id))}`);
+  throw new Error(`scheduler ${id} never had next = ${String(next)}: ${JSON.stringify(await queue.getJobSchedulerState(id))}`);
 }

@@ -38,19 +38,19 @@ describe('retries of scheduler occurrences', () => {
       });
       await once(worker, 'failed');
       expect(await queue.getJobState(id)).toBe('delayed');
-      await until(async () => (await queue.getJobScheduler('s'))?.next === T0 + MINUTE, 'the scheduler to plan its next occurrence');
+      await until(async () => (await queue.getJobSchedulerState('s'))?.next === T0 + MINUTE, 'the scheduler to plan its next occurrence');
       const completed = once<[Job]>(worker, 'completed');
       env.clock!.advance(1000);
       const [job] = await completed;
       expect(job.id).toBe(id);
       expect(attempts).toEqual([`${id}#0`, `${id}#1`]);
-      expect(await queue.getJobScheduler('s')).toMatchObject({ fired: 1, skippedByOverlap: 0, missed: 0, next: T0 + MINUTE });
+      expect(await queue.getJobSchedulerState('s')).toMatchObject({ fired: 1, skippedByOverlap: 0, missed: 0, next: T0 + MINUTE });
       // The schedule goes on: the next occurrence runs at its time and is counted.
       const next = once<[Job]>(worker, 'completed');
       env.clock!.advance(MINUTE - 1000);
       expect((await next)[0].id).toBe(`sched:s:${T0 + MINUTE}`);
-      await until(async () => (await queue.getJobScheduler('s'))?.fired === 2, 'the second occurrence to be counted');
-      expect(await queue.getJobScheduler('s')).toMatchObject({ skippedByOverlap: 0, missed: 0 });
+      await until(async () => (await queue.getJobSchedulerState('s'))?.fired === 2, 'the second occurrence to be counted');
+      expect(await queue.getJobSchedulerState('s')).toMatchObject({ skippedByOverlap: 0, missed: 0 });
     });
   }
 
@@ -63,9 +63,10 @@ describe('retries of scheduler occurrences', () => {
       { name: 'tick', opts: { attempts: 2, backoff: { type: 'fixed', delay: 5000 } } },
     );
     const backend = backendOf(name);
-    // Claim the occurrence (it fires) and fail it with a retry before anyone advances the scheduler.
+    // Claim the occurrence (ready since the upsert: due at once) and fail it with a retry before
+    // anyone advances the scheduler (a worker would before running it: not this raw claim).
     const claimed = await backend.claim({ count: 1, lockMs: 30_000, tokenPrefix: 't:' }, env.clock!.now());
-    expect(claimed.schedulersDue).toBe(true);
+    expect(claimed.schedulersDue).toBe(false);
     const [occurrence] = claimed.jobs;
     expect(occurrence.id).toBe(`sched:s:${T0}`);
     const failed = await backend.fail(
@@ -88,7 +89,7 @@ describe('retries of scheduler occurrences', () => {
     expect(await queue.getJobState(occurrence.id)).toBe('delayed');
     // The retry is not the scheduler's pending occurrence: advancing plans the next one.
     expect(await advanceScheduler(backend, env.clock!, 's')).toBe(1);
-    expect((await queue.getJobScheduler('s'))?.next).toBe(T0 + MINUTE);
+    expect((await queue.getJobSchedulerState('s'))?.next).toBe(T0 + MINUTE);
     // Pausing withdraws the pending occurrence only, never the retry.
     await queue.pauseJobScheduler('s');
     expect(await queue.getJobState(`sched:s:${T0 + MINUTE}`)).toBe('unknown');
@@ -97,7 +98,7 @@ describe('retries of scheduler occurrences', () => {
     const completed = once<[Job]>(worker, 'completed');
     env.clock!.advance(5000);
     expect((await completed)[0].id).toBe(occurrence.id);
-    expect(await queue.getJobScheduler('s')).toMatchObject({ fired: 1, skippedByOverlap: 0, missed: 0 });
+    expect(await queue.getJobSchedulerState('s')).toMatchObject({ fired: 1, skippedByOverlap: 0, missed: 0 });
   });
 
   it('a retry of a triggered run, and of an occurrence whose scheduler was removed, still runs', async () => {

@@ -31,7 +31,7 @@ async function firesOnTime(name: string, queue: Queue): Promise<void> {
   const completed = once<[Job]>(worker, 'completed');
   env.clock!.set(NEXT);
   expect((await completed)[0].id).toBe(PENDING);
-  await until(async () => (await queue.getJobScheduler('nightly'))?.next === NEXT + 24 * HOUR, 'the next occurrence to be planned');
+  await until(async () => (await queue.getJobSchedulerState('nightly'))?.next === NEXT + 24 * HOUR, 'the next occurrence to be planned');
 }
 
 async function refused(promise: Promise<unknown>, action: 'removed' | 'cancelled'): Promise<void> {
@@ -42,8 +42,9 @@ async function refused(promise: Promise<unknown>, action: 'removed' | 'cancelled
   expect(err).toBeInstanceOf(SchedulerJobError);
   expect(err).toMatchObject({ code: ErrorCode.SchedulerJob, jobId: PENDING, schedulerId: 'nightly' });
   expect((err as Error).message).toBe(
-    `Job ${PENDING} belongs to job scheduler nightly and cannot be ${action} directly: ` +
-      `call queue.removeJobScheduler('nightly') to stop the schedule, or queue.pauseJobScheduler('nightly') to pause it.`,
+    `Job ${PENDING} belongs to a job scheduler and cannot be ${action} directly. ${action === 'removed' ? 'remove' : 'cancelJob'}: ` +
+      `it is the pending run of job scheduler nightly; call queue.removeJobScheduler('nightly') to stop the schedule, ` +
+      `or queue.pauseJobScheduler('nightly') to pause it.`,
   );
 }
 
@@ -117,7 +118,7 @@ describe("a job scheduler's pending run", () => {
     env.clock!.advance(30_000);
     expect((await failed)[0].id).toBe(PENDING);
     expect(await queue.getJobState(PENDING)).toBe('failed');
-    await until(async () => (await queue.getJobScheduler('nightly'))?.next === NEXT + 24 * HOUR, 'the next occurrence to be planned');
+    await until(async () => (await queue.getJobSchedulerState('nightly'))?.next === NEXT + 24 * HOUR, 'the next occurrence to be planned');
   });
 
   it('a retry of an occurrence waiting for its backoff is an ordinary job: it can be removed', async () => {
@@ -135,7 +136,7 @@ describe("a job scheduler's pending run", () => {
     env.clock!.set(NEXT);
     expect((await failed)[0].id).toBe(PENDING);
     expect(await queue.getJobState(PENDING)).toBe('delayed');
-    await until(async () => (await queue.getJobScheduler('nightly'))?.next === NEXT + 24 * HOUR, 'the next occurrence to be planned');
+    await until(async () => (await queue.getJobSchedulerState('nightly'))?.next === NEXT + 24 * HOUR, 'the next occurrence to be planned');
     expect(await queue.remove(PENDING)).toBe(1);
     // The scheduler's new pending run is refused as before.
     await expect(queue.remove(`sched:nightly:${NEXT + 24 * HOUR}`)).rejects.toBeInstanceOf(SchedulerJobError);

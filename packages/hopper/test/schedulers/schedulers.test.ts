@@ -26,11 +26,11 @@ async function schedulerState(
 ) {
   const queue = env.queue(queueName);
   for (let i = 0; i < 200; i++) {
-    const s = await queue.getJobScheduler(id);
+    const s = await queue.getJobSchedulerState(id);
     if (s && check(s)) return s;
     await new Promise((r) => setImmediate(r));
   }
-  throw new Error(`scheduler ${id} never reached the expected state: ${JSON.stringify(await queue.getJobScheduler(id))}`);
+  throw new Error(`scheduler ${id} never reached the expected state: ${JSON.stringify(await queue.getJobSchedulerState(id))}`);
 }
 
 describe('job schedulers', () => {
@@ -126,8 +126,8 @@ describe('job schedulers', () => {
       await schedulerState(name, 'buf', (s) => s.next === T0 + (i + 1) * MINUTE);
       await schedulerState(name, 'all', (s) => s.next === T0 + (i + 1) * MINUTE);
     }
-    const buf = await queue.getJobScheduler('buf');
-    const all = await queue.getJobScheduler('all');
+    const buf = await queue.getJobSchedulerState('buf');
+    const all = await queue.getJobSchedulerState('all');
     // buf: run 0 active or waiting, run 1 buffered, run 2 skipped. all: runs 0, 1, 2 all kept.
     expect(buf?.skippedByOverlap).toBe(1);
     expect(all?.skippedByOverlap).toBe(0);
@@ -195,10 +195,10 @@ describe('job schedulers', () => {
     await schedulerState(name, 'p', (s) => s.next === T0 + MINUTE);
     expect(await queue.pauseJobScheduler('p')).toBe(true);
     expect(await queue.getDelayedCount()).toBe(0);
-    expect((await queue.getJobScheduler('p'))?.paused).toBe(true);
+    expect((await queue.getJobSchedulerState('p'))?.paused).toBe(true);
     env.clock!.advance(3 * MINUTE + 10_000);
     expect(await queue.resumeJobScheduler('p')).toBe(true);
-    const s = await queue.getJobScheduler('p');
+    const s = await queue.getJobSchedulerState('p');
     expect(s).toMatchObject({ paused: false, next: T0 + 4 * MINUTE, missed: 3 });
   });
 
@@ -262,10 +262,10 @@ describe('job schedulers', () => {
   it('applies deterministic jitter within [0, jitter)', async () => {
     const queue = env.queue(env.queueName());
     await queue.upsertJobScheduler('j', { every: 10 * MINUTE, jitter: MINUTE }, { name: 'j' });
-    const s = await queue.getJobScheduler('j');
+    const s = await queue.getJobSchedulerState('j');
     expect(s!.next! - T0).toBeGreaterThanOrEqual(0);
     expect(s!.next! - T0).toBeLessThan(MINUTE);
-    const again = await queue.getJobScheduler('j');
+    const again = await queue.getJobSchedulerState('j');
     expect(again?.next).toBe(s?.next);
   });
 

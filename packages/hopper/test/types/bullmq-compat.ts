@@ -133,6 +133,7 @@ export async function bullmqStyleCalls(queue: H.Queue<{ to: string }, number>, w
   await queue.clean(0, 0, 'wait');
   await queue.obliterate({ force: true, count: 500 });
   await queue.remove('1');
+  const removedCode: number = await queue.remove('1', { removeChildren: false });
   await queue.retryJobs({ state: 'failed', count: 100, timestamp: Date.now() });
   await queue.promoteJobs({ count: 100 });
   const trimmed: number = await queue.trimEvents(1000);
@@ -142,6 +143,7 @@ export async function bullmqStyleCalls(queue: H.Queue<{ to: string }, number>, w
   await job.updateData({ to: 'b' });
   await job.retry('failed');
   await job.remove();
+  await job.remove({ removeChildren: true });
   await job.promote();
   await job.changeDelay(1000);
   await job.changePriority({ priority: 2, lifo: false });
@@ -192,6 +194,7 @@ export async function bullmqStyleCalls(queue: H.Queue<{ to: string }, number>, w
     version,
     cleaned,
     trimmed,
+    removedCode,
     states,
     created,
     fetched,

@@ -2,7 +2,7 @@
  * Reads across all queues under a prefix: which queues exist (by their meta keys), and a
  * prefix-wide delete for tests and tools.
  */
-import type { BackendAdmin } from '../backend.js';
+import type { BackendAdmin, ServerFacts } from '../backend.js';
 import { closeClient, openClient, type ClientHandle, type ConnectionOptions } from './connection.js';
 import { metaKeyPattern } from './keys.js';
 
@@ -35,6 +35,52 @@ export class RedisAdmin implements BackendAdmin {
       }
     });
     return [...names].sort();
+  }
+
+  async serverInfo(): Promise<string> {
+    return String(await this.handle.client.info());
+  }
+
+  async serverFacts(): Promise<ServerFacts> {
+    const client = this.handle.client;
+    const info = new Map<string, string>();
+    for (const line of String(await client.info()).split(/\r?\n/)) {
+      const colon = line.indexOf(':');
+      if (colon > 0 && !line.startsWith('#')) info.set(line.slice(0, colon), line.slice(colon + 1));
+    }
+    const num = (name: string): number | undefined => (info.has(name) ? Number(info.get(name)) : undefined);
+    // CONFIG is often disabled on managed Redis: then what INFO tells is all there is.
+    const config = async (name: string): Promise<string | undefined> => {
+      try {
+        const reply = (await client.call('CONFIG', 'GET', name)) as string[];
+        return reply[1];
+      } catch {
+        return undefined;
+      }
+    };
+    const [appendfsync, save] = await Promise.all([config('appendfsync'), config('save')]);
+    let slowlog: ServerFacts['slowlog'] = [];
+    try {
+      const entries = (await client.call('SLOWLOG', 'GET', '32')) as [number, number, number, string[]][];
+      slowlog = entries.map((e) => ({ command: String(e[3]?.[0] ?? '').toLowerCase(), micros: Number(e[2]), at: Number(e[1]) }));
+    } catch {
+      slowlog = [];
+    }
+    const aofEnabled = info.get('aof_enabled');
+    const [sec, micro] = await client.time();
+    return {
+      version: info.get('redis_version') ?? 'unknown',
+      now: Number(sec) * 1000 + Math.floor(Number(micro) / 1000),
+      maxmemoryPolicy: info.get('maxmemory_policy') ?? (await config('maxmemory-policy')),
+      maxmemory: num('maxmemory'),
+      usedMemory: num('used_memory'),
+      aof: aofEnabled === undefined ? undefined : aofEnabled === '1',
+      appendfsync,
+      rdb: save === undefined ? undefined : save.trim() !== '',
+      evictedKeys: num('evicted_keys'),
+      rejectedConnections: num('rejected_connections'),
+      slowlog,
+    };
   }
 
   async deleteAll(): Promise<number> {

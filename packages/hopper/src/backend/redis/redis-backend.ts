@@ -17,6 +17,7 @@ import type {
   NewJob,
   Retention,
   QueueBackend,
+  RemoveJobResult,
   WriteCode,
 } from '../backend.js';
 import { isClusterClient } from './connection.js';
@@ -218,9 +219,9 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
     return (await runScript(this.client, SCRIPTS.resume, { meta: k.meta, events: k.events, marker: k.marker }, {})) === 1;
   }
 
-  async removeJob(id: string, now?: number): Promise<number> {
+  async removeJob(id: string, now?: number, withChildren = false): Promise<RemoveJobResult> {
     const k = this.keys;
-    return (await runScript(
+    const reply = (await runScript(
       this.client,
       SCRIPTS.removeJob,
       {
@@ -234,8 +235,9 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
         events: k.events,
         waitingChildren: k.waitingChildren,
       },
-      { now: timeArg(now), base: k.base, id },
-    )) as number;
+      { now: timeArg(now), base: k.base, id, children: withChildren ? 1 : 0 },
+    )) as [number, string | number];
+    return { code: Number(reply[0]), detail: String(reply[1]) };
   }
 
   async changeDelay(id: string, delay: number, now?: number): Promise<WriteCode> {

@@ -136,7 +136,15 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
 
   private schedulerKeys() {
     const k = this.keys;
-    return { schedulers: k.schedulers, schedDue: k.schedDue, delayed: k.delayed, events: k.events, meta: k.meta };
+    return {
+      schedulers: k.schedulers,
+      schedDue: k.schedDue,
+      delayed: k.delayed,
+      events: k.events,
+      meta: k.meta,
+      wait: k.wait,
+      prio: k.prio,
+    };
   }
 
   async upsertScheduler(s: SchedulerWrite, now?: number): Promise<number> {
@@ -162,16 +170,17 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
     after: number | null,
     missed: number,
     now?: number,
-  ): Promise<number> {
+  ): Promise<{ created: number; again: boolean }> {
     const rest: (string | number)[] = [];
     for (const o of occurrences) rest.push(o.instant, o.due, o.pending ? 1 : 0);
-    return (await runScript(
+    const reply = (await runScript(
       this.client,
       SCRIPTS.advanceScheduler,
-      { ...this.schedulerKeys(), marker: this.keys.marker },
+      { ...this.schedulerKeys(), marker: this.keys.marker, prioCounter: this.keys.prioCounter },
       { now: timeArg(now), base: this.keys.base, id, expectedLast, missed, after: after ?? '' },
       rest,
-    )) as number;
+    )) as number | [number, number];
+    return Array.isArray(reply) ? { created: Number(reply[0]), again: Number(reply[1]) === 1 } : { created: Number(reply), again: false };
   }
 
   async removeScheduler(id: string): Promise<boolean> {

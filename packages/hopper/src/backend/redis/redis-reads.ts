@@ -217,7 +217,11 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
       [unknown, string | null],
     ];
     if (!hash || hash.spec === undefined) return undefined;
-    const due = score === null || score === 'inf' || score === '+inf' ? undefined : Number(score);
+    // A scheduler held by a ready pending run is scored at the hold's end (workers' timers wake
+    // then); its next run is that ready one, due when it was planned.
+    const held = hash.hold !== undefined && hash.hold !== '' && hash.due !== undefined;
+    const shown = held ? hash.due : score;
+    const due = shown === null || shown === 'inf' || shown === '+inf' ? undefined : Number(shown);
     return {
       id,
       spec: hash.spec,
@@ -248,8 +252,8 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
     return score === undefined || score === 'inf' ? null : Number(score);
   }
 
-  async getDueSchedulers(limit: number): Promise<string[]> {
-    return this.client.zrange(this.keys.schedDue, 0, limit - 1);
+  async getDueSchedulers(limit: number, now: number): Promise<string[]> {
+    return this.client.zrangebyscore(this.keys.schedDue, '-inf', now, 'LIMIT', 0, limit);
   }
 
   async time(): Promise<number> {

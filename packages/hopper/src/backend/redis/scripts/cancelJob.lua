@@ -32,7 +32,7 @@ if state == 'active' and f[4] then
   redis.call('PUBLISH', argv.channel, id)
   return 2
 end
-if state == 'delayed' and pendingRunOf(base, id) then return -5 end
+if pendingRunOf(base, id) then return -5 end
 local cap = eventsCap(k.meta)
 -- A parent's pending children are cancelled too, by the caller, from a set of their own that
 -- outlives the parent's retention (cc:<id>, kept a day).

@@ -3,7 +3,10 @@
   Walks the structure from its oldest end in bounded steps; call again with the cursor. Waiting
   and prioritized jobs of groups are walked after the others, group by group in name order, at
   most GROUPS_PER_CALL groups per call (so a call is bounded however many groups there are, and
-  the whole walk linear). A job scheduler's pending run is kept (includes/pending).
+  the whole walk linear). A job scheduler's pending run is kept (includes/pending). A parent in
+  this queue released by the removal of its last pending child is removed too when it lands in
+  the state cleaned and is old enough, and so on up (includes/tree): cleaning waiting jobs does
+  not leave a parent to run without them. (Cleaning finished children releases their parent.)
   KEYS: meta, wait, prio, delayed, completed, failed, events
   Flags: allow-oom (it frees memory: it must run when Redis is full under maxmemory)
   ARGV: now, base, state, graceMs, limit, cursor
@@ -11,8 +14,7 @@
       'gN:group' (resume at that group, past the N jobs of it kept).
   Returns: { done (0/1), next cursor, visited groups, removed ids... } ]]
 --@include base
---@include remove
---@include pending
+--@include tree
 
 local GROUPS_PER_CALL = 100
 local now = nowMs(argv.now)
@@ -26,14 +28,22 @@ local key, kind = structureOf(k, state)
 
 local function isOld(id)
   -- A scheduler's pending run is never cleaned: the scheduler keeps firing.
-  if state == 'delayed' and pendingRunOf(base, id) then return false end
+  if pendingRunOf(base, id) then return false end
   return (tonumber(redis.call('HGET', jobKey(base, id), 't')) or 0) <= cutoff
+end
+
+local function discard(id)
+  discardJob(base, id, now)
+  removed[#removed + 1] = id
+end
+
+local function takes(id, released)
+  return released == state and isOld(id)
 end
 
 -- The one place a job is dropped (already taken out of its structure).
 local function dropJob(id)
-  discardJob(base, id, now)
-  removed[#removed + 1] = id
+  dropReleasing(k, base, id, discard, takes)
 end
 
 local function finish(done, nextCursor, visited)

@@ -1,9 +1,10 @@
 --[[ upsertScheduler: creates or updates a job scheduler (its validated spec and job template). The
   same spec and template again changes nothing and keeps the pending occurrence; a changed one
-  replaces the spec and removes the pending occurrence if it has not started, keeping the
-  scheduler's last instant (no occurrence is ever created at or before it). The scheduler is then
-  marked due, and advanceScheduler creates its next occurrence.
-  KEYS: schedulers, schedDue, delayed, events, meta
+  replaces the spec and withdraws the pending occurrence if it has not started (delayed, or ready
+  and not taken by a worker: includes/pending), resuming from the instant before it (no
+  occurrence is ever created at or before the scheduler's last instant otherwise). The scheduler
+  is then marked due, and advanceScheduler creates its next occurrence.
+  KEYS: schedulers, schedDue, delayed, events, meta, wait, prio
   ARGV: now, base, id, hash, spec, template, overlap, catchup, catchupWindow, limit, paused
     hash: a digest of spec + template, to tell an unchanged upsert.
   Returns: 0 unchanged, 1 created, 2 replaced. ]]
@@ -19,16 +20,14 @@ local result = 1
 if current then
   result = 2
   local pid = redis.call('HGET', sk, 'pid')
-  if isWaitingOccurrence(base, pid) then
-    redis.call('ZREM', k.delayed, pid)
-    deleteJob(base, pid)
+  if withdrawPending(k, base, pid) then
     -- Withdrawn before it ran: the schedule resumes from the instant before it.
     local prev = redis.call('HGET', sk, 'prev') or ''
     if prev == '' then redis.call('HDEL', sk, 'last') else redis.call('HSET', sk, 'last', prev) end
   end
 end
 redis.call('HSET', sk, 'hash', argv.hash, 'spec', argv.spec, 'tpl', argv.template, 'ov', argv.overlap,
-  'cu', argv.catchup, 'cw', argv.catchupWindow, 'limit', argv.limit, 'pid', '', 'paused', argv.paused)
+  'cu', argv.catchup, 'cw', argv.catchupWindow, 'limit', argv.limit, 'pid', '', 'hold', '', 'paused', argv.paused)
 for _, counter in ipairs({ 'fired', 'skipped', 'missed', 'created' }) do
   redis.call('HSETNX', sk, counter, 0)
 end

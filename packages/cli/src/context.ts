@@ -1,0 +1,116 @@
+/**
+ * What every command gets: the parsed global options, the Admin over the prefix, output that
+ * honours `--json`, confirmation of destructive actions, and progress on long ones.
+ */
+import { createInterface } from 'node:readline/promises';
+import { Admin, type Queue } from 'hopper';
+
+/** A mistake in how the command was called: printed with a hint, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Options every command takes. */
+export interface GlobalOptions {
+  /** Redis URL (`--redis`, else `REDIS_URL`, else redis://127.0.0.1:6379). */
+  redis: string;
+  /** Key prefix of the queues (`--prefix`, default `hopper`). */
+  prefix: string;
+  /** Machine-readable output on stdout. */
+  json: boolean;
+  /** Skip the confirmation of destructive actions. */
+  yes: boolean;
+}
+
+/** The parseArgs spec of the global options, merged into each command's own. */
+export const GLOBAL_OPTIONS = {
+  redis: { type: 'string' },
+  prefix: { type: 'string' },
+  json: { type: 'boolean' },
+  yes: { type: 'boolean', short: 'y' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Reads the global options out of a parseArgs result. */
+export function globalOptions(values: Record<string, unknown>, env: NodeJS.ProcessEnv): GlobalOptions {
+  return {
+    redis: (values.redis as string | undefined) ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    prefix: (values.prefix as string | undefined) ?? 'hopper',
+    json: values.json === true,
+    yes: values.yes === true,
+  };
+}
+
+/** Streams a command writes to (the tests pass their own). */
+export interface Io {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+/** One command's run: options, the Admin, and output helpers. */
+export class Context {
+  private adminInstance: Admin | undefined;
+
+  constructor(
+    readonly options: GlobalOptions,
+    readonly io: Io,
+  ) {}
+
+  /** The Admin over `--prefix`, opened on first use. */
+  get admin(): Admin {
+    this.adminInstance ??= new Admin({ connection: this.options.redis, prefix: this.options.prefix });
+    return this.adminInstance;
+  }
+
+  /** The existing queue `name` (QueueNotFoundError otherwise). */
+  queue(name: string | undefined): Promise<Queue> {
+    if (!name) throw new UsageError('a queue name is required');
+    return this.admin.queue(name);
+  }
+
+  /** Prints `value` as JSON with `--json`, else the text `render` makes of it. */
+  print<T>(value: T, render: (value: T) => string): void {
+    this.io.stdout.write(this.options.json ? `${JSON.stringify(value, null, 2)}\n` : `${render(value)}\n`);
+  }
+
+  /** A line for the operator on stderr (never mixed into `--json` output). */
+  note(text: string): void {
+    this.io.stderr.write(`${text}\n`);
+  }
+
+  /**
+   * Asks before a destructive action. `--yes` skips the question; without a terminal to ask on,
+   * the action is refused (a script must say `--yes`).
+   */
+  async confirm(question: string): Promise<void> {
+    if (this.options.yes) return;
+    if (!this.io.stdin.isTTY) {
+      throw new UsageError(`${question} Refused: no terminal to confirm on. Add --yes to proceed without asking.`);
+    }
+    const rl = createInterface({ input: this.io.stdin, output: this.io.stderr });
+    try {
+      const answer = await rl.question(`${question} [y/N] `);
+      if (!/^y(es)?$/i.test(answer.trim())) throw new UsageError('Cancelled: nothing was changed.');
+    } finally {
+      rl.close();
+    }
+  }
+
+  /** A progress line on stderr for long operations, redrawn in place on a terminal. */
+  progress(label: string, done: number, total?: number): void {
+    if (this.options.json || !this.io.stderr.isTTY) return;
+    const tail = total === undefined ? `${done}` : `${done}/${total} (${total > 0 ? Math.floor((done * 100) / total) : 100}%)`;
+    this.io.stderr.write(`\r${label}: ${tail}   `);
+  }
+
+  /** Ends a progress line. */
+  progressDone(): void {
+    if (!this.options.json && this.io.stderr.isTTY) this.io.stderr.write('\n');
+  }
+
+  /** Closes the Admin and every queue it opened. */
+  async close(): Promise<void> {
+    await this.adminInstance?.close();
+  }
+}

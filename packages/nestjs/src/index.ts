@@ -1,0 +1,29 @@
+/**
+ * @hopper/nestjs: the NestJS module for Hopper, a drop-in for @nestjs/bullmq (same names, same
+ * tokens). Public exports only.
+ */
+export { HopperModule, BullModule, HopperCoreModule } from './hopper.module.js';
+export {
+  InjectQueue,
+  InjectFlowProducer,
+  Processor,
+  OnWorkerEvent,
+  QueueEventsListener,
+  OnQueueEvent,
+  JobScheduler,
+} from './decorators.js';
+export { WorkerHost, QueueEventsHost } from './hosts.js';
+export { HopperRegistry } from './registry.js';
+export { getQueueToken, getFlowProducerToken, getSharedConfigToken } from './tokens.js';
+export type {
+  SharedHopperConfig,
+  SharedHopperAsyncConfig,
+  RegisterQueueOptions,
+  RegisterQueueAsyncOptions,
+  RegisterFlowProducerOptions,
+  RegisterFlowProducerAsyncOptions,
+  ProcessorOptions,
+  NestWorkerOptions,
+  NestQueueEventsOptions,
+  OptionsFactory,
+} from './interfaces.js';

@@ -1,0 +1,85 @@
+/**
+ * Type-level test: a module written the way @nestjs/bullmq applications are (forRootAsync with a
+ * factory, registerQueue/registerFlowProducer, a processor with worker events, a queue-events
+ * listener, injected queue and flow producer, a test module with getQueueToken), with only its
+ * imports changed to @hopper/nestjs and hopper. `npm run typecheck` compiles it; it is not run.
+ */
+import { Injectable, Module } from '@nestjs/common';
+import type { FlowProducer, Job, Queue } from 'hopper';
+import {
+  BullModule,
+  InjectFlowProducer,
+  InjectQueue,
+  OnQueueEvent,
+  OnWorkerEvent,
+  Processor,
+  QueueEventsHost,
+  QueueEventsListener,
+  WorkerHost,
+  getQueueToken,
+} from '../../src/index.js';
+
+interface Invoice {
+  id: string;
+  amount: number;
+}
+
+@Injectable()
+export class InvoicesService {
+  constructor(
+    @InjectQueue('invoices') private readonly invoices: Queue<Invoice>,
+    @InjectFlowProducer('pipeline') private readonly pipeline: FlowProducer,
+  ) {}
+
+  async submit(invoice: Invoice): Promise<string | undefined> {
+    const job = await this.invoices.add('ocr', invoice, {
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 2000 },
+      removeOnComplete: 1000,
+    });
+    await this.pipeline.add({ name: 'index', queueName: 'index', children: [{ name: 'ocr', queueName: 'invoices', data: invoice }] });
+    return job.id;
+  }
+}
+
+@Processor('invoices', { concurrency: 5, limiter: { max: 10, duration: 1000 } })
+export class InvoicesProcessor extends WorkerHost {
+  async process(job: Job<Invoice>, token?: string, signal?: AbortSignal): Promise<{ total: number }> {
+    if (signal?.aborted) throw new Error(`aborted ${token ?? ''}`);
+    await job.updateProgress(50);
+    return { total: job.data.amount };
+  }
+
+  @OnWorkerEvent('failed')
+  onFailed(job: Job<Invoice> | undefined, error: Error): void {
+    void job;
+    void error;
+  }
+}
+
+@QueueEventsListener('invoices')
+export class InvoicesEvents extends QueueEventsHost {
+  @OnQueueEvent('completed')
+  onCompleted({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }): void {
+    void jobId;
+    void returnvalue;
+  }
+}
+
+@Module({
+  imports: [
+    BullModule.forRootAsync({
+      useFactory: () => ({ connection: { host: 'localhost', port: 6379 }, defaultJobOptions: { attempts: 3 } }),
+    }),
+    BullModule.registerQueue({ name: 'invoices' }, { name: 'index' }),
+    BullModule.registerFlowProducer({ name: 'pipeline' }),
+  ],
+  providers: [InvoicesService, InvoicesProcessor, InvoicesEvents],
+})
+export class InvoicesModule {}
+
+/** The unit-test pattern: the queue replaced through its token. */
+export const testProviders = [
+  InvoicesService,
+  { provide: getQueueToken('invoices'), useValue: { add: () => Promise.resolve({ id: '1' }) } },
+];
