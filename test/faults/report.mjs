@@ -11,6 +11,10 @@ console.log(
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of run.results) {
   const m = r.metrics;
+  if (r.skipped) {
+    console.log(`| \`${r.id}\` | **${r.skipped}** | | | | | | | | | | |`);
+    continue;
+  }
   if (!m) {
     console.log(`| \`${r.id}\` | crashed | | | | | | | | | | |`);
     continue;

@@ -1,69 +1,127 @@
 // The rows of the fault suite: each a workload, a fault schedule and its pass criterion (issue 14).
-// `verdict` returns the criteria a run missed (empty: pass).
+// `verdict` returns the criteria a run missed (empty: pass). Rows that need a topology or a tool
+// (Sentinel, Cluster, faketime) are in rows-ha.mjs and rows-time.mjs.
 import { LOCK, sleep } from './lib/run-row.mjs';
-import { FaultProxy } from './lib/proxy.mjs';
+import {
+  base,
+  isOccurrence,
+  isolateWorker,
+  killRandomly,
+  killRedis,
+  produce,
+  schedulerCriteria,
+  startScheduler,
+  stopScheduler,
+  work,
+} from './lib/row-kit.mjs';
+import { until } from './lib/admin.mjs';
+import { HA_ROWS } from './rows-ha.mjs';
+import { TIME_ROWS } from './rows-time.mjs';
 
-const work = (min, spread) => (rand) => () => ({ ms: min + Math.floor(rand() * spread) });
-
-/** The criteria every row keeps unless it says otherwise. */
-function base(m, { dupes = 'explained' } = {}) {
+/** The memory rows: Redis refused adds, each with a RedisFullError (an untyped refusal counts as unknown). */
+function refusedAsFull(m) {
   const out = [];
-  if (m.lost) out.push(`lost ${m.lost} (${m.samples.lost.join(', ')})`);
-  if (m.stuck) out.push(`stuck ${m.stuck} (${m.samples.stuck.join(', ')})`);
-  if (m.unexpected) out.push(`unexpected ${m.unexpected}`);
-  if (m.reusedAttempts) out.push(`${m.reusedAttempts} jobs ran twice under one attempt number (${m.samples.reusedAttempts.join(', ')})`);
-  if (!m.drained) out.push('the queue did not drain');
-  if (dupes === 'none' && m.duplicated) out.push(`duplicated ${m.duplicated} without a fault that explains them`);
-  if (dupes === 'explained' && m.unexplainedDuplicates)
-    out.push(`unexplained duplicates ${m.unexplainedDuplicates} (${m.samples.unexplained.join(', ')})`);
+  const full = m.addErrors['error RedisFullError']?.count ?? 0;
+  if (!m.adds.error) out.push('no add was refused: the row did not reach maxmemory');
+  if (full !== m.adds.error) out.push(`${m.adds.error - full} refused adds were not RedisFullError`);
+  if (m.adds.unknown) out.push(`${m.adds.unknown} adds ended with an error that is not a typed refusal: ${JSON.stringify(m.addErrors)}`);
   return out;
 }
 
-/** Kills Redis `afterMs` into the row and restarts it `downMs` later (same data directory). */
-async function killRedis(ctx, afterMs, downMs) {
-  await sleep(afterMs);
-  const from = Date.now();
-  await ctx.redis.kill();
-  await sleep(downMs);
-  await ctx.redis.start();
-  ctx.notes.downMs = Date.now() - from;
-  ctx.windows.push({ from: from - 1_000, to: Date.now() + LOCK.lockDuration });
-}
+/** A fault longer than the lock: a lock, two stall checks and a second (by then the job is rescued). */
+const PAST_LOCK_MS = LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000;
+
+/** How long a connection may wait for data before ioredis drops it (the half-open rows' setting). */
+const SOCKET_TIMEOUT_MS = 6_000;
 
 /**
- * Starts one more worker process whose connection goes through a fault proxy, lets it take work
- * for `warmMs`, then applies `fault(proxy)` for `ms` and heals. The process is recorded as
- * faulted for the duration (its jobs may be redone by others).
+ * A worker whose connections go half-open (blackhole) for longer than the lock. `socketTimeout`:
+ * the worker connects with ioredis's `socketTimeout` (docs/reliability.md recommends it); without
+ * it, the row is a reproduction of the hang it finds (not in the quick tier).
  */
-async function isolateWorker(ctx, { warmMs = 2_000, ms, fault }) {
-  const proxy = await new FaultProxy(ctx.redis.port).start();
-  ctx.cleanup.push(() => proxy.close());
-  const child = await ctx.pool.spawn({ url: proxy.url });
-  await sleep(warmMs);
-  const entry = { kind: 'network', pid: child.pid, at: Date.now() };
-  ctx.pool.faults.push(entry);
-  fault(proxy);
-  await sleep(ms);
-  proxy.heal();
-  entry.until = Date.now();
-  ctx.notes.isolatedPid = child.pid;
-}
-
-/** SIGKILLs a random worker process `times` times, every 0.7 to 1.6 s, from the first second. */
-function killRandomly(times) {
-  return async (ctx) => {
-    await sleep(1_000);
-    for (let i = 0; i < times; i++) {
-      ctx.pool.signal(ctx.pool.pick(ctx.rand), 'SIGKILL');
-      await sleep(700 + Math.floor(ctx.rand() * 900));
-    }
+function halfOpenRow(socketTimeout) {
+  return {
+    id: socketTimeout ? 'network-half-open' : 'network-half-open-defaults',
+    title: `Half-open connections (blackhole) between a worker and Redis, longer than the lock${socketTimeout ? ', socketTimeout set' : ', default connection options'}`,
+    promise:
+      'A worker whose connections go silent without closing does not hang forever: its jobs are rescued and redone by the others, its late completions are rejected, and it takes work again once the network heals' +
+      (socketTimeout ? ` (with ioredis's socketTimeout, here ${SOCKET_TIMEOUT_MS} ms).` : ' (default connection options).'),
+    workers: 2,
+    produce: async (ctx) => {
+      await ctx.producer.run({ count: 400, perSecond: 40, data: work(200, 300)(ctx.rand) });
+      await until(() => ctx.notes.healedAt, 60_000, 'the blackhole was not healed');
+      // Work after the heal, for the isolated worker to resume on.
+      await ctx.producer.run({ count: 600, perSecond: 30, from: 400, data: work(100, 200)(ctx.rand) });
+    },
+    inject: (ctx) =>
+      isolateWorker(ctx, {
+        ms: PAST_LOCK_MS,
+        fault: (p) => p.blackhole(),
+        overrides: socketTimeout
+          ? (proxy) => ({
+              connection: { kind: 'options', options: { host: '127.0.0.1', port: proxy.port, socketTimeout: SOCKET_TIMEOUT_MS } },
+            })
+          : undefined,
+      }),
+    drainMs: 30_000,
+    verdict: (m, ctx) => {
+      const out = base(m);
+      const { isolatedPid: pid, healedAt } = ctx.notes;
+      const resumed = m.records.find((r) => r.pid === pid && r.t === 'effect' && r.at > healedAt);
+      if (resumed) ctx.notes.resumedAfterMs = resumed.at - healedAt;
+      else out.push('the isolated worker took no job after the heal: it hangs on its dead connections');
+      const exit = ctx.pool.exits.find((x) => x.pid === pid);
+      ctx.notes.isolatedExit = exit ? { code: exit.code, signal: exit.signal } : 'still running';
+      if (m.stalled < 1) out.push('no stall was detected: the isolated worker held no job, nothing was tested');
+      return out;
+    },
   };
 }
 
-/** Produces `count` jobs at `perSecond` with data from `data(rand)(i)`. */
-function produce(count, perSecond, data = work(20, 60)) {
-  return (ctx) => ctx.producer.run({ count, perSecond, data: data(ctx.rand) });
-}
+/**
+ * A job scheduler (every 500 ms, default policies) while workers are killed, three times just as a
+ * process fired an occurrence (before it advances the scheduler) and three times at random. An
+ * occurrence held by a killed process stays unfinished until its lock expires, so the ones due
+ * meanwhile are skipped by the default overlap policy ('skip') and counted by the scheduler:
+ * counted, not lost.
+ */
+const schedulersKillRow = {
+  id: 'schedulers-sigkill',
+  title: "Worker SIGKILL as it fires a scheduler's occurrence and at random moments (every 500 ms)",
+  promise:
+    'A job scheduler keeps its schedule through worker kills: no occurrence is created twice or runs early, and every instant of the schedule either ran or is counted by the scheduler (skipped by overlap while a killed run is unfinished, or missed); an interrupted occurrence runs again like any job.',
+  unledgered: isOccurrence,
+  workerConfig: { reportOccurrences: true },
+  onOccurrence: (pool, child, id, attempt) => {
+    pool.occurrencesSeen = (pool.occurrencesSeen ?? 0) + 1;
+    pool.occurrenceKills ??= 0;
+    if (attempt === 1 && pool.occurrencesSeen % 3 === 2 && pool.occurrenceKills < 3) {
+      pool.occurrenceKills++;
+      pool.signal(child, 'SIGKILL', 'SIGKILL-after-firing');
+    }
+  },
+  produce: async (ctx) => {
+    await startScheduler(ctx, 500);
+    await ctx.producer.run({ count: 500, perSecond: 50, data: work(50, 100)(ctx.rand) });
+  },
+  inject: killRandomly(3),
+  heal: async (ctx) => {
+    // Past the last kill's lock, so the last interrupted occurrence is rescued and the schedule resumes.
+    await sleep(PAST_LOCK_MS);
+    await stopScheduler(ctx);
+  },
+  verdict: (m, ctx) => {
+    const out = [...base(m), ...schedulerCriteria(m, ctx, { lateMs: 8_000, counted: true })];
+    if (!ctx.pool.occurrenceKills) out.push('no process was killed as it fired an occurrence: nothing was tested');
+    return out;
+  },
+};
+
+/**
+ * Rows that reproduce a finding not fixed yet (docs/reliability.md, Findings): they fail, so
+ * they are not in the quick tier; run them by name (--rows).
+ */
+export const FINDING_ROWS = [halfOpenRow(false)];
 
 export const ROWS = [
   {
@@ -158,6 +216,7 @@ export const ROWS = [
       return out.slice(0, 12);
     },
   },
+  schedulersKillRow,
   {
     id: 'worker-sigkill-after-effect',
     title: 'Worker SIGKILL between side effect and completion',
@@ -193,7 +252,7 @@ export const ROWS = [
       const child = ctx.pool.pick(ctx.rand);
       ctx.notes.frozenPid = child.pid;
       ctx.notes.frozenAt = Date.now();
-      await ctx.pool.freeze(child, LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000);
+      await ctx.pool.freeze(child, PAST_LOCK_MS);
     },
     inspect: async (ctx, states) => {
       // Who recorded each result (the processor returns its pid), for the verdict.
@@ -263,7 +322,7 @@ export const ROWS = [
     produce: produce(
       300,
       50,
-      (rand) => (i) => (i % 100 === 20 ? { blockMs: 9_000, blockOnce: true } : { ms: 20 + Math.floor(rand() * 60) }),
+      (rand) => (i) => (i % 100 === 20 ? { blockMs: PAST_LOCK_MS, blockOnce: true } : { ms: 20 + Math.floor(rand() * 60) }),
     ),
     inject: async () => {},
     drainMs: 30_000,
@@ -282,7 +341,7 @@ export const ROWS = [
     title: 'Sandboxed processor blocks its event loop longer than the lock',
     promise: "A sandboxed processor's blocking does not block the worker: locks are renewed, no stall, no duplicate.",
     sandbox: true,
-    produce: produce(100, 25, (rand) => (i) => (i % 40 === 10 ? { blockMs: 9_000 } : { ms: 20 + Math.floor(rand() * 60) })),
+    produce: produce(100, 25, (rand) => (i) => (i % 40 === 10 ? { blockMs: PAST_LOCK_MS } : { ms: 20 + Math.floor(rand() * 60) })),
     inject: async () => {},
     drainMs: 30_000,
     verdict: (m) => [
@@ -297,7 +356,7 @@ export const ROWS = [
     promise: 'A partition shorter than the lock (minus one renewal interval) costs nothing: no stall, no duplicate.',
     workers: 2,
     produce: produce(300, 40, work(200, 300)),
-    inject: (ctx) => isolateWorker(ctx, { ms: 1_500, fault: (p) => p.partition() }),
+    inject: (ctx) => isolateWorker(ctx, { ms: LOCK.lockDuration / 2 - 500, fault: (p) => p.partition() }),
     verdict: (m) => [...base(m, { dupes: 'none' }), ...(m.stalled ? [`${m.stalled} stalls`] : [])],
   },
   {
@@ -307,7 +366,7 @@ export const ROWS = [
       "An isolated worker's jobs are rescued and redone by the others; its completions, delivered after the partition heals, are rejected.",
     workers: 2,
     produce: produce(300, 40, work(200, 300)),
-    inject: (ctx) => isolateWorker(ctx, { ms: LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000, fault: (p) => p.partition() }),
+    inject: (ctx) => isolateWorker(ctx, { ms: PAST_LOCK_MS, fault: (p) => p.partition() }),
     verdict: (m) => base(m),
   },
   {
@@ -336,6 +395,7 @@ export const ROWS = [
     inject: (ctx) => isolateWorker(ctx, { ms: 6_000, fault: (p) => p.latency(300) }),
     verdict: (m) => [...base(m, { dupes: 'none' }), ...(m.stalled ? [`${m.stalled} stalls`] : [])],
   },
+  halfOpenRow(true),
   {
     id: 'redis-kill-aof-always',
     title: 'Redis SIGKILL and restart, AOF appendfsync always',
@@ -409,6 +469,7 @@ export const ROWS = [
     title: 'Memory pressure held longer than the lock, long jobs running',
     promise: 'While Redis is full (noeviction), running jobs keep their locks and their completions are recorded: nothing runs twice.',
     redis: { persistence: 'none', maxmemory: '4mb' },
+    scale: false, // its adds must fill Redis
     removeOnComplete: true,
     workers: 2,
     produce: (ctx) =>
@@ -421,8 +482,7 @@ export const ROWS = [
     inject: async () => {},
     drainMs: 30_000,
     verdict: (m) => {
-      const out = base(m, { dupes: 'none' });
-      if (!m.adds.error) out.push('no add was refused: the row did not reach maxmemory');
+      const out = [...base(m, { dupes: 'none' }), ...refusedAsFull(m)];
       if (m.stalled) out.push(`${m.stalled} stalls while Redis was full`);
       return out;
     },
@@ -431,20 +491,18 @@ export const ROWS = [
     id: 'memory-pressure',
     title: 'Memory pressure: maxmemory with noeviction',
     promise:
-      'When Redis is full (noeviction), adds fail with an error at the producer, nothing acknowledged is lost, and workers keep draining.',
+      'When Redis is full (noeviction), adds fail with a RedisFullError at the producer, nothing acknowledged is lost, and workers keep draining.',
     redis: { persistence: 'none', maxmemory: '4mb' },
+    scale: false, // its adds must fill Redis
     removeOnComplete: true,
     workers: 2,
     produce: (ctx) => ctx.producer.run({ count: 3000, perSecond: 600, data: () => ({ ms: 20, pad: 'x'.repeat(4000) }) }),
     inject: async () => {},
     drainMs: 30_000,
-    verdict: (m) => {
-      const out = base(m);
-      if (!m.adds.error) out.push('no add was refused: the row did not reach maxmemory');
-      if (m.adds.unknown) out.push(`${m.adds.unknown} adds ended with an unclassified error`);
-      return out;
-    },
+    verdict: (m) => [...base(m), ...refusedAsFull(m)],
   },
+  ...TIME_ROWS,
+  ...HA_ROWS,
 ];
 
 export { LOCK };

@@ -3,15 +3,22 @@
 // (the row runner) kills, stops or terminates this process; its IPC messages gate the moment
 // between a job's side effect and its completion.
 import { appendFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'hopper';
+import { connectionFor } from './lib/connect.mjs';
 
 const cfg = JSON.parse(process.argv[2]);
 const pid = process.pid;
 
+// Under faketime (the clock rows) Date.now() is this process's faked wall clock; records keep the
+// real time, from the monotonic clock (not faked) since the process started (before any jump).
+const realNow = cfg.realClock ? () => Math.round(performance.timeOrigin + performance.now()) : () => Date.now();
+
 /** One line per record, O_APPEND: lines from several processes never interleave. */
 function record(entry) {
-  appendFileSync(cfg.effects, JSON.stringify({ ...entry, pid, at: Date.now() }) + '\n');
+  appendFileSync(cfg.effects, JSON.stringify({ ...entry, pid, at: realNow() }) + '\n');
 }
+if (cfg.realClock) process.on('warning', (w) => record({ t: 'warning', code: w.code, message: String(w.message).slice(0, 200) }));
 
 // Gated jobs wait for the parent's word after their side effect: the parent may SIGKILL us
 // there, exactly between the effect and the completion.
@@ -34,7 +41,11 @@ function busyWait(ms) {
 
 async function processor(job, token) {
   const d = job.data ?? {};
-  record({ t: 'start', id: job.id, attempt: job.attemptsStarted, token });
+  // Delayed jobs record when the engine made them due (its clock: Redis TIME), for the clock rows.
+  const due = d.delayed ? { due: job.timestamp + (job.opts.delay ?? 0), local: Date.now() } : {};
+  record({ t: 'start', id: job.id, attempt: job.attemptsStarted, token, ...due });
+  // The scheduler rows may kill the process that just fired an occurrence (before it advances the scheduler).
+  if (cfg.reportOccurrences && String(job.id).startsWith('sched:')) process.send?.({ occurrence: job.id, attempt: job.attemptsStarted });
   if (d.poison) process.kill(pid, 'SIGKILL');
   if (d.blockMs && (!d.blockOnce || job.attemptsStarted === 1)) {
     record({ t: 'fault', kind: 'event-loop-block', id: job.id });
@@ -62,7 +73,7 @@ async function processor(job, token) {
 }
 
 const opts = {
-  connection: cfg.url,
+  connection: connectionFor(cfg.connection ?? cfg.url),
   prefix: cfg.prefix,
   concurrency: cfg.concurrency,
   lockDuration: cfg.lockDuration,

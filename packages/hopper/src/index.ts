@@ -93,6 +93,7 @@ export {
   GroupMaxSizeExceededError,
   UnsupportedOptionError,
   SchedulerJobError,
+  RedisFullError,
   hopperErrorCode,
 } from './job/errors.js';
 export { Admin, AUDIT_LOG_MAX, type AdminOptions, type AuditEntry, type QueueOverview } from './admin/admin.js';

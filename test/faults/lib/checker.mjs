@@ -4,7 +4,8 @@
 //   stuck       a non-terminal state after quiescence and the drain
 //   duplicated  more than one effect for one id; explained when every effect but one came from a
 //               process a fault hit (or, for Redis faults, was recorded inside the fault's window)
-//   unexpected  an effect for an id never added, or whose add was refused
+//   unexpected  an effect for an id never added, or whose add was refused (a row may declare ids
+//               the engine creates itself, such as scheduler occurrences: `unledgered`)
 //   late rejected  completions of an attempt that no longer held the job, refused by the fence
 import { readFileSync, existsSync } from 'node:fs';
 
@@ -26,7 +27,7 @@ function pct(sorted, p) {
 
 /**
  * @param {{ ledger, records, states: Map<string,string>, faults, windows, healAt, startAt, endAt,
- *           removeOnComplete?: boolean }} run
+ *           removeOnComplete?: boolean, unledgered?: (id: string) => boolean }} run
  */
 export function check(run) {
   const { ledger, records, states, windows = [], healAt, startAt, endAt } = run;
@@ -48,7 +49,7 @@ export function check(run) {
       if (!map.has(r.id)) map.set(r.id, []);
       map.get(r.id).push(r);
       const added = byId.get(r.id);
-      if (!added || added.outcome === 'error') unexpected.add(r.id);
+      if (added ? added.outcome === 'error' : !run.unledgered?.(r.id)) unexpected.add(r.id);
     } else if (r.t === 'completed') {
       if (!completedAt.has(r.id)) completedAt.set(r.id, r.at);
     } else if (r.t === 'stalled') counts.stalled++;

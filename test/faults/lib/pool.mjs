@@ -9,7 +9,9 @@ const WORKER = fileURLToPath(new URL('../worker.mjs', import.meta.url));
 export class WorkerPool {
   /**
    * @param {object} cfg the worker config passed to worker.mjs (url, prefix, queue, effects, lock settings)
-   * @param {{ count: number, respawn?: boolean, onEffect?: (pool, child, id) => void }} opts
+   * @param {{ count: number, respawn?: boolean, onEffect?: (pool, child, id) => void, onOccurrence?: (pool, child, id, attempt) => void,
+   *   env?: object }} opts
+   *   `env`: more environment for every process (the clock rows preload libfaketime)
    */
   constructor(cfg, opts) {
     this.cfg = cfg;
@@ -29,12 +31,13 @@ export class WorkerPool {
   spawn(overrides) {
     const child = fork(WORKER, [JSON.stringify({ ...this.cfg, ...overrides })], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      env: { ...process.env, HOPPER_FAULTS_EFFECTS: this.cfg.effects },
+      env: { ...process.env, HOPPER_FAULTS_EFFECTS: this.cfg.effects, ...this.opts.env },
     });
     this.children.add(child);
     const ready = new Promise((resolve) => {
       child.on('message', (msg) => {
         if (msg?.ready) resolve(child);
+        else if (msg?.occurrence !== undefined) this.opts.onOccurrence?.(this, child, msg.occurrence, msg.attempt);
         else if (msg?.effect !== undefined) {
           if (this.opts.onEffect) this.opts.onEffect(this, child, msg.effect, msg.attempt);
           else this.release(child, msg.effect);

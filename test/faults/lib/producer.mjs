@@ -2,27 +2,33 @@
 // 'ack' (the add returned), 'error' (refused with a typed error: nothing was written), or
 // 'unknown' (the connection broke or the call timed out: it may or may not have been applied).
 import { FlowProducer, Queue } from 'hopper';
+import { connectionFor, releaseConnection } from './connect.mjs';
 
 const ADD_TIMEOUT_MS = 15_000;
 
-/** A refusal Redis or Hopper gives before writing (typed), as opposed to a broken call. */
+/**
+ * A refusal Hopper gives before writing (typed: a full Redis is a RedisFullError), as opposed to a
+ * broken call. An untyped OOM reply counts as unknown, so the memory rows fail if the type is lost.
+ */
 function classify(err) {
   const name = err?.name ?? '';
-  const message = String(err?.message ?? err);
-  if (/OOM command not allowed/.test(message)) return 'error';
-  if (['InvalidOptionsError', 'InvalidDataError', 'InvalidJobIdError', 'GroupMaxSizeExceededError'].includes(name)) return 'error';
+  if (['RedisFullError', 'InvalidOptionsError', 'InvalidDataError', 'InvalidJobIdError', 'GroupMaxSizeExceededError'].includes(name))
+    return 'error';
   return 'unknown';
 }
 
 export class Producer {
-  constructor({ url, prefix, queue }) {
-    this.url = url;
+  /** `connection`: a URL or a connection description (lib/connect.mjs). */
+  constructor({ connection, prefix, queue }) {
+    this.connection = connectionFor(connection);
     this.prefix = prefix;
-    this.queue = new Queue(queue, { connection: url, prefix });
+    this.queue = new Queue(queue, { connection: this.connection, prefix });
     this.queueErrors = {};
     this.queue.on('error', (err) => (this.queueErrors[err?.name] = (this.queueErrors[err?.name] ?? 0) + 1));
     this.ledger = [];
     this.errors = new Map();
+    /** Multiplies every run's count (the quick tier runs fewer jobs per row; see run-row.mjs). */
+    this.scale = 1;
   }
 
   /** Adds one job with id `id`; never throws, records the outcome. */
@@ -32,7 +38,7 @@ export class Producer {
 
   /** Adds a parent `id` with one child per entry of `children` (ids), atomically; records each node. */
   async addFlow(id, data, children) {
-    this.flows ??= new FlowProducer({ connection: this.url, prefix: this.prefix });
+    this.flows ??= new FlowProducer({ connection: this.connection, prefix: this.prefix });
     const name = this.queue.name;
     return this.record([...children, id], () =>
       this.flows.add({
@@ -69,11 +75,12 @@ export class Producer {
   }
 
   /**
-   * Adds `count` jobs, ids `${idPrefix}${i}`, at about `perSecond`, at most `inFlight` adds at once.
+   * Adds `count` jobs (times `scale`), ids `${idPrefix}${i}`, at about `perSecond`, at most `inFlight` adds at once.
    * `data(i)` and `opts(i)` give each job's data and options; `add(id, i)`, when given, replaces
    * the plain add (say, with a flow). Resolves when every add has an outcome.
    */
   async run({ count, perSecond, idPrefix = 'j', data = () => ({}), opts = () => ({}), inFlight = 8, from = 0, add }) {
+    count = Math.max(1, Math.round(count * this.scale));
     const start = Date.now();
     const running = new Set();
     for (let i = from; i < from + count; i++) {
@@ -91,5 +98,6 @@ export class Producer {
   async close() {
     await this.flows?.close().catch(() => {});
     await this.queue.close().catch(() => {});
+    releaseConnection(this.connection);
   }
 }

@@ -1,7 +1,10 @@
 // A TCP fault proxy between one worker process and Redis, for the network rows: `partition()`
 // holds every byte both ways (as a cut cable with TCP retransmitting: nothing is lost, nothing
 // arrives) until `heal()` delivers it; `latency(ms)` delays every chunk; `reset()` drops every
-// connection at once (the client sees the connection close and reconnects).
+// connection at once (the client sees the connection close and reconnects); `blackhole()` makes
+// every connection half-open: bytes are dropped both ways and nothing is closed, as when a NAT or
+// a firewall forgets a connection. Such a connection stays dead for good (its bytes are gone);
+// `heal()` lets new connections through again.
 import { createServer, connect } from 'node:net';
 
 export class FaultProxy {
@@ -9,6 +12,7 @@ export class FaultProxy {
     this.targetPort = targetPort;
     this.pairs = new Set();
     this.partitioned = false;
+    this.blackholed = false;
     this.delayMs = 0;
     this.server = createServer((client) => this.accept(client));
   }
@@ -25,9 +29,10 @@ export class FaultProxy {
 
   accept(client) {
     const upstream = connect(this.targetPort, '127.0.0.1');
-    const pair = { client, upstream, held: [] };
+    const pair = { client, upstream, held: [], dead: this.blackholed };
     this.pairs.add(pair);
     const forward = (to) => (chunk) => {
+      if (pair.dead) return;
       if (this.partitioned) pair.held.push([to, chunk]);
       else if (this.delayMs) setTimeout(() => to.writable && to.write(chunk), this.delayMs);
       else to.write(chunk);
@@ -47,7 +52,14 @@ export class FaultProxy {
     this.partitioned = true;
   }
 
+  /** Drops every byte of every connection, open now or opened until heal(), and closes nothing. */
+  blackhole() {
+    this.blackholed = true;
+    for (const pair of this.pairs) pair.dead = true;
+  }
+
   heal() {
+    this.blackholed = false;
     this.partitioned = false;
     this.delayMs = 0;
     for (const pair of this.pairs) {

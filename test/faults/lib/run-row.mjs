@@ -9,7 +9,7 @@ import { Producer } from './producer.mjs';
 import { check, readRecords } from './checker.mjs';
 
 /** The short lock settings every row uses, so a row runs in seconds. */
-export const LOCK = { lockDuration: 4_000, stalledInterval: 2_000 };
+export const LOCK = { lockDuration: 3_000, stalledInterval: 1_500 };
 
 /** After healing, a stalled job is back in line within one lock plus one stall interval (plus slack). */
 export const QUIESCENCE_MS = LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000;
@@ -58,17 +58,31 @@ async function readStates(queue, ids) {
 }
 
 /**
- * @param {object} row { id, redis?, workers?, concurrency?, maxStalledCount?, sandbox?, removeOnComplete?,
- *   onEffect?, produce(ctx), inject(ctx), heal?(ctx), drainMs?, verdict(metrics, ctx) -> string[] (failures) }
+ * @param {object} row { id, redis?, topology?(), needs?(), env?(dir), scale?, workers?, concurrency?, maxStalledCount?,
+ *   sandbox?, removeOnComplete?, onEffect?, unledgered?(id), produce(ctx), inject(ctx), heal?(ctx), drainMs?,
+ *   inspect?(ctx, states), verdict(metrics, ctx, states) -> string[] (failures) }
+ *   `needs()` names a missing tool (the row is then skipped, never passed); `topology()` gives the
+ *   Redis deployment (default: one RedisProc with `row.redis`); `env(dir)` more environment for
+ *   the processor processes.
  */
-export async function runRow(row, { seed = 1, log = () => {} } = {}) {
+export async function runRow(row, { seed = 1, scale = 1, log = () => {} } = {}) {
+  const T0 = Date.now();
+  const phase = (name) => process.env.FAULTS_TIMING && console.log(`  [${row.id}] ${name} +${Date.now() - T0} ms`);
+  const missing = await row.needs?.();
+  if (missing) return { id: row.id, title: row.title, pass: false, skipped: `skipped: ${missing} missing`, failures: [] };
   const dir = join(tmpdir(), 'hopper-faults', `${row.id}-${process.pid}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const effects = join(dir, 'effects.ndjson');
-  const redis = new RedisProc(row.redis);
-  await redis.start();
+  const redis = row.topology ? row.topology() : new RedisProc(row.redis);
+  try {
+    await redis.start();
+  } catch (err) {
+    await redis.stop().catch(() => {});
+    throw err;
+  }
   const cfg = {
     url: redis.url,
+    connection: redis.connection,
     prefix: 'faults',
     queue: row.id,
     effects,
@@ -78,16 +92,28 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
     closeTimeout: row.closeTimeout ?? 10_000,
     removeOnComplete: row.removeOnComplete ?? false,
     sandboxFile: row.sandbox ? new URL('../sandbox-processor.mjs', import.meta.url).pathname : undefined,
+    ...row.workerConfig,
   };
-  const pool = new WorkerPool(cfg, { count: row.workers ?? 3, onEffect: row.onEffect });
-  const producer = new Producer({ url: redis.url, prefix: cfg.prefix, queue: row.id });
-  const ctx = { row, redis, pool, producer, rand: seeded(seed), windows: [], notes: {}, log, cfg, startAt: 0, cleanup: [] };
+  const pool = new WorkerPool(cfg, {
+    count: row.workers ?? 3,
+    onEffect: row.onEffect,
+    onOccurrence: row.onOccurrence,
+    env: row.env?.(dir),
+  });
+  const producer = new Producer({ connection: redis.connection, prefix: cfg.prefix, queue: row.id });
+  // `scale` (the quick tier: 0.5) cuts each row's job counts; a row whose criterion needs its
+  // counts (the memory rows must fill Redis) says `scale: false`.
+  producer.scale = row.scale === false ? 1 : scale;
+  const ctx = { row, redis, pool, producer, rand: seeded(seed), windows: [], notes: {}, log, cfg, dir, startAt: 0, cleanup: [] };
   try {
+    phase('redis started');
     await pool.start();
+    phase('pool started');
     ctx.startAt = Date.now();
     await Promise.all([row.produce(ctx), row.inject(ctx)]);
     await row.heal?.(ctx);
     const healAt = Date.now();
+    phase('healed');
     const drained = await drain(producer.queue, healAt + QUIESCENCE_MS + (row.drainMs ?? 20_000));
     const endAt = Date.now();
     const states = await readStates(
@@ -95,7 +121,9 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
       producer.ledger.map((e) => e.id),
     );
     const inspected = (await row.inspect?.(ctx, states)) ?? [];
+    phase('drained, states read');
     await pool.stop();
+    phase('pool stopped');
     const faults = [
       ...pool.faults,
       ...pool.exits
@@ -112,6 +140,7 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
       startAt: ctx.startAt,
       endAt,
       removeOnComplete: cfg.removeOnComplete,
+      unledgered: row.unledgered,
     });
     metrics.drained = drained;
     metrics.addErrors = Object.fromEntries(producer.errors);
@@ -124,5 +153,6 @@ export async function runRow(row, { seed = 1, log = () => {} } = {}) {
     for (const fn of ctx.cleanup) await fn().catch(() => {});
     await producer.close();
     await redis.stop();
+    phase('closed');
   }
 }

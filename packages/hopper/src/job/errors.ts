@@ -41,6 +41,7 @@ export const ErrorCode = {
   GroupMaxSizeExceeded: 'ERR_HOPPER_GROUP_MAX_SIZE_EXCEEDED',
   UnsupportedOption: 'ERR_HOPPER_UNSUPPORTED_OPTION',
   SchedulerJob: 'ERR_HOPPER_SCHEDULER_JOB',
+  RedisFull: 'ERR_HOPPER_REDIS_FULL',
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */
@@ -161,6 +162,47 @@ export class CrossSlotError extends branded(ErrorCode.CrossSlot) {}
 export class ScriptError extends branded(ErrorCode.Script) {
   /** The job a worker's isolated acknowledgement failed for, when known. */
   jobId?: string;
+}
+
+/**
+ * Redis refused an add because it is full: `used_memory` is over `maxmemory` and the policy is
+ * `noeviction` (the one Hopper asks for), so Redis answered `OOM command not allowed`. Nothing
+ * of the call was written (adds are atomic), and it is safe to retry. Jobs already in the queue
+ * are not affected: workers keep renewing their locks and recording results while Redis is full,
+ * and each finished job they remove frees room. Raised by `Queue.add`, `Queue.addBulk`,
+ * `FlowProducer.add` and `FlowProducer.addBulk`; `cause` is Redis's reply.
+ *
+ * What to do: retry later with a backoff (workers draining the queue free memory), raise
+ * `maxmemory`, or make room (keep fewer finished jobs: `removeOnComplete`/`removeOnFail`,
+ * `queue.clean`, or `queue.drain`/`obliterate` on a queue you can empty).
+ *
+ * @example
+ * try {
+ *   await queue.add('mail', data);
+ * } catch (err) {
+ *   if (err instanceof RedisFullError) await retryLater(data);
+ *   else throw err;
+ * }
+ */
+export class RedisFullError extends branded(ErrorCode.RedisFull) {}
+
+/** Redis's refusal of a write under `maxmemory` with `noeviction`. */
+const OOM_REPLY = /OOM command not allowed/;
+
+/**
+ * For the add paths: Redis's OOM refusal (raw, or wrapped in a ScriptError) becomes a
+ * {@link RedisFullError} naming `what` was refused; any other error is returned unchanged.
+ */
+export function asRedisFullError(err: unknown, what: string): unknown {
+  const message = err instanceof Error ? err.message : '';
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause.message : '';
+  if (!OOM_REPLY.test(message) && !OOM_REPLY.test(cause)) return err;
+  return new RedisFullError(
+    `Redis is full (used memory over maxmemory, policy noeviction) and refused ${what}: nothing was written. ` +
+      'Retry later (workers free memory as they finish jobs), raise maxmemory, or make room ' +
+      '(removeOnComplete/removeOnFail, queue.clean, or drain a queue you can empty).',
+    { cause: err instanceof Error && err.cause instanceof Error && OOM_REPLY.test(cause) ? err.cause : err },
+  );
 }
 
 /** The job does not exist (never added, or removed by retention or a call). */

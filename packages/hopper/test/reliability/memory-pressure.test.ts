@@ -2,9 +2,10 @@
 // `maxmemory-policy noeviction`, Redis refused the lock renewal (OOM) like any write, so the locks
 // of running jobs expired and the jobs ran twice. Renewal only rewrites existing locks and the
 // worker's heartbeat, so it runs under OOM (script flag allow-oom), as do the writes that finish
-// jobs and those that free memory (obliterate, drain, clean, remove).
+// jobs and those that free memory (obliterate, drain, clean, remove). Adds stay refused, with a
+// typed RedisFullError (before: a ScriptError carrying Redis's OOM reply).
 import { describe, expect, it } from 'vitest';
-import { FakeClock, Queue, Worker } from '../../src/index.js';
+import { ErrorCode, FakeClock, FlowProducer, HopperError, Queue, RedisFullError, ScriptError, Worker } from '../../src/index.js';
 import { startRedisServer } from '../helpers/redis-server.js';
 import { useHopper } from '../helpers/hopper.js';
 import { once, signal } from '../helpers/wait.js';
@@ -37,8 +38,8 @@ async function heldJobInFullRedis() {
   for (let i = 0; i < 5000 && refusal === undefined; i++) {
     await filler.add('pad', { pad }).catch((err: unknown) => (refusal = err));
   }
-  expect(String(refusal)).toMatch(/OOM/);
-  return { clock, queue, filler, worker, release };
+  expect(refusal).toBeInstanceOf(RedisFullError);
+  return { clock, queue, filler, worker, release, opts };
 }
 
 describe('memory pressure (maxmemory with noeviction)', () => {
@@ -62,5 +63,35 @@ describe('memory pressure (maxmemory with noeviction)', () => {
     release.resolve();
     await done;
     expect(await (await queue.getJob('held'))?.getState()).toBe('completed');
+  });
+
+  it('refuses add, addBulk and FlowProducer.add with a RedisFullError, writing nothing, and accepts them once there is room', async () => {
+    const { queue, filler, opts } = await heldJobInFullRedis();
+    const flows = env.track(new FlowProducer(opts));
+    const flow = {
+      name: 'parent',
+      queueName: queue.name,
+      opts: { jobId: 'p1' },
+      children: [{ name: 'child', queueName: queue.name, opts: { jobId: 'c1' } }],
+    };
+    const refusals = [
+      await queue.add('one', { pad: 'y'.repeat(8000) }, { jobId: 'a1' }).catch((err: unknown) => err),
+      await queue.addBulk([{ name: 'bulk', data: { pad: 'y'.repeat(8000) }, opts: { jobId: 'b1' } }]).catch((err: unknown) => err),
+      await flows.add(flow).catch((err: unknown) => err),
+    ];
+    for (const err of refusals) {
+      expect(err).toBeInstanceOf(RedisFullError);
+      expect(err).toBeInstanceOf(HopperError);
+      expect(err).not.toBeInstanceOf(ScriptError);
+      expect((err as RedisFullError).code).toBe(ErrorCode.RedisFull);
+      expect((err as Error).message).toMatch(/Redis is full .*nothing was written/);
+      expect(String((err as Error).cause)).toMatch(/OOM command not allowed/);
+    }
+    for (const id of ['a1', 'b1', 'p1', 'c1']) expect(await queue.getJob(id)).toBeUndefined();
+
+    await filler.obliterate({ force: true });
+    expect((await queue.add('one', {}, { jobId: 'a1' })).id).toBe('a1');
+    expect((await queue.addBulk([{ name: 'bulk', data: {}, opts: { jobId: 'b1' } }]))[0].id).toBe('b1');
+    expect((await flows.add(flow)).job.id).toBe('p1');
   });
 });

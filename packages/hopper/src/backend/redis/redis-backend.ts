@@ -22,7 +22,7 @@ import type {
 } from '../backend.js';
 import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
-import { GroupMaxSizeExceededError } from '../../job/errors.js';
+import { asRedisFullError, GroupMaxSizeExceededError } from '../../job/errors.js';
 import { RedisQueueRelease } from './redis-release.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import { parseClaim, retentionSpec, timeArg, type Reply } from './replies.js';
@@ -99,7 +99,10 @@ export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend
       },
       { now: timeArg(now), base: k.base, seq: request ? request.seq : '', keep: request ? request.keep : 0 },
       rest,
-    )) as Reply;
+    ).catch((err: unknown) => {
+      // A full Redis (noeviction) refuses the add before writing anything: a typed refusal.
+      throw asRedisFullError(err, `the add of ${jobs.length === 1 ? 'a job' : `${jobs.length} jobs`} to queue "${this.queueName}"`);
+    })) as Reply;
     if (reply[2] === -1) throw GroupMaxSizeExceededError.of(this.queueName, String(reply[3]), Number(reply[4]), Number(reply[5]));
     const ids: string[] = [];
     const outcomes: AddOutcome[] = [];

@@ -4,7 +4,7 @@
  * records (see scripts/includes/flow.lua for the layout).
  */
 import type { AddFlowResult, AddRequest, Dependencies, Fence, FlowNodeWrite, FlowOutcome } from '../backend.js';
-import { GroupMaxSizeExceededError } from '../../job/errors.js';
+import { asRedisFullError, GroupMaxSizeExceededError } from '../../job/errors.js';
 import { RedisQueueReads } from './redis-reads.js';
 import { timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
@@ -40,7 +40,10 @@ export abstract class RedisQueueFlows extends RedisQueueReads {
       { meta: k.meta, requests: k.requests(request?.producerId ?? '-') },
       { now: timeArg(now), base: k.base, queueName: this.queueName, seq: request ? request.seq : '', keep: request ? request.keep : 0 },
       rest,
-    )) as Reply;
+    ).catch((err: unknown) => {
+      // A full Redis (noeviction) refuses the add before writing anything: a typed refusal.
+      throw asRedisFullError(err, `the add of a flow of ${nodes.length} jobs (queue "${this.queueName}")`);
+    })) as Reply;
     const at = Number(reply[0]);
     if (reply[1] === 'exists') return { now: at, ok: false, reason: 'exists', index: Number(reply[2]) - 1 };
     if (reply[1] === 'parent') return { now: at, ok: false, reason: 'parent', index: Number(reply[2]) - 1, state: String(reply[3]) };
