@@ -18,14 +18,16 @@ const checks = (report: DoctorReport, queue?: string) =>
 describe('doctor: the server', () => {
   let healthy: RedisServerHandle;
   let careless: RedisServerHandle;
+  let volatile: RedisServerHandle;
   beforeAll(async () => {
-    [healthy, careless] = await Promise.all([
+    [healthy, careless, volatile] = await Promise.all([
       startRedisServer(['--appendonly', 'yes', '--appendfsync', 'everysec', '--maxmemory-policy', 'noeviction']),
       startRedisServer(['--maxmemory-policy', 'allkeys-lru', '--maxmemory', '3mb', '--slowlog-log-slower-than', '0']),
+      startRedisServer(['--maxmemory-policy', 'noeviction']), // no AOF, no RDB (the helper's defaults)
     ]);
   });
   afterAll(async () => {
-    await Promise.all([healthy?.stop(), careless?.stop()]);
+    await Promise.all([healthy?.stop(), careless?.stop(), volatile?.stop()]);
   });
 
   it('a healthy deployment gets no finding', async () => {
@@ -54,7 +56,20 @@ describe('doctor: the server', () => {
     }
   });
 
-  it('finds eviction, evicted keys, memory near the limit, no persistence, slow scripts and refused connections', async () => {
+  it('finds no persistence while queues hold work', async () => {
+    const queue = new Queue('orders', { connection: volatile.url });
+    await queue.add('charge', {}, { attempts: 3, backoff: { type: 'fixed', delay: 100 } });
+    const admin = new Admin({ connection: volatile.url });
+    try {
+      const report = await admin.doctor();
+      expect(report.findings.find((f) => f.check === 'redis-no-persistence')).toMatchObject({ severity: 'warning' });
+    } finally {
+      await admin.close();
+      await queue.close();
+    }
+  });
+
+  it('finds eviction, evicted keys, memory near the limit, slow scripts and refused connections', async () => {
     const connection = careless.url;
     // Fill memory past maxmemory so the LRU policy evicts keys (as it would evict jobs).
     await fillMemory(connection, 600, 10_000);
@@ -69,7 +84,6 @@ describe('doctor: the server', () => {
           'redis-eviction-policy',
           'redis-evicted-keys',
           'redis-memory-near-limit',
-          'redis-no-persistence',
           'redis-slow-scripts',
           'redis-rejected-connections',
         ]),
