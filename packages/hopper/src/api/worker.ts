@@ -185,6 +185,29 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   }
 
   /**
+   * Waits `milliseconds` (default 0), or until `abortController` aborts, whichever comes first
+   * (BullMQ's `worker.delay`). Never rejects.
+   *
+   * @example await worker.delay(1000, controller); // a pause a processor or a loop can cut short
+   */
+  delay(milliseconds = 0, abortController?: AbortController): Promise<void> {
+    if (!(Number.isFinite(milliseconds) && milliseconds >= 0)) {
+      throw new InvalidOptionsError(`delay takes a number of ms >= 0, got ${String(milliseconds)}.`);
+    }
+    return new Promise<void>((resolve) => {
+      const signal = abortController?.signal;
+      if (signal?.aborted) return resolve();
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, milliseconds);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /**
    * Stops every worker of this queue from taking jobs for `expireTimeMs` (for a 429 from a
    * downstream API). Throw `Worker.RateLimitError()` from the processor next, to put the current
    * job back without spending an attempt.
