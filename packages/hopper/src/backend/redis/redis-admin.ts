@@ -39,7 +39,11 @@ export class RedisAdmin implements BackendAdmin {
 
   async appendAudit(entry: string, max: number): Promise<void> {
     const key = auditLogKey(this.prefix);
-    await this.handle.client.multi().lpush(key, entry).ltrim(key, 0, max - 1).exec();
+    await this.handle.client
+      .multi()
+      .lpush(key, entry)
+      .ltrim(key, 0, max - 1)
+      .exec();
   }
 
   async readAudit(count: number): Promise<string[]> {
