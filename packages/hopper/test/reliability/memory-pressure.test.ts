@@ -12,6 +12,16 @@ import { once, signal } from '../helpers/wait.js';
 
 const env = useHopper();
 
+/** Adds padding jobs until Redis refuses one (it is then over its maxmemory). */
+async function fillUntilRefused(filler: Queue): Promise<void> {
+  const pad = 'x'.repeat(8000);
+  let refusal: unknown;
+  for (let i = 0; i < 5000 && refusal === undefined; i++) {
+    await filler.add('pad', { pad }).catch((err: unknown) => (refusal = err));
+  }
+  expect(refusal).toBeInstanceOf(RedisFullError);
+}
+
 /** A private Redis with a small maxmemory, a worker holding job `held`, and Redis then filled until it refuses an add. */
 async function heldJobInFullRedis() {
   const server = await startRedisServer(['--maxmemory', '6mb', '--maxmemory-policy', 'noeviction']);
@@ -33,12 +43,7 @@ async function heldJobInFullRedis() {
   await queue.add('held', {}, { jobId: 'held' });
   await started.promise;
 
-  const pad = 'x'.repeat(8000);
-  let refusal: unknown;
-  for (let i = 0; i < 5000 && refusal === undefined; i++) {
-    await filler.add('pad', { pad }).catch((err: unknown) => (refusal = err));
-  }
-  expect(refusal).toBeInstanceOf(RedisFullError);
+  await fillUntilRefused(filler);
   return { clock, queue, filler, worker, release, opts };
 }
 
@@ -74,11 +79,16 @@ describe('memory pressure (maxmemory with noeviction)', () => {
       opts: { jobId: 'p1' },
       children: [{ name: 'child', queueName: queue.name, opts: { jobId: 'c1' } }],
     };
-    const refusals = [
-      await queue.add('one', { pad: 'y'.repeat(8000) }, { jobId: 'a1' }).catch((err: unknown) => err),
+    // Redis may free a little memory between calls (the worker's own writes settle): each
+    // refused call comes right after Redis refused a padding add, so it is over its limit then.
+    const refusals: unknown[] = [];
+    refusals.push(await queue.add('one', { pad: 'y'.repeat(8000) }, { jobId: 'a1' }).catch((err: unknown) => err));
+    await fillUntilRefused(filler);
+    refusals.push(
       await queue.addBulk([{ name: 'bulk', data: { pad: 'y'.repeat(8000) }, opts: { jobId: 'b1' } }]).catch((err: unknown) => err),
-      await flows.add(flow).catch((err: unknown) => err),
-    ];
+    );
+    await fillUntilRefused(filler);
+    refusals.push(await flows.add(flow).catch((err: unknown) => err));
     for (const err of refusals) {
       expect(err).toBeInstanceOf(RedisFullError);
       expect(err).toBeInstanceOf(HopperError);
