@@ -121,7 +121,7 @@ const schedulersKillRow = {
  * Rows that reproduce a finding not fixed yet (docs/reliability.md, Findings): they fail, so
  * they are not in the quick tier; run them by name (--rows).
  */
-export const FINDING_ROWS = [halfOpenRow(false)];
+export const FINDING_ROWS = [halfOpenRow(false), halfOpenRow(true)];
 
 export const ROWS = [
   {
@@ -395,7 +395,6 @@ export const ROWS = [
     inject: (ctx) => isolateWorker(ctx, { ms: 6_000, fault: (p) => p.latency(300) }),
     verdict: (m) => [...base(m, { dupes: 'none' }), ...(m.stalled ? [`${m.stalled} stalls`] : [])],
   },
-  halfOpenRow(true),
   {
     id: 'redis-kill-aof-always',
     title: 'Redis SIGKILL and restart, AOF appendfsync always',
