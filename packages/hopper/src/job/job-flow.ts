@@ -125,9 +125,10 @@ export async function dependenciesCount(
   const id = job.requireId();
   await job.ctx.ready();
   const counts = await job.ctx.backend.getDependencyCounts(id);
-  const any = opts.processed || opts.unprocessed || opts.failed || opts.ignored;
+  // No kind asked for means every kind (as BullMQ).
+  const chosen = opts.processed || opts.unprocessed || opts.failed || opts.ignored;
   const result: DependenciesCount = {};
-  for (const kind of ['processed', 'unprocessed', 'ignored', 'failed'] as const) if (!any || opts[kind]) result[kind] = counts[kind];
+  for (const kind of ['processed', 'unprocessed', 'ignored', 'failed'] as const) if (!chosen || opts[kind]) result[kind] = counts[kind];
   return result;
 }
 
