@@ -30,6 +30,7 @@ import { QueueBase } from './queue-base.js';
 import { refuseUnsupported } from '../job/compat.js';
 import type { MetricsRecorder } from '../telemetry/metrics-recorder.js';
 import { validateTelemetry } from '../telemetry/trace.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
 
@@ -62,6 +63,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   readonly failKeep: Retention;
   /** How long a job's lock lasts without renewal, ms. */
   readonly lockDuration: number;
+  /** @internal the `telemetry` option, for the spans of durable steps (JobContext). */
+  get stepTelemetry(): Telemetry | undefined {
+    return this.opts.telemetry;
+  }
   private readonly closeTimeout: number;
   private concurrencyValue: number;
   private running = false;

@@ -7,6 +7,7 @@ import type { Clock } from '../clock/clock.js';
 import type { StrategyFn } from './failure.js';
 import type { Job } from './job.js';
 import type { JobsOptions } from './options.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 /** Progress of a job: a number (e.g. percent) or any JSON object. */
 export type JobProgress = number | object | string | boolean;
@@ -28,6 +29,8 @@ export interface JobContext {
   readonly failKeep?: Retention;
   /** Lock duration for jobs taken by manual processing (a worker's `lockDuration`). */
   readonly lockDuration?: number;
+  /** The worker's telemetry adapter: `job.step` runs in a child span of the attempt's. */
+  readonly stepTelemetry?: Telemetry;
 }
 
 /** Anything that can wait for a job to finish (QueueEvents). */

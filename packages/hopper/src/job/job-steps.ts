@@ -9,6 +9,12 @@ import { toNewJob } from './new-job.js';
 import { serialize, validateJobOptions, type JobsOptions } from './options.js';
 import { checkDeadLetterRoute } from './dead-letter-route.js';
 import { throwOnWriteCode } from './write-codes.js';
+import { SpanKind, TelemetryAttributes, type Span } from '../telemetry/telemetry.js';
+import { trace } from '../telemetry/trace.js';
+
+/** Span attributes of a step: its key, and whether its result came from storage (`fn` not run). */
+const STEP_KEY = 'hopper.step.key';
+const STEP_STORED = 'hopper.step.stored';
 
 /** A step as listed by `job.getSteps()`. */
 export interface StepInfo {
@@ -21,12 +27,24 @@ export interface StepInfo {
 
 /** `job.step(key, fn)`: see the Job method. */
 export async function runStep<T>(job: Job, key: string, fn: () => T | Promise<T>): Promise<T> {
+  const telemetry = job.ctx.stepTelemetry;
+  if (!telemetry) return stepOnce(job, key, fn, undefined);
+  // A child span of the attempt's (the processor runs in its context).
+  return trace(telemetry, SpanKind.INTERNAL, job.queueName, 'step', key, (span) => stepOnce(job, key, fn, span));
+}
+
+async function stepOnce<T>(job: Job, key: string, fn: () => T | Promise<T>, span: Span | undefined): Promise<T> {
   const id = job.requireId();
   if (typeof key !== 'string' || key.length === 0 || key.length > 200) {
     throw new InvalidDataError(`A step key must be a non-empty string of at most 200 characters, got ${JSON.stringify(key)}.`);
   }
   await job.ctx.ready();
   const stored = await job.ctx.backend.getStep(id, key);
+  span?.setAttributes({
+    [STEP_KEY]: key,
+    [TelemetryAttributes.JobId]: id,
+    [STEP_STORED]: stored !== undefined && stored.startsWith('{"v":'),
+  });
   if (stored !== undefined && stored.startsWith('{"v":')) return (JSON.parse(stored) as { v: T }).v;
   const started = Date.now();
   let value: T;

@@ -93,8 +93,13 @@ interface TracedJob {
   name: string;
   processedOn?: number;
   attemptsMade: number;
+  /** `<prefix>:<queue>:<id>` of the flow parent, if the job has one. */
+  parentKey?: string;
   opts: { telemetry?: { metadata?: string; omitContext?: boolean } };
 }
+
+/** Hopper's own span attributes (beside BullMQ's): the flow parent of a job's attempt. */
+export const HopperAttributes = { JobParent: 'hopper.job.parent' } as const;
 
 /**
  * Runs one attempt (`run`: the processor) in a `process <queue>` consumer span, linked to the
@@ -123,6 +128,7 @@ export async function traceAttempt(
         [TelemetryAttributes.JobId]: job.id,
         [TelemetryAttributes.JobName]: job.name,
         [TelemetryAttributes.JobProcessedTimestamp]: job.processedOn,
+        [HopperAttributes.JobParent]: job.parentKey,
       });
       try {
         const value = await run();

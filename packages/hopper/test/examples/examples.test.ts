@@ -35,6 +35,16 @@ describe('examples', () => {
     expect(out).toContain('refused: runRetryDelay (a Worker option in BullMQ) is not supported by Hopper');
   });
 
+  it('otel.mjs: one OpenTelemetry trace from the add to both attempts and their steps, baggage in the processor', async () => {
+    const out = await example('otel.mjs');
+    expect(out).toContain('attempt 1 of send-invoice: request.id=req-7f3a');
+    expect(out).toContain('attempt 2 of send-invoice: request.id=req-7f3a');
+    expect(out).toContain('5 spans in 1 trace:');
+    expect(out).toContain(
+      '  add invoices.send-invoice\n    process invoices [error]\n      step render\n    process invoices\n      step render [stored]',
+    );
+  });
+
   it('flows.mjs: a report from its children, an ignored failure, dynamic children', async () => {
     const out = await example('flows.mjs');
     expect(out).toContain('state: waiting-children');
