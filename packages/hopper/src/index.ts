@@ -8,8 +8,12 @@ export {
   type BulkJob,
   type ReplayDeadLettersOptions,
   type ReplayResult,
+  type ReadStreamOptions,
+  type StreamChunk,
   DEFAULT_MAX_EVENTS,
 } from './api/queue.js';
+export { sendStreamAsSSE, type StreamSSEOptions, type StreamSSEOutcome } from './api/output-sse.js';
+export type { JobStream } from './job/job-stream.js';
 export { QueueGetters, type JobType, type WorkerInfo, type QueueMeta } from './api/queue-getters.js';
 export type { JobSchedulerJson, JobSchedulerState, JobSchedulerTemplate } from './api/job-schedulers.js';
 export type { RepeatableJob } from './api/legacy-repeat.js';

@@ -20,7 +20,10 @@ import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/tele
 import { trace } from '../telemetry/trace.js';
 import { replayDeadLetters, type ReplayDeadLettersOptions, type ReplayResult } from './dead-letters.js';
 
+import { OutputHub, readOutput, type ReadStreamOptions, type StreamChunk } from './output-reader.js';
+
 export type { ReplayDeadLettersOptions, ReplayResult } from './dead-letters.js';
+export type { ReadStreamOptions, StreamChunk } from './output-reader.js';
 
 /** Options of a Queue. */
 export interface QueueOptions extends QueueBaseOptions {
@@ -92,6 +95,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   protected readonly backoffTypes: readonly string[];
   private seq = 0;
   private inFlight = 0;
+  private outputHub: OutputHub | undefined;
   private readonly pendingAdds: PendingAdd<DataType, ResultType, NameType>[] = [];
 
   constructor(name: string, opts: QueueOptions = {}) {
@@ -407,10 +411,28 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     return this.backend.removeOrphanedJobs(count, limit);
   }
 
-  /** Closes the queue's connection (a connection you passed in stays open). */
+  /**
+   * Reads a job's output stream (what its processor wrote with `job.stream.write`): replays what
+   * is stored, then follows live writes, in order, with no gap or duplicate at the switch; ends
+   * at the end of the latest attempt's output (`job.stream.end()`), when the job finishes and
+   * everything was read, or when `signal` aborts. Resume after a reconnect with `from: lastId`.
+   * Readers of one Queue share its blocking connections. See docs/streams.md.
+   *
+   * @example
+   * for await (const chunk of queue.readStream(job.id)) process.stdout.write(String(chunk.data));
+   */
+  readStream(jobId: string, opts?: ReadStreamOptions): AsyncGenerator<StreamChunk> {
+    if (typeof jobId !== 'string' || jobId === '')
+      throw new InvalidDataError(`readStream: jobId must be a non-empty string, got ${JSON.stringify(jobId)}.`);
+    const hub = (): OutputHub => (this.outputHub ??= new OutputHub(this.backend));
+    return readOutput(this.backend, hub, () => this.ready(), jobId, opts);
+  }
+
+  /** Closes the queue's connection (a connection you passed in stays open); open readStream iterations end. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.outputHub?.close();
     await this.backend.close();
     this.emit('closed');
   }

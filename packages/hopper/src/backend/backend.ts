@@ -92,6 +92,26 @@ export interface StreamEvent {
   fields: Record<string, string>;
 }
 
+/** Most job output streams one shared wait (`waitOutput`) takes: a lane of readers. */
+export const OUTPUT_WAIT_MAX = 500;
+
+/** One entry of a job's output stream (`job.stream`): a chunk (text or JSON) or the end of an attempt's output. */
+export interface OutputEntry {
+  /** The stream entry id (`<ms>-<seq>`): a reader resumes after it. */
+  id: string;
+  /** The attempt that wrote it (attemptsStarted of that attempt). */
+  attempt: number;
+  kind: 'text' | 'json' | 'end';
+  /** The text, or the JSON text of a JSON chunk ('' for an end entry). */
+  value: string;
+}
+
+/** What one shared wait on job outputs returned: new entries per job id, and the wake stream's last id. */
+export interface OutputWait {
+  entries: Map<string, OutputEntry[]>;
+  wake: string;
+}
+
 export interface EventsRead {
   events: StreamEvent[];
   /** true when entries after `from` were trimmed before they could be read. */
@@ -307,6 +327,32 @@ export interface QueueBackend {
    * numbering; tests use it to replay a call).
    */
   addLog(id: string, line: string, fence: Fence | undefined, keep: number, request?: { client: string; seq: number }): Promise<number>;
+  /**
+   * Appends chunks to a job's output stream, fenced to the attempt, then its end entry when
+   * `ended`. `seq` numbers the writer's calls within the attempt (a re-sent call is applied once);
+   * the stream keeps about `maxLen` entries. At most 200 chunks per call.
+   */
+  appendOutput(
+    id: string,
+    chunks: { json: boolean; value: string }[],
+    ended: boolean,
+    fence: Fence,
+    seq: number,
+    maxLen: number,
+  ): Promise<WriteCode>;
+  /** Up to `count` entries of a job's output after entry `after` ('0-0': from the start). */
+  readOutput(id: string, after: string, count: number): Promise<OutputEntry[]>;
+  /** The last entry of a job's output, if it has any. */
+  lastOutput(id: string): Promise<OutputEntry | undefined>;
+  /**
+   * Waits up to `blockMs` for entries after each `(id, after)` of `reads` (at most
+   * OUTPUT_WAIT_MAX), on the blocking connection of `lane` (0, 1, ...: one per slice of
+   * OUTPUT_WAIT_MAX streams) shared by every reader of this backend; returns early when woken by
+   * {@link wakeOutputWaits} (`wakeAfter`: the wake stream's last id seen, '' to start from now).
+   */
+  waitOutput(lane: number, reads: { id: string; after: string }[], wakeAfter: string, blockMs: number, count: number): Promise<OutputWait>;
+  /** Wakes the blocked output waits of every process reading this queue's outputs (a reader joined). */
+  wakeOutputWaits(): Promise<void>;
 
   // blocking waits (on a connection of their own)
   /** Blocks until a producer signals work or `timeoutMs` passes; true when signalled. */

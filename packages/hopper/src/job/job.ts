@@ -19,6 +19,7 @@ import type { JobsOptions } from './options.js';
 import { loadClaimed, loadRecord } from './job-load.js';
 import { appendLog, clearJobLogs, writeData, writeProgress } from './job-writes.js';
 import { continueLoop, listSteps, runStep, type StepInfo } from './job-steps.js';
+import { JobStream } from './job-stream.js';
 import {
   childrenValues,
   dependencies,
@@ -108,6 +109,16 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   readonly ctx: JobContext;
   /** @internal the fence of the attempt that holds this job, when handed to a processor. */
   fence: Fence | undefined;
+  #stream: JobStream | undefined;
+
+  /**
+   * The job's output stream, for the processor running it: `write(chunk)` appends text or JSON,
+   * `end()` marks the attempt's output complete; read it anywhere with `queue.readStream(jobId)`.
+   * Fenced like every write of a processor. See docs/streams.md.
+   */
+  get stream(): JobStream {
+    return (this.#stream ??= new JobStream(this));
+  }
 
   /** Builds a Job object; to add a job, use `queue.add`. */
   constructor(ctx: JobContext, name: NameType, data: DataType, opts: JobsOptions = {}, id?: string) {

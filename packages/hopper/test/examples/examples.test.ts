@@ -45,6 +45,14 @@ describe('examples', () => {
     );
   });
 
+  it('generation.mjs: a generation streamed over SSE, and a closed tab cancelling its job', async () => {
+    const out = await example('generation.mjs');
+    expect(out).toContain('streamed: Here is a short answer to "What is a job queue?", streamed one token at a time.');
+    expect(out).toContain('read 3 tokens, then closed the tab');
+    expect(out).toMatch(/job \d+ ended: CancelledError/);
+    expect(out).toMatch(/job \d+ state: failed/);
+  });
+
   it('flows.mjs: a report from its children, an ignored failure, dynamic children', async () => {
     const out = await example('flows.mjs');
     expect(out).toContain('state: waiting-children');

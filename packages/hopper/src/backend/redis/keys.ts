@@ -59,6 +59,10 @@ export interface QueueKeys {
   logs(id: string): string;
   /** Hash of one job's durable steps. */
   steps(id: string): string;
+  /** Stream of one job's output (`job.stream`). */
+  output(id: string): string;
+  /** Stream a reader of job outputs writes to, to wake the queue's blocked output readers (capped). */
+  readonly outputWake: string;
   /** Sorted set of parents waiting for their children, by the time they started waiting. */
   readonly waitingChildren: string;
   /** Set of a parent's pending children (their public keys: `<prefix>:<queue>:<id>`, see job/job-key.ts). */
@@ -130,6 +134,8 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     data: (id) => `${base}d:${id}`,
     logs: (id) => `${base}l:${id}`,
     steps: (id) => `${base}st:${id}`,
+    output: (id) => `${base}o:${id}`,
+    outputWake: `${base}ow`,
     waitingChildren: `${base}waiting-children`,
     deps: (id) => `${base}dp:${id}`,
     processed: (id) => `${base}pr:${id}`,

@@ -23,7 +23,7 @@ import type {
 import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
 import { asRedisFullError, GroupMaxSizeExceededError } from '../../job/errors.js';
-import { RedisQueueRelease } from './redis-release.js';
+import { RedisQueueOutput } from './redis-output.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import { parseClaim, retentionSpec, timeArg, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
@@ -34,7 +34,7 @@ export const LAYOUT_VERSION = '1';
 
 export type { RedisBackendOptions } from './redis-connection.js';
 
-export class RedisQueueBackend extends RedisQueueRelease implements QueueBackend {
+export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend {
   private readonly options: RedisBackendOptions;
   /** This backend's id and call counter for addLog (re-sent calls are applied once). */
   private readonly logClient = randomBytes(6).toString('base64url');

@@ -32,6 +32,8 @@ export abstract class RedisQueueConnection {
   protected readonly client: RedisClient;
   protected waitClient: RedisClient | undefined;
   protected eventsClient: RedisClient | undefined;
+  /** The blocking connections the output readers of this backend share, one per lane (job.stream). */
+  protected outputClients: RedisClient[] = [];
   protected subscriber: RedisClient | undefined;
   protected readonly reportError: (err: Error) => void;
 
@@ -70,6 +72,7 @@ export abstract class RedisQueueConnection {
     this.interruptWait();
     this.eventsClient?.disconnect();
     this.eventsClient = undefined;
+    for (const client of this.outputClients.splice(0)) client.disconnect();
     await closeClient(this.handle);
   }
 
@@ -77,6 +80,7 @@ export abstract class RedisQueueConnection {
     this.subscriber?.disconnect();
     this.interruptWait();
     this.eventsClient?.disconnect();
+    for (const client of this.outputClients.splice(0)) client.disconnect();
     if (this.handle.owned) this.client.disconnect();
   }
 

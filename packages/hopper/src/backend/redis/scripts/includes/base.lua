@@ -122,7 +122,7 @@ local function readData(base, id, jk, inline, chunks)
   return redis.call('GET', dataKey(base, id)) or 'null'
 end
 
--- Every key of a job: its hash, large data, logs, steps, and (as a parent) its dependency
+-- Every key of a job: its hash, large data, logs, steps, output stream, and (as a parent) its dependency
 -- records: pending children, their results, their failures and the failures it ignored (see includes/flow).
 local function jobKeys(base, id, into)
   into[#into + 1] = base .. 'j:' .. id
@@ -133,6 +133,7 @@ local function jobKeys(base, id, into)
   into[#into + 1] = base .. 'pr:' .. id
   into[#into + 1] = base .. 'fc:' .. id
   into[#into + 1] = base .. 'ig:' .. id
+  into[#into + 1] = base .. 'o:' .. id
   return into
 end
 
