@@ -412,6 +412,44 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   }
 
   /**
+   * Cancels a run of turns (jobs chained with `job.continueWith`; the run's id is its first
+   * turn's id, or that id without its `:0`): no turn of it is added any more, and its latest turn is cancelled as `cancelJob`
+   * cancels a job (an active one's signal aborts). Returns that turn's id and what `cancelJob`
+   * answered for it. Cancelling twice keeps the first reason.
+   *
+   * @example
+   * await queue.cancelRun(runId, 'the user stopped the agent');
+   */
+  async cancelRun(
+    runId: string,
+    reason = 'cancelled',
+  ): Promise<{ turn: string; result: 'cancelled' | 'signalled' | 'missing' | 'finished' }> {
+    if (typeof runId !== 'string' || runId === '')
+      throw new InvalidDataError(`cancelRun: runId must be a non-empty string, got ${JSON.stringify(runId)}.`);
+    if (typeof reason !== 'string') throw new InvalidDataError(`cancelRun: reason must be a string, got ${typeof reason}.`);
+    await this.ready();
+    const last = await this.backend.cancelRun(runId, reason);
+    if (last !== undefined) return { turn: last, result: await this.cancelJob(last, reason) };
+    // A run that never continued is its first turn: `<runId>`, or `<runId>:0`.
+    const result = await this.cancelJob(runId, reason);
+    if (result !== 'missing') return { turn: runId, result };
+    return { turn: `${runId}:0`, result: await this.cancelJob(`${runId}:0`, reason) };
+  }
+
+  /**
+   * A run of turns (`job.continueWith`): its latest turn, its cost so far (the sum of its turns'
+   * `job.reportCost`), and whether it was cancelled. Undefined for a run that never continued.
+   */
+  async getRun(
+    runId: string,
+  ): Promise<{ id: string; lastTurn: string | undefined; cost: number; cancelled: boolean; cancelReason?: string } | undefined> {
+    await this.ready();
+    const run = await this.backend.getRun(runId);
+    if (!run) return undefined;
+    return { id: runId, lastTurn: run.lastTurn, cost: run.cost, cancelled: run.cancelReason !== undefined, cancelReason: run.cancelReason };
+  }
+
+  /**
    * Reads a job's output stream (what its processor wrote with `job.stream.write`): replays what
    * is stored, then follows live writes, in order, with no gap or duplicate at the switch; ends
    * at the end of the latest attempt's output (`job.stream.end()`), when the job finishes and

@@ -92,6 +92,13 @@ export interface StreamEvent {
   fields: Record<string, string>;
 }
 
+/** A run of turns as stored (see `continueJob`). */
+export interface RunRecord {
+  lastTurn: string | undefined;
+  cost: number;
+  cancelReason: string | undefined;
+}
+
 /** Most job output streams one shared wait (`waitOutput`) takes: a lane of readers. */
 export const OUTPUT_WAIT_MAX = 500;
 
@@ -319,8 +326,19 @@ export interface QueueBackend {
     fence: Fence | undefined,
     stepKey: string,
     next: NewJob,
-    now?: number,
+    now: number | undefined,
+    run: { id: string; maxCost?: number },
   ): Promise<{ code: WriteCode; record: string }>;
+  /**
+   * Records what a job cost (replacing its earlier report) and adds the difference to its run's
+   * cost when it is a turn of a run (`runId`: the run it would belong to). Returns the run's cost
+   * then (undefined when the job is in no run).
+   */
+  reportCost(id: string, runId: string, cost: number, fence: Fence | undefined): Promise<{ code: WriteCode; runCost: number | undefined }>;
+  /** Marks a run cancelled (no turn is added any more); returns its latest turn's id, if it continued. */
+  cancelRun(runId: string, reason: string): Promise<string | undefined>;
+  /** A run's record: its latest turn, cost so far, and cancel reason; undefined when it has none. */
+  getRun(runId: string): Promise<RunRecord | undefined>;
   /**
    * Appends a log line (fenced when `fence` is given). Applied once even when ioredis re-sends
    * the call after a lost reply: each call is numbered per backend (`request` overrides the

@@ -139,6 +139,8 @@ export const WriteCode = {
   NotActive: -3,
   /** The job was cancelled: a holder's move (to delayed, to wait, to waiting-children) is refused. */
   RefusedCancelled: -5,
+  /** A run's cost reached its budget (`continueWith({ maxCost })`): the next turn was not added. */
+  OverBudget: -7,
 } as const;
 export type WriteCode = (typeof WriteCode)[keyof typeof WriteCode];
 

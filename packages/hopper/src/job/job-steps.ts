@@ -2,7 +2,8 @@
  * Durable steps and loop continuations of a job (`job.step`, `job.getSteps`, `job.continueWith`):
  * the logic behind those Job methods, kept apart so job.ts stays readable. See docs/steps.md.
  */
-import { InvalidDataError, UnrecoverableError } from './errors.js';
+import { CancelledError, InvalidDataError, InvalidOptionsError, UnrecoverableError } from './errors.js';
+import { WriteCode } from '../backend/backend.js';
 import { toError } from './failure.js';
 import type { Job } from './job.js';
 import { toNewJob } from './new-job.js';
@@ -75,23 +76,59 @@ export async function listSteps(job: Job): Promise<StepInfo[]> {
 }
 
 /** `job.continueWith(data, opts)`: see the Job method. */
-export async function continueLoop(job: Job, data: unknown, opts: JobsOptions & { name?: string; maxTurns?: number }): Promise<string> {
+export async function continueLoop(
+  job: Job,
+  data: unknown,
+  opts: JobsOptions & { name?: string; maxTurns?: number; maxCost?: number },
+): Promise<string> {
   const id = job.requireId();
-  const match = /^(.*):(\d+)$/.exec(id);
-  const loopId = match ? match[1] : id;
-  const turn = match ? Number(match[2]) : 0;
+  const { loopId, turn } = turnOf(id);
   const nextId = `${loopId}:${turn + 1}`;
-  const { name, maxTurns, ...rest } = opts;
+  const { name, maxTurns, maxCost, ...rest } = opts;
   if (maxTurns !== undefined && turn + 1 > maxTurns) {
     throw new UnrecoverableError(`Loop "${loopId}" reached maxTurns (${maxTurns}): turn ${turn + 1} was not added.`);
   }
+  if (maxCost !== undefined && !(typeof maxCost === 'number' && Number.isFinite(maxCost) && maxCost >= 0)) {
+    throw new InvalidDataError(
+      `continueWith: maxCost must be a finite number >= 0 (the run's budget, in the unit of job.reportCost), got ${String(maxCost)}.`,
+    );
+  }
   validateJobOptions(rest);
+  if (rest.deduplication !== undefined) {
+    throw new InvalidOptionsError('continueWith: deduplication does not apply to a turn (its id is already deterministic): remove the option.');
+  }
   // An occurrence's schedule fields (repeat, repeatJobKey, prevMillis) are not the next turn's.
   const { jobId: _jobId, delay: _delay, repeat: _repeat, repeatJobKey: _key, prevMillis: _prev, ...inherited } = job.opts;
   checkDeadLetterRoute(job.ctx.backend, (rest.deadLetter ?? inherited.deadLetter)?.queue);
   const next = toNewJob(name ?? job.name, data, { ...inherited, ...rest, jobId: nextId });
   await job.ctx.ready();
-  const result = await job.ctx.backend.continueJob(id, job.fence, '__continue', next, job.ctx.clock.backendNow());
+  const result = await job.ctx.backend.continueJob(id, job.fence, '__continue', next, job.ctx.clock.backendNow(), { id: loopId, maxCost });
+  if (result.code === WriteCode.RefusedCancelled) {
+    throw new CancelledError(`Run "${loopId}" was cancelled (${result.record}): turn ${turn + 1} was not added.`);
+  }
+  if (result.code === WriteCode.OverBudget) {
+    throw new UnrecoverableError(
+      `Run "${loopId}" has cost ${result.record}, reaching its maxCost (${maxCost}): turn ${turn + 1} was not added.`,
+    );
+  }
   throwOnWriteCode(job, result.code, 'continue');
   return (JSON.parse(result.record) as { v: string }).v;
+}
+
+/** The run (loop) a job id belongs to and its turn: `<runId>:<n>` is turn n, any other id is turn 0 of a run of that id. */
+export function turnOf(id: string): { loopId: string; turn: number } {
+  const match = /^(.*):(\d+)$/.exec(id);
+  return match ? { loopId: match[1], turn: Number(match[2]) } : { loopId: id, turn: 0 };
+}
+
+/** `job.reportCost(cost)`: see the Job method. */
+export async function reportJobCost(job: Job, cost: number): Promise<number | undefined> {
+  const id = job.requireId();
+  if (!(typeof cost === 'number' && Number.isFinite(cost) && cost >= 0)) {
+    throw new InvalidDataError(`job.reportCost takes a finite number >= 0 (tokens, cents: any unit), got ${String(cost)}.`);
+  }
+  await job.ctx.ready();
+  const result = await job.ctx.backend.reportCost(id, turnOf(id).loopId, cost, job.fence);
+  throwOnWriteCode(job, result.code, 'report the cost of');
+  return result.runCost;
 }

@@ -18,7 +18,7 @@ import {
 import type { JobsOptions } from './options.js';
 import { loadClaimed, loadRecord } from './job-load.js';
 import { appendLog, clearJobLogs, writeData, writeProgress } from './job-writes.js';
-import { continueLoop, listSteps, runStep, type StepInfo } from './job-steps.js';
+import { continueLoop, listSteps, reportJobCost, runStep, type StepInfo } from './job-steps.js';
 import { JobStream } from './job-stream.js';
 import {
   childrenValues,
@@ -328,14 +328,25 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * Adds the next turn of a loop of unknown length (an agent loop: each turn a job) with the
    * deterministic id `${loopId}:${turn + 1}` (this job's id is `${loopId}:${turn}`, or the loop's
    * id for turn 0), recorded as a step of this job in the same atomic call: a replayed turn adds
-   * nothing new. Past `maxTurns`, throws UnrecoverableError (the loop fails, no retry). Returns the
-   * next turn's id. The next turn inherits this job's options unless overridden.
+   * nothing new. Past `maxTurns`, throws UnrecoverableError (the loop fails, no retry); likewise
+   * once the run's cost (`reportCost`) reached `maxCost`. A run cancelled with `queue.cancelRun`
+   * adds no turn (CancelledError). Returns the next turn's id. The next turn inherits this job's
+   * options unless overridden.
    *
    * @example
    * if (reply.stop_reason === 'tool_use') await job.continueWith({ runId }, { maxTurns: 25 });
    */
-  async continueWith(data: DataType, opts: JobsOptions & { name?: NameType; maxTurns?: number } = {}): Promise<string> {
+  async continueWith(data: DataType, opts: JobsOptions & { name?: NameType; maxTurns?: number; maxCost?: number } = {}): Promise<string> {
     return continueLoop(this, data, opts);
+  }
+
+  /**
+   * Records what this job cost (tokens, cents: any unit), replacing an earlier report. For a turn
+   * of a run (`continueWith`), the run's cost follows, and `continueWith({ maxCost })` stops the
+   * run once it reaches its budget. Returns the run's cost (undefined outside a run).
+   */
+  async reportCost(cost: number): Promise<number | undefined> {
+    return reportJobCost(this, cost);
   }
 
   /** Makes a delayed job ready now. */

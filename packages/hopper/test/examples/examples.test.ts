@@ -53,6 +53,15 @@ describe('examples', () => {
     expect(out).toMatch(/job \d+ state: failed/);
   });
 
+  it('agent-loop.mjs: a run stopped by its budget, another cancelled mid-turn', async () => {
+    const out = await example('agent-loop.mjs');
+    expect(out).toContain('research turn 2: 700 tokens, run cost 2100');
+    expect(out).toContain('research ended: Run "research" has cost 2100, reaching its maxCost (2000): turn 3 was not added.');
+    expect(out).toContain('cancelRun: {"turn":"chat:1","result":"signalled"}');
+    expect(out).toContain('chat ended: CancelledError');
+    expect(out).toContain('chat turn 2 exists: false');
+  });
+
   it('flows.mjs: a report from its children, an ignored failure, dynamic children', async () => {
     const out = await example('flows.mjs');
     expect(out).toContain('state: waiting-children');

@@ -59,6 +59,8 @@ export interface QueueKeys {
   logs(id: string): string;
   /** Hash of one job's durable steps. */
   steps(id: string): string;
+  /** Hash of a run of turns (`continueWith`): latest turn, cost, cancel reason. */
+  run(runId: string): string;
   /** Stream of one job's output (`job.stream`). */
   output(id: string): string;
   /** Stream a reader of job outputs writes to, to wake the queue's blocked output readers (capped). */
@@ -135,6 +137,7 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     logs: (id) => `${base}l:${id}`,
     steps: (id) => `${base}st:${id}`,
     output: (id) => `${base}o:${id}`,
+    run: (runId) => `${base}run:${runId}`,
     outputWake: `${base}ow`,
     waitingChildren: `${base}waiting-children`,
     deps: (id) => `${base}dp:${id}`,

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type {
+  RunRecord,
   AckResult,
   AddOutcome,
   AddRequest,
@@ -375,13 +376,14 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
     fence: Fence | undefined,
     stepKey: string,
     next: NewJob,
-    now?: number,
+    now: number | undefined,
+    run: { id: string; maxCost?: number },
   ): Promise<{ code: WriteCode; record: string }> {
     const k = this.keys;
     const [code, record] = (await runScript(
       this.client,
       SCRIPTS.continueJob,
-      { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, events: k.events, marker: k.marker },
+      { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, events: k.events, marker: k.marker, delayed: k.delayed, run: k.run(run.id) },
       {
         now: timeArg(now),
         base: k.base,
@@ -394,9 +396,39 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
         data: next.data,
         opts: next.opts,
         priority: next.priority,
+        delay: next.delay,
+        lifo: next.lifo ? 1 : 0,
+        runId: run.id,
+        maxCost: run.maxCost ?? '',
       },
     )) as [number, string];
     return { code: code as WriteCode, record };
+  }
+
+  async reportCost(
+    id: string,
+    runId: string,
+    cost: number,
+    fence: Fence | undefined,
+  ): Promise<{ code: WriteCode; runCost: number | undefined }> {
+    const [code, total] = (await runScript(
+      this.client,
+      SCRIPTS.reportCost,
+      { job: this.keys.job(id), run: this.keys.run(runId) },
+      { token: fence?.token ?? '', attempt: fence?.attempt ?? '', cost },
+    )) as [number, string];
+    return { code: code as WriteCode, runCost: total === '' ? undefined : Number(total) };
+  }
+
+  async cancelRun(runId: string, reason: string): Promise<string | undefined> {
+    const last = (await runScript(this.client, SCRIPTS.cancelRun, { run: this.keys.run(runId) }, { reason })) as string;
+    return last === '' ? undefined : last;
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    const [last, cost, reason] = await this.client.hmget(this.keys.run(runId), 'l', 'c', 'cr');
+    if (last === null && cost === null && reason === null) return undefined;
+    return { lastTurn: last ?? undefined, cost: Number(cost ?? 0), cancelReason: reason ?? undefined };
   }
 
   async addLog(
