@@ -95,7 +95,9 @@ export async function continueLoop(
   }
   validateJobOptions(rest);
   if (rest.deduplication !== undefined) {
-    throw new InvalidOptionsError('continueWith: deduplication does not apply to a turn (its id is already deterministic): remove the option.');
+    throw new InvalidOptionsError(
+      'continueWith: deduplication does not apply to a turn (its id is already deterministic): remove the option.',
+    );
   }
   // An occurrence's schedule fields (repeat, repeatJobKey, prevMillis) are not the next turn's.
   const { jobId: _jobId, delay: _delay, repeat: _repeat, repeatJobKey: _key, prevMillis: _prev, ...inherited } = job.opts;

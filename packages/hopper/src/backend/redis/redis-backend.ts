@@ -383,7 +383,16 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
     const [code, record] = (await runScript(
       this.client,
       SCRIPTS.continueJob,
-      { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, events: k.events, marker: k.marker, delayed: k.delayed, run: k.run(run.id) },
+      {
+        meta: k.meta,
+        wait: k.wait,
+        prio: k.prio,
+        prioCounter: k.prioCounter,
+        events: k.events,
+        marker: k.marker,
+        delayed: k.delayed,
+        run: k.run(run.id),
+      },
       {
         now: timeArg(now),
         base: k.base,
