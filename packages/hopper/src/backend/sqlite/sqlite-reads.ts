@@ -1,0 +1,410 @@
+/**
+ * The read side of the SQLite backend, and its connection: the shared database, the queue's
+ * row, the waits (waitForWork, readEvents: an in-process wake-up plus an adaptive poll for
+ * other processes), jobs, states, counts, logs, events, workers, and the invariant audit.
+ */
+import type { Dependencies, EventsRead, JobRecord, MetricsRecord, SchedulerRecord, StateCounts, GroupRecord } from '../backend.js';
+import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
+import { ClosedError } from '../../job/errors.js';
+import { acquireStore, releaseStore, type SqliteStore } from './database.js';
+import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
+
+/** The adaptive poll of a wait: the first check after 1 ms, doubling up to 50 ms (other processes' writes). */
+const POLL_FIRST_MS = 1;
+const POLL_MAX_MS = 50;
+
+/**
+ * Waits until `check()` is true (then resolves true), `timeoutMs` passes (false; a negative
+ * timeout waits forever), or the returned cancel function is called (false). Checks on every
+ * in-process `wake` of the hub, and polls with a backoff from 1 to 50 ms for other processes.
+ */
+function waitUntil(
+  s: SqliteStore,
+  wake: string,
+  check: () => boolean,
+  timeoutMs: number,
+): { promise: Promise<boolean>; cancel: () => void } {
+  let cancel: () => void = () => undefined;
+  const promise = new Promise<boolean>((resolve) => {
+    let done = false;
+    let delay = POLL_FIRST_MS;
+    let poll: NodeJS.Timeout | undefined;
+    let deadline: NodeJS.Timeout | undefined;
+    const finish = (value: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(poll);
+      clearTimeout(deadline);
+      s.hub.off(wake, onWake);
+      resolve(value);
+    };
+    const test = (): boolean => {
+      if (done) return true;
+      let ok: boolean;
+      try {
+        ok = check();
+      } catch {
+        // The database was closed under the wait: it ends as interrupted.
+        ok = false;
+        finish(false);
+        return true;
+      }
+      if (ok) finish(true);
+      return ok;
+    };
+    const onWake = (): void => void test();
+    const tick = (): void => {
+      if (test()) return;
+      delay = Math.min(delay * 2, POLL_MAX_MS);
+      poll = setTimeout(tick, delay);
+    };
+    cancel = () => finish(false);
+    if (test()) return;
+    s.hub.on(wake, onWake);
+    poll = setTimeout(tick, delay);
+    if (timeoutMs >= 0) deadline = setTimeout(() => finish(false), timeoutMs);
+  });
+  return { promise, cancel };
+}
+
+function eventSeq(id: string): number {
+  const n = Number(id.split('-')[0]);
+  return Number.isFinite(n) ? n : 0;
+}
+
+export abstract class SqliteQueueReads {
+  readonly queueName: string;
+  protected readonly url: string;
+  protected readonly prefix: string;
+  private storePromise: Promise<SqliteStore> | undefined;
+  private qid: number | undefined;
+  private closed = false;
+  /** The work signal seen by this backend's last claim: a wait ends when it changes. */
+  protected seenSignal: number | undefined;
+  private readonly waits = new Set<() => void>();
+
+  constructor(options: { url: string; prefix: string; queueName: string }) {
+    this.url = options.url;
+    this.prefix = options.prefix;
+    this.queueName = options.queueName;
+  }
+
+  /** The shared database (opened on first use). */
+  protected store(): Promise<SqliteStore> {
+    if (this.closed) return Promise.reject(new ClosedError(`The SQLite backend of queue "${this.queueName}" is closed.`));
+    this.storePromise ??= acquireStore(this.url);
+    return this.storePromise;
+  }
+
+  /** The queue's row id, created on first use. */
+  protected queueId(s: SqliteStore): number {
+    if (this.qid !== undefined) return this.qid;
+    s.stmt('INSERT OR IGNORE INTO queues (prefix, name) VALUES (?, ?)').run(this.prefix, this.queueName);
+    const row = s.stmt('SELECT qid FROM queues WHERE prefix = ? AND name = ?').get(this.prefix, this.queueName) as { qid: number };
+    this.qid = row.qid;
+    return row.qid;
+  }
+
+  protected readSignal(s: SqliteStore, qid: number): number {
+    return (s.stmt('SELECT signal FROM queues WHERE qid = ?').get(qid) as { signal: number } | undefined)?.signal ?? 0;
+  }
+
+  private async q(): Promise<{ s: SqliteStore; qid: number }> {
+    const s = await this.store();
+    return { s, qid: this.queueId(s) };
+  }
+
+  async close(): Promise<void> {
+    this.disconnect();
+    return Promise.resolve();
+  }
+
+  disconnect(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.interruptWait();
+    for (const cancel of [...this.waits]) cancel();
+    const pending = this.storePromise;
+    if (pending) pending.then((s) => releaseStore(this.url, s)).catch(() => undefined);
+  }
+
+  onReconnect(_listener: () => void): void {
+    // A SQLite database has no connection to lose.
+  }
+
+  private interrupt: (() => void) | undefined;
+
+  async waitForWork(timeoutMs: number): Promise<boolean> {
+    const { s, qid } = await this.q();
+    const check = (): boolean => {
+      const signal = this.readSignal(s, qid);
+      if (this.seenSignal === undefined) this.seenSignal = signal;
+      if (signal === this.seenSignal) return false;
+      this.seenSignal = signal;
+      return true;
+    };
+    const { promise, cancel } = waitUntil(s, `work:${qid}`, check, Math.max(timeoutMs, 0));
+    this.interrupt = cancel;
+    try {
+      return await promise;
+    } finally {
+      if (this.interrupt === cancel) this.interrupt = undefined;
+    }
+  }
+
+  interruptWait(): void {
+    this.interrupt?.();
+  }
+
+  openWaitConnection(): void {
+    // Waits need no connection of their own.
+  }
+
+  async readEvents(from: string, blockMs: number, count: number, checkGap: boolean): Promise<EventsRead> {
+    const { s, qid } = await this.q();
+    const after = eventSeq(from);
+    const gap =
+      checkGap && (s.stmt('SELECT events_trimmed FROM queues WHERE qid = ?').get(qid) as { events_trimmed: number }).events_trimmed > after;
+    const read = (): { seq: number; event: string; fields: string }[] =>
+      s.stmt('SELECT seq, event, fields FROM events WHERE qid = ? AND seq > ? ORDER BY seq LIMIT ?').all(qid, after, count) as {
+        seq: number;
+        event: string;
+        fields: string;
+      }[];
+    let rows = read();
+    if (rows.length === 0 && blockMs >= 0) {
+      // XREAD BLOCK 0 waits for ever: so does this (until closed).
+      const { promise, cancel } = waitUntil(
+        s,
+        `events:${qid}`,
+        () => s.stmt('SELECT 1 FROM events WHERE qid = ? AND seq > ? LIMIT 1').get(qid, after) !== undefined,
+        blockMs === 0 ? -1 : blockMs,
+      );
+      this.waits.add(cancel);
+      try {
+        if (await promise) rows = read();
+      } finally {
+        this.waits.delete(cancel);
+      }
+    }
+    const events = rows.map((r) => ({ id: `${r.seq}-0`, event: r.event, fields: JSON.parse(r.fields) as Record<string, string> }));
+    return { events, gap };
+  }
+
+  async lastEventId(): Promise<string> {
+    const { s, qid } = await this.q();
+    const row = s.stmt('SELECT MAX(seq) AS seq FROM events WHERE qid = ?').get(qid) as { seq: number | null };
+    return row.seq === null ? '0-0' : `${row.seq}-0`;
+  }
+
+  async getEpoch(): Promise<string> {
+    const { s, qid } = await this.q();
+    return (s.stmt('SELECT epoch FROM queues WHERE qid = ?').get(qid) as { epoch: string | null }).epoch ?? '';
+  }
+
+  async getJob(id: string): Promise<JobRecord | undefined> {
+    const { s, qid } = await this.q();
+    return toRecord(s.stmt('SELECT * FROM jobs WHERE qid = ? AND id = ?').get(qid, id) as JobRow | undefined);
+  }
+
+  async getJobs(ids: string[]): Promise<(JobRecord | undefined)[]> {
+    const { s, qid } = await this.q();
+    const stmt = s.stmt('SELECT * FROM jobs WHERE qid = ? AND id = ?');
+    return ids.map((id) => toRecord(stmt.get(qid, id) as JobRow | undefined));
+  }
+
+  async getState(id: string): Promise<JobStateOrUnknown> {
+    const { s, qid } = await this.q();
+    const row = s.stmt('SELECT state FROM jobs WHERE qid = ? AND id = ?').get(qid, id) as { state: string } | undefined;
+    return row && isJobState(row.state) ? row.state : 'unknown';
+  }
+
+  async getStateCounts(): Promise<StateCounts> {
+    const { s, qid } = await this.q();
+    const counts = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as StateCounts;
+    for (const row of s.stmt('SELECT state, COUNT(*) AS n FROM jobs WHERE qid = ? GROUP BY state').all(qid) as {
+      state: string;
+      n: number;
+    }[]) {
+      if (isJobState(row.state)) counts[row.state] = row.n;
+    }
+    return counts;
+  }
+
+  async getCountsPerPriority(priorities: number[]): Promise<number[]> {
+    const { s, qid } = await this.q();
+    return priorities.map((p) => {
+      const row =
+        p === 0
+          ? s.stmt("SELECT COUNT(*) AS n FROM jobs WHERE qid = ? AND state = 'waiting'").get(qid)
+          : s.stmt("SELECT COUNT(*) AS n FROM jobs WHERE qid = ? AND state = 'prioritized' AND priority = ?").get(qid, p);
+      return (row as { n: number }).n;
+    });
+  }
+
+  async isPaused(): Promise<boolean> {
+    const { s, qid } = await this.q();
+    return (s.stmt('SELECT paused FROM queues WHERE qid = ?').get(qid) as { paused: number }).paused === 1;
+  }
+
+  async getLogs(id: string, start: number, end: number, asc: boolean): Promise<{ logs: string[]; count: number }> {
+    const { s, qid } = await this.q();
+    const { n } = s.stmt('SELECT COUNT(*) AS n FROM logs WHERE qid = ? AND job_id = ?').get(qid, id) as { n: number };
+    const window = rankWindow(n, start, end);
+    if (!window) return { logs: [], count: n };
+    const rows = s
+      .stmt(`SELECT line FROM logs WHERE qid = ? AND job_id = ? ORDER BY n ${asc ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`)
+      .all(qid, id, window.limit, window.offset) as { line: string }[];
+    return { logs: rows.map((r) => r.line), count: n };
+  }
+
+  async getRange(state: JobState, start: number, end: number, asc: boolean): Promise<string[]> {
+    const { s, qid } = await this.q();
+    let length = Number.MAX_SAFE_INTEGER;
+    if (start < 0 || end < 0) {
+      length = (s.stmt('SELECT COUNT(*) AS n FROM jobs WHERE qid = ? AND state = ?').get(qid, state) as { n: number }).n;
+    }
+    const window = rankWindow(length, start, end);
+    if (!window) return [];
+    const order = asc ? 'score ASC, rowid ASC' : 'score DESC, rowid DESC';
+    const rows = s
+      .stmt(`SELECT id FROM jobs WHERE qid = ? AND state = ? ORDER BY ${order} LIMIT ? OFFSET ?`)
+      .all(qid, state, window.limit, window.offset) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  async getDeduplicationJobId(id: string): Promise<string | undefined> {
+    const { s, qid } = await this.q();
+    const row = s.stmt('SELECT job_id, expires_at FROM dedup WHERE qid = ? AND dedup_id = ?').get(qid, id) as
+      { job_id: string; expires_at: number | null } | undefined;
+    if (!row || (row.expires_at !== null && row.expires_at <= Date.now())) return undefined;
+    return row.job_id;
+  }
+
+  async getWorkers(): Promise<{ id: string; info: string }[]> {
+    const { s, qid } = await this.q();
+    const rows = s.stmt('SELECT worker_id, info FROM workers WHERE qid = ? AND expires_at > ? ORDER BY worker_id').all(qid, Date.now()) as {
+      worker_id: string;
+      info: string;
+    }[];
+    return rows.map((r) => ({ id: r.worker_id, info: r.info }));
+  }
+
+  async openEventsReader(): Promise<void> {
+    await this.q();
+  }
+
+  /** Events readers are not registered in the database (Redis lists its named connections). */
+  async getEventsReaders(): Promise<Record<string, string>[]> {
+    return Promise.resolve([]);
+  }
+
+  async getMeta(): Promise<Record<string, string>> {
+    const { s, qid } = await this.q();
+    const row = s.stmt('SELECT epoch, max_events, paused FROM queues WHERE qid = ?').get(qid) as {
+      epoch: string | null;
+      max_events: number;
+      paused: number;
+    };
+    const meta: Record<string, string> = { maxEvents: String(row.max_events) };
+    if (row.epoch) meta.epoch = row.epoch;
+    if (row.paused === 1) meta.paused = '1';
+    return meta;
+  }
+
+  async time(): Promise<number> {
+    return Promise.resolve(Date.now());
+  }
+
+  // Reads of features the SQLite backend does not write yet: nothing of them can exist.
+  async getDependencies(_id: string): Promise<Dependencies> {
+    return Promise.resolve({ processed: {}, unprocessed: [], failed: {}, ignored: {} });
+  }
+  async getDependencyPage(
+    _id: string,
+    _kind: keyof Dependencies,
+    _cursor: string,
+    _count: number,
+  ): Promise<{ cursor: string; items: [string, string][] }> {
+    return Promise.resolve({ cursor: '0', items: [] });
+  }
+  async getDependencyCounts(_id: string): Promise<{ processed: number; unprocessed: number; failed: number; ignored: number }> {
+    return Promise.resolve({ processed: 0, unprocessed: 0, failed: 0, ignored: 0 });
+  }
+  async getSteps(_id: string): Promise<Record<string, string>> {
+    return Promise.resolve({});
+  }
+  async getStep(_id: string, _key: string): Promise<string | undefined> {
+    return Promise.resolve(undefined);
+  }
+  async getGroups(_start: number, _end: number): Promise<GroupRecord[]> {
+    return Promise.resolve([]);
+  }
+  async getGroup(_id: string): Promise<GroupRecord | undefined> {
+    return Promise.resolve(undefined);
+  }
+  async getGroupsCount(): Promise<number> {
+    return Promise.resolve(0);
+  }
+  async getGroupJobIds(_id: string, _start: number, _end: number): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+  async getRateLimitTtl(_maxJobs?: number): Promise<number> {
+    return Promise.resolve(-2);
+  }
+  async getScheduler(_id: string): Promise<SchedulerRecord | undefined> {
+    return Promise.resolve(undefined);
+  }
+  async getSchedulerIds(_start: number, _end: number, _asc: boolean): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+  async getSchedulersCount(): Promise<number> {
+    return Promise.resolve(0);
+  }
+  async nextSchedulerDue(): Promise<number | null> {
+    return Promise.resolve(null);
+  }
+  async getDueSchedulers(_limit: number, _now: number): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+  async getMetrics(): Promise<MetricsRecord> {
+    return Promise.resolve({ count: 0, prevTS: 0, prevCount: 0, data: [], length: 0 });
+  }
+
+  /**
+   * The invariant audit, SQLite form: every job has a known state; a held (active) job has a
+   * lock token and deadline, no other job holds a token; a prioritized job has a priority; a
+   * deduplication id kept until its job finishes points to an unfinished job of the queue.
+   */
+  async checkInvariants(): Promise<string[]> {
+    const { s, qid } = await this.q();
+    const problems: string[] = [];
+    const rows = s.stmt('SELECT id, state, token, priority, score FROM jobs WHERE qid = ?').all(qid) as {
+      id: string;
+      state: string;
+      token: string | null;
+      priority: number;
+      score: number;
+    }[];
+    for (const row of rows) {
+      if (!isJobState(row.state)) problems.push(`job ${row.id} has unknown state "${row.state}"`);
+      if (row.state === 'waiting-children') problems.push(`job ${row.id} is waiting-children, which this backend does not write`);
+      if (row.state === 'active' && !row.token) problems.push(`active job ${row.id} has no lock token`);
+      if (row.state !== 'active' && row.token) problems.push(`job ${row.id} in state ${row.state} holds lock token ${row.token}`);
+      if (row.state === 'prioritized' && row.priority <= 0) problems.push(`prioritized job ${row.id} has priority ${row.priority}`);
+    }
+    const dedups = s
+      .stmt(
+        `SELECT d.dedup_id, d.job_id, j.state FROM dedup d LEFT JOIN jobs j ON j.qid = d.qid AND j.id = d.job_id
+         WHERE d.qid = ? AND d.expires_at IS NULL`,
+      )
+      .all(qid) as { dedup_id: string; job_id: string; state: string | null }[];
+    for (const d of dedups) {
+      if (d.state === null) problems.push(`deduplication id ${d.dedup_id} points to missing job ${d.job_id}`);
+      else if (d.state === 'completed' || d.state === 'failed') {
+        problems.push(`deduplication id ${d.dedup_id} still points to finished job ${d.job_id}`);
+      }
+    }
+    return problems;
+  }
+}
