@@ -72,6 +72,7 @@ const MIGRATIONS: Record<number, string> = {
       failed_reason TEXT,
       stacktrace TEXT,
       token TEXT,
+      moved_token TEXT,
       dedup_id TEXT,
       dedup_ttl_id TEXT,
       PRIMARY KEY (qid, id)

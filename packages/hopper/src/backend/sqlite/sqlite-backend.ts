@@ -592,7 +592,7 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
       const code = this.fenceCode(tx.job(id), fence);
       if (code !== WriteCode.Done) return code;
       const due = Math.max(timestamp, 0);
-      tx.set(id, { token: null, delay: Math.max(due - tx.now, 0) });
+      tx.set(id, { token: null, moved_token: fence.token, delay: Math.max(due - tx.now, 0) });
       tx.pushDelayed(id, due);
       tx.emit('delayed', { jobId: id, delay: due, prev: 'active' });
       return WriteCode.Done;
@@ -604,7 +604,7 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
       const row = tx.job(id);
       const code = this.fenceCode(row, fence);
       if (code !== WriteCode.Done || !row) return code;
-      tx.set(id, { token: null });
+      tx.set(id, { token: null, moved_token: fence.token });
       const state = tx.pushReady(id, row.priority, true);
       tx.signalWork();
       tx.emit('waiting', { jobId: id, prev: 'active', state });
@@ -612,11 +612,17 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
     });
   }
 
-  /** An unfenced call (fence undefined) needs only the job; a fenced one needs its attempt to hold it. */
+  /**
+   * An unfenced call (no fence, or an empty token: a job fetched with getJob) needs only the job;
+   * a fenced one needs its attempt to hold it, or to have moved it out of active itself and not
+   * been claimed again since (BullMQ's step-job pattern; checkFence in includes/fence.lua).
+   */
   private looseFence(row: JobRow | undefined, fence: Fence | undefined): WriteCode {
     if (!row) return WriteCode.Missing;
-    if (fence && (row.token !== fence.token || row.attempts_started !== fence.attempt)) return WriteCode.StaleAttempt;
-    return WriteCode.Done;
+    if (!fence || fence.token === '') return WriteCode.Done;
+    if (row.attempts_started !== fence.attempt) return WriteCode.StaleAttempt;
+    if (row.token === fence.token || (!row.token && row.moved_token === fence.token)) return WriteCode.Done;
+    return WriteCode.StaleAttempt;
   }
 
   async updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode> {

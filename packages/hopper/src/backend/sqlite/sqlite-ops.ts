@@ -35,6 +35,8 @@ export interface JobRow {
   failed_reason: string | null;
   stacktrace: string | null;
   token: string | null;
+  /** The token of the holder that moved the job out of active itself (it still writes as that attempt: checkFence in includes/fence.lua). */
+  moved_token: string | null;
   dedup_id: string | null;
   dedup_ttl_id: string | null;
 }

@@ -307,7 +307,11 @@ export abstract class SqliteQueueReads {
       paused: number;
     };
     const meta: Record<string, string> = { maxEvents: String(row.max_events) };
-    if (row.epoch) meta.epoch = row.epoch;
+    if (row.epoch) {
+      meta.epoch = row.epoch;
+      // The data layout version, as the Redis meta's `v` (set with the epoch, by initQueue).
+      meta.v = '1';
+    }
     if (row.paused === 1) meta.paused = '1';
     return meta;
   }
