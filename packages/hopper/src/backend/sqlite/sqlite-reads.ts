@@ -9,9 +9,9 @@ import { ClosedError } from '../../job/errors.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
 
-/** The adaptive poll of a wait: the first check after 1 ms, doubling up to 50 ms (other processes' writes). */
+/** The adaptive poll of a wait: the first check after 1 ms, doubling up to 10 ms (other processes' writes). */
 const POLL_FIRST_MS = 1;
-const POLL_MAX_MS = 50;
+const POLL_MAX_MS = 10;
 
 /**
  * Waits until `check()` is true (then resolves true), `timeoutMs` passes (false; a negative
