@@ -36,7 +36,7 @@ export function sqlitePath(url: string): string {
 const MIGRATIONS: Record<number, string> = {
   1: `
     CREATE TABLE queues (
-      qid INTEGER PRIMARY KEY,
+      qid INTEGER PRIMARY KEY AUTOINCREMENT,
       prefix TEXT NOT NULL,
       name TEXT NOT NULL,
       epoch TEXT,
@@ -46,6 +46,7 @@ const MIGRATIONS: Record<number, string> = {
       counter INTEGER NOT NULL DEFAULT 0,
       signal INTEGER NOT NULL DEFAULT 0,
       stalled_check INTEGER NOT NULL DEFAULT 0,
+      child_failure TEXT NOT NULL DEFAULT '',
       events_trimmed INTEGER NOT NULL DEFAULT 0,
       settings TEXT NOT NULL DEFAULT '{}',
       UNIQUE (prefix, name)
@@ -75,8 +76,27 @@ const MIGRATIONS: Record<number, string> = {
       moved_token TEXT,
       dedup_id TEXT,
       dedup_ttl_id TEXT,
+      parent_qid INTEGER,
+      parent_id TEXT,
+      policy TEXT NOT NULL DEFAULT '',
+      unsealed INTEGER NOT NULL DEFAULT 0,
+      continue_flag INTEGER NOT NULL DEFAULT 0,
+      fail_mark TEXT,
       PRIMARY KEY (qid, id)
     );
+    CREATE TABLE deps (
+      qid INTEGER NOT NULL,
+      id TEXT NOT NULL,
+      child_key TEXT NOT NULL,
+      child_qid INTEGER NOT NULL,
+      child_id TEXT NOT NULL,
+      pending INTEGER NOT NULL DEFAULT 1,
+      processed TEXT,
+      failed TEXT,
+      ignored TEXT,
+      PRIMARY KEY (qid, id, child_key)
+    );
+    CREATE INDEX deps_pending ON deps (qid, id, pending);
     CREATE INDEX jobs_by_state ON jobs (qid, state, score);
     CREATE TABLE events (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -113,6 +133,13 @@ const MIGRATIONS: Record<number, string> = {
       info TEXT NOT NULL,
       expires_at INTEGER NOT NULL,
       PRIMARY KEY (qid, worker_id)
+    );
+    CREATE TABLE steps (
+      qid INTEGER NOT NULL,
+      job_id TEXT NOT NULL,
+      key TEXT NOT NULL,
+      record TEXT NOT NULL,
+      PRIMARY KEY (qid, job_id, key)
     );
     CREATE TABLE audit (n INTEGER PRIMARY KEY AUTOINCREMENT, prefix TEXT NOT NULL, entry TEXT NOT NULL);
   `,

@@ -6,7 +6,7 @@ import type { BackendAdmin, ServerFacts } from '../backend.js';
 import { BackendUnsupportedError } from '../../job/errors.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 
-const QUEUE_TABLES = ['jobs', 'events', 'logs', 'dedup', 'requests', 'workers'];
+const QUEUE_TABLES = ['jobs', 'events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps'];
 
 export class SqliteAdmin implements BackendAdmin {
   private storePromise: Promise<SqliteStore> | undefined;

@@ -35,6 +35,8 @@ import type {
 import { WriteCode } from '../requests.js';
 import { BackendUnsupportedError } from '../../job/errors.js';
 import { failKeepOf, Tx, type JobRow } from './sqlite-ops.js';
+import { addFlow, moveToWaitingChildren, removeChildDependency, sealParent } from './sqlite-flow-writes.js';
+import { childRemoved, notifyParent, readTree, removeTree, restoreDependency } from './sqlite-flows.js';
 import { SqliteQueueReads } from './sqlite-reads.js';
 
 /** Emits between two checks of the events cap (the table is trimmed in batches, as XADD MAXLEN ~). */
@@ -91,8 +93,7 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
       }
       return value;
     });
-    if (tx.signalled) s.hub.emit(`work:${qid}`);
-    if (tx.emitted > 0) s.hub.emit(`events:${qid}`);
+    for (const wake of tx.announce) s.hub.emit(wake);
     return result;
   }
 
@@ -103,8 +104,9 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
     epoch: string;
     childFailure?: 'fail' | 'wait';
   }): Promise<{ epoch: string; created: boolean }> {
-    if (settings.childFailure !== undefined) unsupported('flows (the queue option childFailure)');
     return this.write(undefined, (tx) => {
+      if (settings.childFailure !== undefined)
+        tx.s.stmt('UPDATE queues SET child_failure = ? WHERE qid = ?').run(settings.childFailure, tx.qid);
       const row = tx.s.stmt('SELECT epoch FROM queues WHERE qid = ?').get(tx.qid) as { epoch: string | null };
       if (settings.maxEvents >= 0) tx.s.stmt('UPDATE queues SET max_events = ? WHERE qid = ?').run(settings.maxEvents, tx.qid);
       if (row.epoch) return { epoch: row.epoch, created: false };
@@ -264,6 +266,7 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
         if (codes[i] !== WriteCode.Done || !row) return;
         tx.releaseDedup(row);
         tx.finish(c.id, 'completed', c.keep, { returnvalue: c.returnvalue, attempts_made: row.attempts_made + 1 });
+        notifyParent(tx, row, 'completed', c.returnvalue);
         done.push(c.id);
         values.push(c.returnvalue);
       });
@@ -309,9 +312,11 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
         }
         failedForGood = true;
         tx.releaseDedup(row);
-        tx.finish(f.id, 'failed', f.keep, { failed_reason: f.reason, attempts_made: made });
+        const kept = tx.finish(f.id, 'failed', f.keep, { failed_reason: f.reason, attempts_made: made });
         tx.emit('failed', { jobId: f.id, failedReason: f.reason, prev: 'active', attemptsMade: made });
         if (f.retryDelay === -2) tx.emit('retries-exhausted', { jobId: f.id, attemptsMade: made });
+        // A child failed for good: its parent's side follows the child's failure policy.
+        notifyParent(tx, row, 'failed', f.reason, !kept);
       });
       const claimed = tx.claimJobs(next, tx.settings().paused);
       this.seenSignal = this.readSignal(tx.s, tx.qid);
@@ -372,8 +377,9 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
           const reason = 'job stalled more than allowable limit';
           const made = row.attempts_made + 1;
           tx.releaseDedup(row);
-          tx.finish(row.id, 'failed', failKeepOf(row.opts, options.failKeep), { failed_reason: reason, attempts_made: made });
+          const kept = tx.finish(row.id, 'failed', failKeepOf(row.opts, options.failKeep), { failed_reason: reason, attempts_made: made });
           tx.emit('failed', { jobId: row.id, failedReason: reason, prev: 'active', attemptsMade: made });
+          notifyParent(tx, row, 'failed', reason, !kept);
           failed.push(row.id);
         } else {
           const state = tx.pushReady(row.id, row.priority, true);
@@ -430,29 +436,49 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
     });
   }
 
-  async removeJob(id: string, now?: number, _withChildren = false): Promise<RemoveJobResult> {
+  async removeJob(id: string, now?: number, withChildren = false): Promise<RemoveJobResult> {
     return this.write(now, (tx) => {
       const row = tx.job(id);
-      if (!row) return { code: 0, detail: '0' };
+      if (!row) return { code: 0, detail: '' };
       if (row.state === 'active') return { code: -4, detail: '' };
-      tx.releaseDedup(row);
-      tx.releaseTtlDedup(row);
-      tx.deleteJob(id);
-      tx.emit('removed', { jobId: id, prev: row.state });
-      return { code: 1, detail: '1' };
+      const nodes = withChildren ? readTree(tx, id, row.state) : [{ tx, id, state: row.state, key: tx.publicKey(id) }];
+      if (!Array.isArray(nodes)) return nodes;
+      removeTree(nodes);
+      return { code: 1, detail: String(nodes.length) };
     });
+  }
+
+  /**
+   * Removes one not-running job for drain and clean: a child no longer blocks its parent, and a
+   * parent of this queue it releases is taken too when `takes` says so (and so on up: a drained
+   * queue does not run a parent without the children just removed; includes/tree.lua). Returns
+   * the ids removed.
+   */
+  private removeRow(tx: Tx, row: JobRow, takes: (parent: JobRow) => boolean, depth = 0): string[] {
+    tx.releaseDedup(row);
+    tx.releaseTtlDedup(row);
+    tx.deleteJob(row.id);
+    const removed = [row.id];
+    if (row.parent_id === null || row.parent_qid === null) return removed;
+    childRemoved(tx.on(row.parent_qid), row.parent_id, tx.publicKey(row.id));
+    if (row.parent_qid !== tx.qid || depth >= 64) return removed;
+    const parent = tx.job(row.parent_id);
+    if (parent && takes(parent)) removed.push(...this.removeRow(tx, parent, takes, depth + 1));
+    return removed;
   }
 
   async drain(includeDelayed: boolean, limit: number, _cursor: string): Promise<BoundedStep & { removed: number }> {
     return this.write(undefined, (tx) => {
       const states = includeDelayed ? "('waiting', 'prioritized', 'delayed')" : "('waiting', 'prioritized')";
       const rows = tx.s.stmt(`SELECT * FROM jobs WHERE qid = ? AND state IN ${states} LIMIT ?`).all(tx.qid, limit) as JobRow[];
+      const ready = new Set(includeDelayed ? ['waiting', 'prioritized', 'delayed'] : ['waiting', 'prioritized']);
+      let removed = 0;
       for (const row of rows) {
-        tx.releaseDedup(row);
-        tx.releaseTtlDedup(row);
-        tx.deleteJob(row.id);
+        // A parent taken with an earlier row of this batch is gone already.
+        if (tx.exists(row.id)) removed += this.removeRow(tx, row, (parent) => ready.has(parent.state)).length;
       }
-      return { removed: rows.length, visitedGroups: 0, cursor: rows.length < limit ? null : '' };
+      if (removed > 0) tx.emit('drained-queue', { count: removed });
+      return { removed, visitedGroups: 0, cursor: rows.length < limit ? null : '' };
     });
   }
 
@@ -470,13 +496,12 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
       const rows = tx.s
         .stmt(`SELECT * FROM jobs WHERE qid = ? AND state = ? AND ${finished ? 'score' : 'ts'} <= ? ORDER BY score, rowid LIMIT ?`)
         .all(tx.qid, state, before, limit) as JobRow[];
+      const ids: string[] = [];
       for (const row of rows) {
-        tx.releaseDedup(row);
-        tx.releaseTtlDedup(row);
-        tx.deleteJob(row.id);
+        if (tx.exists(row.id)) ids.push(...this.removeRow(tx, row, (parent) => parent.state === state && !finished && parent.ts <= before));
       }
-      if (rows.length > 0) tx.emit('cleaned', { count: rows.length });
-      return { ids: rows.map((r) => r.id), visitedGroups: 0, cursor: rows.length < limit ? null : String(rows.length) };
+      if (ids.length > 0) tx.emit('cleaned', { count: ids.length, state });
+      return { ids, visitedGroups: 0, cursor: rows.length < limit ? null : String(rows.length) };
     });
   }
 
@@ -490,7 +515,7 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
       for (const { id } of ids) tx.deleteJob(id);
       if (ids.length === count) return { cursor: '1', deleted: ids.length };
       // Everything else of the queue; its row stays with only its epoch (an obliteration is not a dataset reset).
-      for (const table of ['events', 'logs', 'dedup', 'requests', 'workers']) {
+      for (const table of ['events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps']) {
         tx.s.stmt(`DELETE FROM ${table} WHERE qid = ?`).run(tx.qid);
       }
       tx.s
@@ -521,6 +546,7 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
           continue;
         }
         tx.set(id, { finished_on: null, processed_on: null, returnvalue: null, failed_reason: null, token: null });
+        restoreDependency(tx, row, state);
         if (options.resetAttemptsMade) tx.set(id, { attempts_made: 0 });
         if (options.resetAttemptsStarted) tx.set(id, { attempts_started: 0, stalled_counter: 0 });
         const next = tx.pushReady(id, row.priority, false);
@@ -702,21 +728,94 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
     return true;
   }
 
+  async addFlow(nodes: FlowNodeWrite[], request: AddRequest | undefined, now?: number): Promise<AddFlowResult> {
+    for (const node of nodes) refuseUnsupportedOpts(node);
+    return this.write(now, (tx) => addFlow(tx, nodes, request));
+  }
+
+  async sealParent(id: string, now?: number): Promise<number> {
+    return this.write(now, (tx) => sealParent(tx, id));
+  }
+
+  async moveToWaitingChildren(id: string, fence: Fence, now?: number): Promise<{ code: number; reason: string }> {
+    return this.write(now, (tx) => {
+      const code = this.looseFence(tx.job(id), fence);
+      if (code !== WriteCode.Done) return { code, reason: '' };
+      return moveToWaitingChildren(tx, id, fence);
+    });
+  }
+
+  async removeChildDependency(id: string, now?: number): Promise<number> {
+    return this.write(now, (tx) => removeChildDependency(tx, id));
+  }
+
+  /** A stored success wins: a step always returns the same value (recordStep.lua). */
+  private storedSuccess(tx: Tx, id: string, key: string): string | undefined {
+    const row = tx.s.stmt('SELECT record FROM steps WHERE qid = ? AND job_id = ? AND key = ?').get(tx.qid, id, key) as
+      { record: string } | undefined;
+    return row && row.record.startsWith('{"v":') ? row.record : undefined;
+  }
+
+  private putStep(tx: Tx, id: string, key: string, record: string): void {
+    tx.s.stmt('INSERT OR REPLACE INTO steps (qid, job_id, key, record) VALUES (?, ?, ?, ?)').run(tx.qid, id, key, record);
+  }
+
+  async recordStep(
+    id: string,
+    key: string,
+    record: string,
+    _ok: boolean,
+    fence: Fence | undefined,
+  ): Promise<{ code: WriteCode; record: string }> {
+    return this.write(undefined, (tx) => {
+      const code = this.looseFence(tx.job(id), fence);
+      if (code !== WriteCode.Done) return { code, record: '' };
+      const stored = this.storedSuccess(tx, id, key);
+      if (stored !== undefined) return { code: WriteCode.Done, record: stored };
+      this.putStep(tx, id, key, record);
+      return { code: WriteCode.Done, record };
+    });
+  }
+
+  async continueJob(
+    id: string,
+    fence: Fence | undefined,
+    stepKey: string,
+    next: NewJob,
+    now?: number,
+  ): Promise<{ code: WriteCode; record: string }> {
+    refuseUnsupportedOpts(next);
+    return this.write(now, (tx) => {
+      const code = this.looseFence(tx.job(id), fence);
+      if (code !== WriteCode.Done) return { code, record: '' };
+      const stored = this.storedSuccess(tx, id, stepKey);
+      if (stored !== undefined) return { code: WriteCode.Done, record: stored };
+      const nextId = next.customId;
+      if (!tx.exists(nextId)) {
+        tx.s
+          .stmt("INSERT INTO jobs (qid, id, name, data, opts, state, ts, priority) VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?)")
+          .run(tx.qid, nextId, next.name, next.data, next.opts, tx.now, next.priority);
+        const state = tx.pushReady(nextId, next.priority, false);
+        tx.signalWork();
+        if (state === 'waiting') tx.emit('added', { ids: JSON.stringify([nextId]), names: JSON.stringify([next.name]) });
+        else {
+          tx.emit('added', {
+            ids: JSON.stringify([nextId]),
+            names: JSON.stringify([next.name]),
+            states: JSON.stringify([state]),
+            delays: JSON.stringify([0]),
+          });
+        }
+      }
+      const record = `{"v":${JSON.stringify(nextId)},"ms":0,"at":${tx.now}}`;
+      this.putStep(tx, id, stepKey, record);
+      return { code: WriteCode.Done, record };
+    });
+  }
+
   // Not implemented yet: each refuses with a typed error naming it.
-  addFlow(_nodes: FlowNodeWrite[], _request: AddRequest | undefined, _now?: number): Promise<AddFlowResult> {
-    return Promise.reject(new BackendUnsupportedError('flows (addFlow)'));
-  }
-  sealParent(_id: string, _now?: number): Promise<number> {
-    return Promise.reject(new BackendUnsupportedError('flows (sealParent)'));
-  }
-  moveToWaitingChildren(_id: string, _fence: Fence, _now?: number): Promise<{ code: number; reason: string }> {
-    return Promise.reject(new BackendUnsupportedError('flows (moveToWaitingChildren)'));
-  }
   takeChildrenToCancel(_id: string, _count: number): Promise<string[]> {
     return Promise.reject(new BackendUnsupportedError('cancellation (takeChildrenToCancel)'));
-  }
-  removeChildDependency(_id: string, _now?: number): Promise<number> {
-    return Promise.reject(new BackendUnsupportedError('flows (removeChildDependency)'));
   }
   rateLimit(_ms: number): Promise<number> {
     return Promise.reject(new BackendUnsupportedError('rate limits (rateLimit)'));
@@ -760,24 +859,6 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
     _now?: number,
   ): Promise<string[] | undefined> {
     return Promise.reject(new BackendUnsupportedError('job schedulers (runScheduled)'));
-  }
-  recordStep(
-    _id: string,
-    _key: string,
-    _record: string,
-    _ok: boolean,
-    _fence: Fence | undefined,
-  ): Promise<{ code: WriteCode; record: string }> {
-    return Promise.reject(new BackendUnsupportedError('durable steps (recordStep)'));
-  }
-  continueJob(
-    _id: string,
-    _fence: Fence | undefined,
-    _stepKey: string,
-    _next: NewJob,
-    _now?: number,
-  ): Promise<{ code: WriteCode; record: string }> {
-    return Promise.reject(new BackendUnsupportedError('durable steps (continueJob)'));
   }
   recordMetrics(): Promise<void> {
     return Promise.reject(new BackendUnsupportedError('metrics (recordMetrics)'));

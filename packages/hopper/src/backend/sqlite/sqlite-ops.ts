@@ -12,6 +12,7 @@
 import type { ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from '../backend.js';
 import { isJobState } from '../../job/states.js';
 import type { SqliteStore } from './database.js';
+import { childRemoved } from './sqlite-flows.js';
 
 /** A job row as stored. */
 export interface JobRow {
@@ -39,6 +40,19 @@ export interface JobRow {
   moved_token: string | null;
   dedup_id: string | null;
   dedup_ttl_id: string | null;
+  /** A child's parent: its queue's row id and its id (null: no parent). */
+  parent_qid: number | null;
+  parent_id: string | null;
+  /** What the child's failure does to its parent (ChildFailurePolicy). */
+  policy: string;
+  /** A parent added in chunks whose children are not all added yet (`us`). */
+  unsealed: number;
+  /** A child with continueParentOnFailure failed: the parent moves on (`cf`). */
+  continue_flag: number;
+  /** A child with failParentOnFailure failed before this parent waited for children (`ff`). */
+  fail_mark: string | null;
+  /** The parent's queue name, joined by reads. */
+  parent_queue?: string | null;
 }
 
 const PRIO_SHIFT = 4294967296;
@@ -52,13 +66,53 @@ export class Tx {
   readonly s: SqliteStore;
   readonly qid: number;
   readonly now: number;
+  /** The in-process wake-ups to send after commit (`work:<qid>`, `events:<qid>`), shared by every queue of the call. */
+  readonly announce: Set<string>;
   emitted = 0;
   signalled = false;
 
-  constructor(s: SqliteStore, qid: number, now: number) {
+  constructor(s: SqliteStore, qid: number, now: number, announce: Set<string> = new Set()) {
     this.s = s;
     this.qid = qid;
     this.now = now;
+    this.announce = announce;
+  }
+
+  /** The same transaction on another queue (flows cross queues). */
+  on(qid: number): Tx {
+    return qid === this.qid ? this : new Tx(this.s, qid, this.now, this.announce);
+  }
+
+  private queueRow: { prefix: string; name: string; childFailure: string } | undefined;
+  private readonly queueIds = new Map<string, number>();
+
+  /** The queue's prefix, name and child failure setting (read once per transaction). */
+  queue(): { prefix: string; name: string; childFailure: string } {
+    if (this.queueRow) return this.queueRow;
+    const row = this.s.stmt('SELECT prefix, name, child_failure FROM queues WHERE qid = ?').get(this.qid) as {
+      prefix: string;
+      name: string;
+      child_failure: string;
+    };
+    this.queueRow = { prefix: row.prefix, name: row.name, childFailure: row.child_failure };
+    return this.queueRow;
+  }
+
+  /** The row id of queue `name` under this queue's prefix (created if needed). */
+  queueIdOf(name: string): number {
+    const known = this.queueIds.get(name);
+    if (known !== undefined) return known;
+    const { prefix } = this.queue();
+    this.s.stmt('INSERT OR IGNORE INTO queues (prefix, name) VALUES (?, ?)').run(prefix, name);
+    const qid = (this.s.stmt('SELECT qid FROM queues WHERE prefix = ? AND name = ?').get(prefix, name) as { qid: number }).qid;
+    this.queueIds.set(name, qid);
+    return qid;
+  }
+
+  /** A job's public key, as BullMQ spells it: `<prefix>:<queue>:<id>`. */
+  publicKey(id: string): string {
+    const { prefix, name } = this.queue();
+    return `${prefix}:${name}:${id}`;
   }
 
   job(id: string): JobRow | undefined {
@@ -88,6 +142,7 @@ export class Tx {
     for (const [k, v] of Object.entries(fields)) all[k] = String(v);
     this.s.stmt('INSERT INTO events (qid, at, event, fields) VALUES (?, ?, ?, ?)').run(this.qid, this.now, event, JSON.stringify(all));
     this.emitted++;
+    this.announce.add(`events:${this.qid}`);
   }
 
   /** Tells idle workers that work may be ready (the marker of the Redis backend). */
@@ -95,6 +150,7 @@ export class Tx {
     if (this.signalled) return;
     this.s.stmt('UPDATE queues SET signal = signal + 1 WHERE qid = ?').run(this.qid);
     this.signalled = true;
+    this.announce.add(`work:${this.qid}`);
   }
 
   settings(): { paused: boolean; maxEvents: number } {
@@ -123,10 +179,22 @@ export class Tx {
     if (first?.id === id) this.signalWork();
   }
 
-  /** Deletes a job and its logs. */
+  /** Deletes a job, its logs, its durable steps and (as a parent) its dependency records. */
   deleteJob(id: string): void {
     this.s.stmt('DELETE FROM jobs WHERE qid = ? AND id = ?').run(this.qid, id);
     this.s.stmt('DELETE FROM logs WHERE qid = ? AND job_id = ?').run(this.qid, id);
+    this.s.stmt('DELETE FROM deps WHERE qid = ? AND id = ?').run(this.qid, id);
+    this.s.stmt('DELETE FROM steps WHERE qid = ? AND job_id = ?').run(this.qid, id);
+  }
+
+  /** Deletes a finished job trimmed by retention: a failed child no longer blocks its parent (a removed child). */
+  private dropFinished(id: string, state: 'completed' | 'failed'): void {
+    if (state === 'failed') {
+      const row = this.job(id);
+      if (row && row.parent_id !== null && row.parent_qid !== null)
+        childRemoved(this.on(row.parent_qid), row.parent_id, this.publicKey(id));
+    }
+    this.deleteJob(id);
   }
 
   /** Frees the job's deduplication id (simple mode) while it still points to the job. */
@@ -160,7 +228,7 @@ export class Tx {
           const old = this.s
             .stmt('SELECT id FROM jobs WHERE qid = ? AND state = ? ORDER BY score, rowid LIMIT ?')
             .all(this.qid, state, excess) as { id: string }[];
-          for (const o of old) this.deleteJob(o.id);
+          for (const o of old) this.dropFinished(o.id, state);
           budget -= old.length;
         }
       }
@@ -168,7 +236,7 @@ export class Tx {
         const old = this.s
           .stmt('SELECT id FROM jobs WHERE qid = ? AND state = ? AND score <= ? ORDER BY score, rowid LIMIT ?')
           .all(this.qid, state, this.now - keep.ageMs, budget) as { id: string }[];
-        for (const o of old) this.deleteJob(o.id);
+        for (const o of old) this.dropFinished(o.id, state);
       }
     }
     return this.exists(id);
@@ -317,8 +385,8 @@ export function toRecord(row: JobRow | undefined): JobRecord | undefined {
     token: row.token ?? undefined,
     deduplicationId: row.dedup_id ?? undefined,
     origin: undefined,
-    parent: undefined,
-    awaitingSeal: false,
+    parent: row.parent_id !== null && row.parent_queue ? { queue: row.parent_queue, id: row.parent_id } : undefined,
+    awaitingSeal: row.unsealed === 1,
   };
 }
 

@@ -203,13 +203,15 @@ export abstract class SqliteQueueReads {
   }
 
   async getJob(id: string): Promise<JobRecord | undefined> {
-    const { s, qid } = await this.q();
-    return toRecord(s.stmt('SELECT * FROM jobs WHERE qid = ? AND id = ?').get(qid, id) as JobRow | undefined);
+    const [record] = await this.getJobs([id]);
+    return record;
   }
 
   async getJobs(ids: string[]): Promise<(JobRecord | undefined)[]> {
     const { s, qid } = await this.q();
-    const stmt = s.stmt('SELECT * FROM jobs WHERE qid = ? AND id = ?');
+    const stmt = s.stmt(
+      'SELECT j.*, pq.name AS parent_queue FROM jobs j LEFT JOIN queues pq ON pq.qid = j.parent_qid WHERE j.qid = ? AND j.id = ?',
+    );
     return ids.map((id) => toRecord(stmt.get(qid, id) as JobRow | undefined));
   }
 
@@ -320,26 +322,68 @@ export abstract class SqliteQueueReads {
     return Promise.resolve(Date.now());
   }
 
-  // Reads of features the SQLite backend does not write yet: nothing of them can exist.
-  async getDependencies(_id: string): Promise<Dependencies> {
-    return Promise.resolve({ processed: {}, unprocessed: [], failed: {}, ignored: {} });
+  async getDependencies(id: string): Promise<Dependencies> {
+    const { s, qid } = await this.q();
+    const rows = s
+      .stmt('SELECT child_key, pending, processed, failed, ignored FROM deps WHERE qid = ? AND id = ? ORDER BY rowid')
+      .all(qid, id) as {
+      child_key: string;
+      pending: number;
+      processed: string | null;
+      failed: string | null;
+      ignored: string | null;
+    }[];
+    const deps: Dependencies = { processed: {}, unprocessed: [], failed: {}, ignored: {} };
+    for (const r of rows) {
+      if (r.pending === 1) deps.unprocessed.push(r.child_key);
+      if (r.processed !== null) deps.processed[r.child_key] = r.processed;
+      if (r.failed !== null) deps.failed[r.child_key] = r.failed;
+      if (r.ignored !== null) deps.ignored[r.child_key] = r.ignored;
+    }
+    return deps;
   }
+
+  /** One page of a parent's children of one kind; the cursor is an offset ('0' starts, '0' when done). */
   async getDependencyPage(
-    _id: string,
-    _kind: keyof Dependencies,
-    _cursor: string,
-    _count: number,
+    id: string,
+    kind: keyof Dependencies,
+    cursor: string,
+    count: number,
   ): Promise<{ cursor: string; items: [string, string][] }> {
-    return Promise.resolve({ cursor: '0', items: [] });
+    const { s, qid } = await this.q();
+    const column = { processed: 'processed', unprocessed: 'pending', failed: 'failed', ignored: 'ignored' }[kind];
+    const where = kind === 'unprocessed' ? 'pending = 1' : `${column} IS NOT NULL`;
+    const offset = Number(cursor) || 0;
+    const rows = s
+      .stmt(`SELECT child_key, ${column} AS value FROM deps WHERE qid = ? AND id = ? AND ${where} ORDER BY rowid LIMIT ? OFFSET ?`)
+      .all(qid, id, count, offset) as { child_key: string; value: string | number }[];
+    const items = rows.map((r): [string, string] => [r.child_key, kind === 'unprocessed' ? '' : String(r.value)]);
+    return { cursor: rows.length < count ? '0' : String(offset + rows.length), items };
   }
-  async getDependencyCounts(_id: string): Promise<{ processed: number; unprocessed: number; failed: number; ignored: number }> {
-    return Promise.resolve({ processed: 0, unprocessed: 0, failed: 0, ignored: 0 });
+
+  async getDependencyCounts(id: string): Promise<{ processed: number; unprocessed: number; failed: number; ignored: number }> {
+    const { s, qid } = await this.q();
+    const row = s
+      .stmt(
+        `SELECT COUNT(processed) AS processed, COALESCE(SUM(pending), 0) AS unprocessed, COUNT(failed) AS failed, COUNT(ignored) AS ignored
+         FROM deps WHERE qid = ? AND id = ?`,
+      )
+      .get(qid, id) as { processed: number; unprocessed: number; failed: number; ignored: number };
+    return { ...row };
   }
-  async getSteps(_id: string): Promise<Record<string, string>> {
-    return Promise.resolve({});
+
+  // Reads of features the SQLite backend does not write yet: nothing of them can exist.
+  async getSteps(id: string): Promise<Record<string, string>> {
+    const { s, qid } = await this.q();
+    const rows = s.stmt('SELECT key, record FROM steps WHERE qid = ? AND job_id = ?').all(qid, id) as { key: string; record: string }[];
+    return Object.fromEntries(rows.map((r) => [r.key, r.record]));
   }
-  async getStep(_id: string, _key: string): Promise<string | undefined> {
-    return Promise.resolve(undefined);
+
+  async getStep(id: string, key: string): Promise<string | undefined> {
+    const { s, qid } = await this.q();
+    const row = s.stmt('SELECT record FROM steps WHERE qid = ? AND job_id = ? AND key = ?').get(qid, id, key) as
+      { record: string } | undefined;
+    return row?.record;
   }
   async getGroups(_start: number, _end: number): Promise<GroupRecord[]> {
     return Promise.resolve([]);
@@ -378,7 +422,9 @@ export abstract class SqliteQueueReads {
   /**
    * The invariant audit, SQLite form: every job has a known state; a held (active) job has a
    * lock token and deadline, no other job holds a token; a prioritized job has a priority; a
-   * deduplication id kept until its job finishes points to an unfinished job of the queue.
+   * sealed parent in waiting-children has a pending child (or a continue mark); a pending
+   * dependency names a child that exists and names the parent; a deduplication id kept until its
+   * job finishes points to an unfinished job of the queue.
    */
   async checkInvariants(): Promise<string[]> {
     const { s, qid } = await this.q();
@@ -392,11 +438,26 @@ export abstract class SqliteQueueReads {
     }[];
     for (const row of rows) {
       if (!isJobState(row.state)) problems.push(`job ${row.id} has unknown state "${row.state}"`);
-      if (row.state === 'waiting-children') problems.push(`job ${row.id} is waiting-children, which this backend does not write`);
       if (row.state === 'active' && !row.token) problems.push(`active job ${row.id} has no lock token`);
       if (row.state !== 'active' && row.token) problems.push(`job ${row.id} in state ${row.state} holds lock token ${row.token}`);
       if (row.state === 'prioritized' && row.priority <= 0) problems.push(`prioritized job ${row.id} has priority ${row.priority}`);
     }
+    // A sealed parent with nothing to wait for should have moved on.
+    const stuck = s
+      .stmt(
+        `SELECT j.id FROM jobs j WHERE j.qid = ? AND j.state = 'waiting-children' AND j.unsealed = 0 AND j.continue_flag = 0
+         AND NOT EXISTS (SELECT 1 FROM deps d WHERE d.qid = j.qid AND d.id = j.id AND d.pending = 1)`,
+      )
+      .all(qid) as { id: string }[];
+    for (const p of stuck) problems.push(`parent ${p.id} waits in waiting-children with no pending child`);
+    // A pending dependency names an existing child that still names this parent.
+    const orphans = s
+      .stmt(
+        `SELECT d.id, d.child_key FROM deps d LEFT JOIN jobs c ON c.qid = d.child_qid AND c.id = d.child_id
+         WHERE d.qid = ? AND d.pending = 1 AND (c.id IS NULL OR c.parent_qid IS NOT d.qid OR c.parent_id IS NOT d.id)`,
+      )
+      .all(qid) as { id: string; child_key: string }[];
+    for (const o of orphans) problems.push(`parent ${o.id} waits for child ${o.child_key}, which is gone or has another parent`);
     const dedups = s
       .stmt(
         `SELECT d.dedup_id, d.job_id, j.state FROM dedup d LEFT JOIN jobs j ON j.qid = d.qid AND j.id = d.job_id
