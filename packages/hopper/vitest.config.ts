@@ -7,13 +7,19 @@ import { defineConfig } from 'vitest/config';
  * once all of it passes on SQLite.
  */
 export const SQLITE_TEST_FILES: string[] = [
+  'test/admin/admin.test.ts',
   'test/backend-sqlite/**/*.test.ts',
+  'test/cancel/timeout.test.ts',
+  'test/cancel/worker-cancel.test.ts',
+  'test/compat/bullmq-options.test.ts',
   'test/dedup/removal.test.ts',
   'test/events/queue-events.test.ts',
   'test/flows/dedup.test.ts',
   'test/flows/failed-child-deleted.test.ts',
   'test/flows/flows.test.ts',
   'test/flows/ignored.test.ts',
+  'test/flows/remove-tree.test.ts',
+  'test/flows/retry-child.test.ts',
   'test/job/manual-moves.test.ts',
   'test/job/methods.test.ts',
   'test/queue/add.test.ts',

@@ -82,7 +82,14 @@ const MIGRATIONS: Record<number, string> = {
       unsealed INTEGER NOT NULL DEFAULT 0,
       continue_flag INTEGER NOT NULL DEFAULT 0,
       fail_mark TEXT,
+      cancel_reason TEXT,
       PRIMARY KEY (qid, id)
+    );
+    CREATE TABLE cancel_children (
+      qid INTEGER NOT NULL,
+      id TEXT NOT NULL,
+      child_key TEXT NOT NULL,
+      PRIMARY KEY (qid, id, child_key)
     );
     CREATE TABLE deps (
       qid INTEGER NOT NULL,

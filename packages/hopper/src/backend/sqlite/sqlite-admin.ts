@@ -6,7 +6,7 @@ import type { BackendAdmin, ServerFacts } from '../backend.js';
 import { BackendUnsupportedError } from '../../job/errors.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 
-const QUEUE_TABLES = ['jobs', 'events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps'];
+const QUEUE_TABLES = ['jobs', 'events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps', 'cancel_children'];
 
 export class SqliteAdmin implements BackendAdmin {
   private storePromise: Promise<SqliteStore> | undefined;

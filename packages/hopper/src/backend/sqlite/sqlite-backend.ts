@@ -258,11 +258,23 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
     if (next.limiter) unsupported('rate limits (the worker option limiter)');
     return this.write(now, (tx) => {
       const rows = batch.map((c) => tx.job(c.id));
-      const codes = batch.map((c, i) => this.fenceCode(rows[i], c));
+      const codes = batch.map((c, i): WriteCode => {
+        const code = this.fenceCode(rows[i], c);
+        return code === WriteCode.Done && rows[i]?.cancel_reason ? WriteCode.Cancelled : code;
+      });
       const done: string[] = [];
       const values: string[] = [];
       batch.forEach((c, i) => {
         const row = rows[i];
+        if (codes[i] === WriteCode.Cancelled && row) {
+          // Cancelled while running: it ends as cancelled (failed), not completed.
+          const reason = row.cancel_reason ?? 'cancelled';
+          tx.releaseDedup(row);
+          tx.finish(c.id, 'failed', { kind: 'keep' }, { failed_reason: reason, attempts_made: row.attempts_made + 1 });
+          tx.emit('failed', { jobId: c.id, failedReason: reason, prev: 'active', cancelled: '1' });
+          notifyParent(tx, row, 'failed', reason);
+          return;
+        }
         if (codes[i] !== WriteCode.Done || !row) return;
         tx.releaseDedup(row);
         tx.finish(c.id, 'completed', c.keep, { returnvalue: c.returnvalue, attempts_made: row.attempts_made + 1 });
@@ -285,6 +297,8 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
       const codes: WriteCode[] = batch.map((f, i) => {
         const code = this.fenceCode(rows[i], f);
         if (code !== WriteCode.Done) return code;
+        // Cancelled while running: no retry, and the cancel reason is the failed reason.
+        if (rows[i]?.cancel_reason) return WriteCode.Cancelled;
         return f.retryDelay >= 0 ? WriteCode.Done : WriteCode.FailedForGood;
       });
       // An immediate retry goes behind the delayed jobs already due (as the Lua fail).
@@ -311,12 +325,14 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
           return;
         }
         failedForGood = true;
+        const reason = row.cancel_reason ?? f.reason;
         tx.releaseDedup(row);
-        const kept = tx.finish(f.id, 'failed', f.keep, { failed_reason: f.reason, attempts_made: made });
-        tx.emit('failed', { jobId: f.id, failedReason: f.reason, prev: 'active', attemptsMade: made });
-        if (f.retryDelay === -2) tx.emit('retries-exhausted', { jobId: f.id, attemptsMade: made });
+        const kept = tx.finish(f.id, 'failed', f.keep, { failed_reason: reason, attempts_made: made });
+        tx.emit('failed', { jobId: f.id, failedReason: reason, prev: 'active', attemptsMade: made });
+        if (row.cancel_reason) tx.emit('cancelled', { jobId: f.id, reason });
+        else if (f.retryDelay === -2) tx.emit('retries-exhausted', { jobId: f.id, attemptsMade: made });
         // A child failed for good: its parent's side follows the child's failure policy.
-        notifyParent(tx, row, 'failed', f.reason, !kept);
+        notifyParent(tx, row, 'failed', reason, !kept);
       });
       const claimed = tx.claimJobs(next, tx.settings().paused);
       this.seenSignal = this.readSignal(tx.s, tx.qid);
@@ -334,11 +350,16 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
     return this.write(now, (tx) => {
       const deadline = tx.now + lockMs;
       const lost: string[] = [];
+      const cancelled: string[] = [];
       for (const lock of locks) {
-        const row = tx.s.stmt('SELECT token, attempts_started, state FROM jobs WHERE qid = ? AND id = ?').get(tx.qid, lock.id) as
-          { token: string | null; attempts_started: number; state: string } | undefined;
+        const row = tx.s
+          .stmt('SELECT token, attempts_started, state, cancel_reason FROM jobs WHERE qid = ? AND id = ?')
+          .get(tx.qid, lock.id) as
+          { token: string | null; attempts_started: number; state: string; cancel_reason: string | null } | undefined;
         if (row && row.token === lock.token && row.attempts_started === lock.attempt) {
           if (row.state === 'active') tx.set(lock.id, { score: deadline });
+          // The fallback of the in-process cancel notification (other processes learn it here).
+          if (row.cancel_reason !== null) cancelled.push(lock.id);
         } else {
           lost.push(lock.token);
         }
@@ -350,7 +371,7 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
         // Forget workers that stopped beating (crashed without unregistering).
         tx.s.stmt('DELETE FROM workers WHERE qid = ? AND expires_at <= ?').run(tx.qid, tx.now);
       }
-      return { now: tx.now, epoch: this.epochOf(tx), lost, cancelled: [] };
+      return { now: tx.now, epoch: this.epochOf(tx), lost, cancelled };
     });
   }
 
@@ -373,7 +394,11 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
       for (const row of expired) {
         const stalls = row.stalled_counter + 1;
         tx.set(row.id, { stalled_counter: stalls, token: null });
-        if (stalls > options.maxStalledCount) {
+        if (row.cancel_reason !== null) {
+          // Cancelled while it ran: it ends as cancelled, not back in line.
+          tx.endCancelled(row, failKeepOf(row.opts, options.failKeep), true);
+          failed.push(row.id);
+        } else if (stalls > options.maxStalledCount) {
           const reason = 'job stalled more than allowable limit';
           const made = row.attempts_made + 1;
           tx.releaseDedup(row);
@@ -401,10 +426,20 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
     return Promise.resolve(0);
   }
 
-  async releaseJobs(jobs: ({ id: string; started: boolean } & Fence)[], _failKeep: Retention, now?: number): Promise<WriteCode[]> {
+  async releaseJobs(jobs: ({ id: string; started: boolean } & Fence)[], failKeep: Retention, now?: number): Promise<WriteCode[]> {
     return this.write(now, (tx) => {
-      const codes = jobs.map((j) => this.fenceCode(tx.job(j.id), j));
+      const codes = jobs.map((j): WriteCode => {
+        const row = tx.job(j.id);
+        const code = this.fenceCode(row, j);
+        return code === WriteCode.Done && row?.cancel_reason ? WriteCode.Cancelled : code;
+      });
       jobs.forEach((j, i) => {
+        if (codes[i] === WriteCode.Cancelled) {
+          const row = tx.job(j.id) as JobRow;
+          tx.set(j.id, { token: null });
+          tx.endCancelled(row, failKeepOf(row.opts, failKeep), j.started);
+          return;
+        }
         if (codes[i] !== WriteCode.Done) return;
         const row = tx.job(j.id) as JobRow;
         // Given back without spending a start when its processor never ran here.
@@ -515,7 +550,7 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
       for (const { id } of ids) tx.deleteJob(id);
       if (ids.length === count) return { cursor: '1', deleted: ids.length };
       // Everything else of the queue; its row stays with only its epoch (an obliteration is not a dataset reset).
-      for (const table of ['events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps']) {
+      for (const table of ['events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps', 'cancel_children']) {
         tx.s.stmt(`DELETE FROM ${table} WHERE qid = ?`).run(tx.qid);
       }
       tx.s
@@ -545,7 +580,8 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
           out.push(0);
           continue;
         }
-        tx.set(id, { finished_on: null, processed_on: null, returnvalue: null, failed_reason: null, token: null });
+        // A retry lifts a cancellation.
+        tx.set(id, { finished_on: null, processed_on: null, returnvalue: null, failed_reason: null, token: null, cancel_reason: null });
         restoreDependency(tx, row, state);
         if (options.resetAttemptsMade) tx.set(id, { attempts_made: 0 });
         if (options.resetAttemptsStarted) tx.set(id, { attempts_started: 0, stalled_counter: 0 });
@@ -615,8 +651,10 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
 
   async moveToDelayed(id: string, fence: Fence, timestamp: number, now?: number): Promise<WriteCode> {
     return this.write(now, (tx) => {
-      const code = this.fenceCode(tx.job(id), fence);
+      const row = tx.job(id);
+      const code = this.fenceCode(row, fence);
       if (code !== WriteCode.Done) return code;
+      if (row?.cancel_reason) return WriteCode.RefusedCancelled;
       const due = Math.max(timestamp, 0);
       tx.set(id, { token: null, moved_token: fence.token, delay: Math.max(due - tx.now, 0) });
       tx.pushDelayed(id, due);
@@ -630,6 +668,7 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
       const row = tx.job(id);
       const code = this.fenceCode(row, fence);
       if (code !== WriteCode.Done || !row) return code;
+      if (row.cancel_reason) return WriteCode.RefusedCancelled;
       tx.set(id, { token: null, moved_token: fence.token });
       const state = tx.pushReady(id, row.priority, true);
       tx.signalWork();
@@ -718,8 +757,57 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
     return Promise.resolve(0);
   }
 
-  async onCancel(_listener: (jobId: string) => void): Promise<void> {
-    // Cancellation is not supported yet (cancelJob refuses), so no job is ever cancelled while active.
+  /**
+   * Calls `listener` with each job of this queue cancelled while active, at once in this process;
+   * a worker in another process learns it at its next lock renewal (extendLocks' `cancelled`).
+   */
+  async onCancel(listener: (jobId: string) => void): Promise<void> {
+    const s = await this.store();
+    this.listenCancel(s, this.queueId(s), listener);
+  }
+
+  /**
+   * Cancels a job (cancelJob.lua): one not started fails at once with the reason; an active one
+   * is marked and its worker told (code 2); a parent's pending children are stashed for the
+   * caller to cancel (takeChildrenToCancel). 1 cancelled now, 2 active, 0 missing, -3 finished.
+   */
+  async cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number> {
+    const result = await this.write(now, (tx) => {
+      const row = tx.job(id);
+      if (!row) return 0;
+      if (row.state === 'failed' && row.cancel_reason !== null) return 1;
+      if (row.state === 'completed' || row.state === 'failed') return -3;
+      if (row.state === 'active' && row.cancel_reason !== null) return 2;
+      tx.s
+        .stmt(
+          'INSERT OR IGNORE INTO cancel_children (qid, id, child_key) SELECT qid, id, child_key FROM deps WHERE qid = ? AND id = ? AND pending = 1',
+        )
+        .run(tx.qid, id);
+      if (row.state === 'active') {
+        tx.set(id, { cancel_reason: reason });
+        tx.emit('cancelling', { jobId: id, reason });
+        return 2;
+      }
+      tx.releaseDedup(row);
+      tx.set(id, { cancel_reason: reason });
+      const kept = tx.finish(id, 'failed', failKeepOf(row.opts, failKeep), { failed_reason: reason });
+      tx.emit('failed', { jobId: id, failedReason: reason, prev: row.state, cancelled: '1' });
+      notifyParent(tx, row, 'failed', reason, !kept);
+      return 1;
+    });
+    if (result === 2) await this.tellCancelled(id);
+    return result;
+  }
+
+  async takeChildrenToCancel(id: string, count: number): Promise<string[]> {
+    return this.write(undefined, (tx) => {
+      const rows = tx.s.stmt('SELECT child_key FROM cancel_children WHERE qid = ? AND id = ? LIMIT ?').all(tx.qid, id, count) as {
+        child_key: string;
+      }[];
+      for (const r of rows)
+        tx.s.stmt('DELETE FROM cancel_children WHERE qid = ? AND id = ? AND child_key = ?').run(tx.qid, id, r.child_key);
+      return rows.map((r) => r.child_key);
+    });
   }
 
   readonly isCluster = false;
@@ -814,9 +902,6 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
   }
 
   // Not implemented yet: each refuses with a typed error naming it.
-  takeChildrenToCancel(_id: string, _count: number): Promise<string[]> {
-    return Promise.reject(new BackendUnsupportedError('cancellation (takeChildrenToCancel)'));
-  }
   rateLimit(_ms: number): Promise<number> {
     return Promise.reject(new BackendUnsupportedError('rate limits (rateLimit)'));
   }
@@ -825,9 +910,6 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
   }
   configureQueue(_fields: Record<string, string>): Promise<void> {
     return Promise.reject(new BackendUnsupportedError('queue-wide limits and group defaults (configureQueue)'));
-  }
-  cancelJob(_id: string, _reason: string, _failKeep: Retention, _now?: number): Promise<number> {
-    return Promise.reject(new BackendUnsupportedError('cancellation (cancelJob)'));
   }
   replayDeadLetters(_ids: string[], _now?: number): Promise<number[]> {
     return Promise.reject(new BackendUnsupportedError('dead letters (replayDeadLetters)'));

@@ -152,6 +152,7 @@ export function sealParent(tx: Tx, id: string): number {
 export function moveToWaitingChildren(tx: Tx, id: string, fence: Fence): { code: number; reason: string } {
   const row = tx.job(id);
   if (!row || row.state !== 'active') return { code: -3, reason: '' };
+  if (row.cancel_reason !== null) return { code: -5, reason: '' };
   if (row.fail_mark !== null) return { code: -4, reason: row.fail_mark };
   if (row.continue_flag === 1) {
     tx.set(id, { continue_flag: 0 });

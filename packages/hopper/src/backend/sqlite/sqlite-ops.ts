@@ -12,7 +12,7 @@
 import type { ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from '../backend.js';
 import { isJobState } from '../../job/states.js';
 import type { SqliteStore } from './database.js';
-import { childRemoved } from './sqlite-flows.js';
+import { childRemoved, notifyParent } from './sqlite-flows.js';
 
 /** A job row as stored. */
 export interface JobRow {
@@ -51,6 +51,8 @@ export interface JobRow {
   continue_flag: number;
   /** A child with failParentOnFailure failed before this parent waited for children (`ff`). */
   fail_mark: string | null;
+  /** Set when the job was cancelled (`cx`): the cancel reason. */
+  cancel_reason: string | null;
   /** The parent's queue name, joined by reads. */
   parent_queue?: string | null;
 }
@@ -240,6 +242,20 @@ export class Tx {
       }
     }
     return this.exists(id);
+  }
+
+  /**
+   * Ends an active job cancelled while it ran (includes/cancel.lua): failed with its cancel
+   * reason, kept per `keep`, never retried; `started`: its processor ran (the attempt counts).
+   */
+  endCancelled(row: JobRow, keep: Retention, started: boolean): void {
+    const reason = row.cancel_reason ?? 'cancelled';
+    const made = row.attempts_made + (started ? 1 : 0);
+    this.releaseDedup(row);
+    const kept = this.finish(row.id, 'failed', keep, { failed_reason: reason, attempts_made: made });
+    this.emit('failed', { jobId: row.id, failedReason: reason, prev: 'active', cancelled: '1', attemptsMade: made });
+    this.emit('cancelled', { jobId: row.id, reason });
+    notifyParent(this, row, 'failed', reason, !kept);
   }
 
   /** Moves due delayed jobs to ready (at most PROMOTE_BATCH); returns how many. */

@@ -124,6 +124,7 @@ export abstract class SqliteQueueReads {
     this.closed = true;
     this.interruptWait();
     for (const cancel of [...this.waits]) cancel();
+    for (const { s, wake, fn } of this.cancelListeners.splice(0)) s.hub.off(wake, fn);
     const pending = this.storePromise;
     if (pending) pending.then((s) => releaseStore(this.url, s)).catch(() => undefined);
   }
@@ -133,6 +134,20 @@ export abstract class SqliteQueueReads {
   }
 
   private interrupt: (() => void) | undefined;
+  private cancelListeners: { s: SqliteStore; wake: string; fn: (jobId: string) => void }[] = [];
+
+  /** Subscribes to the in-process cancel notifications of queue `qid` (removed on close). */
+  protected listenCancel(s: SqliteStore, qid: number, listener: (jobId: string) => void): void {
+    const wake = `cancel:${qid}`;
+    s.hub.on(wake, listener);
+    this.cancelListeners.push({ s, wake, fn: listener });
+  }
+
+  /** Tells this process's workers of the queue that job `id` was cancelled while active. */
+  protected async tellCancelled(id: string): Promise<void> {
+    const { s, qid } = await this.q();
+    s.hub.emit(`cancel:${qid}`, id);
+  }
 
   async waitForWork(timeoutMs: number): Promise<boolean> {
     const { s, qid } = await this.q();
