@@ -1,6 +1,6 @@
 // Lint: typescript-eslint with type information for the library and its tests. The seam rule
-// keeps core code and behaviour tests from importing the Redis backend's internals: only the
-// backend factory (src/backend/create.ts) and the backend itself may.
+// keeps core code and behaviour tests from importing a backend's internals (Redis, SQLite): only
+// the backend factory (src/backend/create.ts) and the backend itself may.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -10,9 +10,9 @@ const seam = {
     {
       patterns: [
         {
-          group: ['**/backend/redis/**', '**/backend/redis', 'ioredis'],
+          group: ['**/backend/redis/**', '**/backend/redis', 'ioredis', '**/backend/sqlite/**', 'better-sqlite3'],
           message:
-            'Core code and behaviour tests talk to storage through the backend seam (src/backend/backend.ts, created via src/backend/create.ts), never the Redis backend internals.',
+            "Core code and behaviour tests talk to storage through the backend seam (src/backend/backend.ts, created via src/backend/create.ts), never a backend's internals (Redis, SQLite).",
         },
       ],
     },
@@ -44,6 +44,7 @@ export default tseslint.config(
     files: ['packages/hopper/src/**/*.ts', 'packages/hopper/test/**/*.ts'],
     ignores: [
       'packages/hopper/src/backend/redis/**',
+      'packages/hopper/src/backend/sqlite/**',
       'packages/hopper/src/backend/create.ts',
       'packages/hopper/test/helpers/**',
       'packages/hopper/test/backend-redis/**',

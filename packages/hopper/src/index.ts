@@ -98,6 +98,8 @@ export {
   UnsupportedOptionError,
   SchedulerJobError,
   RedisFullError,
+  BackendUnsupportedError,
+  BackendDriverMissingError,
   hopperErrorCode,
 } from './job/errors.js';
 export { Admin, AUDIT_LOG_MAX, type AdminOptions, type AuditEntry, type QueueOverview } from './admin/admin.js';

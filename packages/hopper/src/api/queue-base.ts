@@ -37,6 +37,7 @@ const warnedPolicies = new Set<string>();
 
 /** Checks the server Hopper connected to: Redis 7+ (or Valkey 7.2+), and warns if it may evict keys. */
 export function checkServer(info: ServerInfo): void {
+  if (info.kind === 'sqlite') return;
   const major = Number.parseInt(info.version, 10);
   if (!(major >= 7)) {
     throw new UnsupportedRedisError(

@@ -148,6 +148,8 @@ export interface ServerInfo {
   version: string;
   /** The eviction policy, when the server tells it. */
   maxmemoryPolicy: string | undefined;
+  /** Which backend answered (absent: Redis). The Redis version checks apply to Redis only. */
+  kind?: 'redis' | 'sqlite';
 }
 
 /**

@@ -6,6 +6,9 @@ import type { BackendAdmin, QueueBackend } from './backend.js';
 import { RedisAdmin } from './redis/redis-admin.js';
 import { RedisQueueBackend } from './redis/redis-backend.js';
 import type { ConnectionOptions } from './redis/connection.js';
+import { isSqliteUrl, sqlitePath } from './sqlite/database.js';
+import { SqliteAdmin } from './sqlite/sqlite-admin.js';
+import { SqliteQueueBackend } from './sqlite/sqlite-backend.js';
 
 export type { ConnectionOptions } from './redis/connection.js';
 
@@ -21,12 +24,21 @@ export interface BackendOptions {
   onConnectionError?: (err: Error) => void;
 }
 
-/** Creates the backend for one queue. */
+/**
+ * Creates the backend for one queue: SQLite for a `sqlite:<path>` or `sqlite::memory:`
+ * connection (better-sqlite3 is loaded then, and only then), Redis otherwise.
+ */
 export function createBackend(options: BackendOptions): QueueBackend {
+  const { connection } = options;
+  if (isSqliteUrl(connection)) {
+    sqlitePath(connection);
+    return new SqliteQueueBackend({ url: connection, prefix: options.prefix, queueName: options.queueName });
+  }
   return new RedisQueueBackend(options);
 }
 
 /** Creates the admin reader for every queue under `prefix`. */
 export function createAdmin(options: { connection?: ConnectionOptions; prefix: string }): BackendAdmin {
+  if (isSqliteUrl(options.connection)) return new SqliteAdmin(options.connection, options.prefix);
   return new RedisAdmin(options.connection, options.prefix);
 }

@@ -42,6 +42,8 @@ export const ErrorCode = {
   UnsupportedOption: 'ERR_HOPPER_UNSUPPORTED_OPTION',
   SchedulerJob: 'ERR_HOPPER_SCHEDULER_JOB',
   RedisFull: 'ERR_HOPPER_REDIS_FULL',
+  BackendUnsupported: 'ERR_HOPPER_BACKEND_UNSUPPORTED',
+  BackendDriverMissing: 'ERR_HOPPER_BACKEND_DRIVER_MISSING',
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */
@@ -379,3 +381,23 @@ export class SchedulerJobError extends branded(ErrorCode.SchedulerJob) {
     return match ? match[1] : jobId;
   }
 }
+
+/**
+ * The backend in use does not implement this operation yet (the SQLite backend is being built
+ * operation by operation: see docs/backends.md for what it supports today). `operation` names it.
+ */
+export class BackendUnsupportedError extends branded(ErrorCode.BackendUnsupported) {
+  /** The backend operation or feature refused. */
+  readonly operation: string;
+
+  constructor(operation: string, message?: string) {
+    super(
+      message ??
+        `The SQLite backend does not support ${operation} yet. Use a Redis connection for it, or see docs/backends.md for what the SQLite backend supports today.`,
+    );
+    this.operation = operation;
+  }
+}
+
+/** The driver a backend needs is not installed (the SQLite backend needs `better-sqlite3`). The message says what to install. */
+export class BackendDriverMissingError extends branded(ErrorCode.BackendDriverMissing) {}

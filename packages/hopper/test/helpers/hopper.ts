@@ -20,7 +20,7 @@ import { createAdmin, createBackend } from '../../src/backend/create.js';
 import { ErrorWatch, type ErrorMatcher } from './errors.js';
 
 export interface HopperEnv {
-  /** The Redis URL of the test server. */
+  /** The connection of the backend under test: the Redis URL of the test server, or `sqlite::memory:` (see TEST_BACKEND). */
   readonly url: string;
   /** This test's key prefix. */
   readonly prefix: string;
@@ -85,6 +85,18 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
 let counter = 0;
 
 /**
+ * The backend the behaviour tests run against: Redis (the test server's URL) by default, or
+ * SQLite when HOPPER_TEST_BACKEND=sqlite (the `engine-sqlite` project sets it): a database in
+ * the test process's memory, shared by every component of the test (each test has its own prefix).
+ */
+export const TEST_BACKEND: 'redis' | 'sqlite' = process.env.HOPPER_TEST_BACKEND === 'sqlite' ? 'sqlite' : 'redis';
+
+/** The connection of the backend under test (see TEST_BACKEND). */
+export function testConnection(): string {
+  return TEST_BACKEND === 'sqlite' ? 'sqlite::memory:' : inject('redisUrl');
+}
+
+/**
  * Sets up a fresh environment before each test of the calling file and tears it down after:
  * closes what the test opened, audits invariants, deletes the prefix's keys.
  */
@@ -96,7 +108,7 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
   };
 
   beforeEach(() => {
-    const url = inject('redisUrl');
+    const url = testConnection();
     const prefix = `t${randomBytes(4).toString('hex')}`;
     const clock = options.fakeClock ? new FakeClock() : undefined;
     const closables: { close(): Promise<void> }[] = [];

@@ -1,0 +1,254 @@
+/**
+ * The SQLite backend's database: one better-sqlite3 `Database` per URL per process (shared by
+ * every Queue, Worker, QueueEvents and FlowProducer of the process using that URL), its schema
+ * and migrations, cached prepared statements, and the in-process wake-up hub.
+ *
+ * `better-sqlite3` is an optional dependency: it is loaded here, lazily, the first time a
+ * `sqlite:` connection is used, so a Redis user never loads it.
+ */
+import { EventEmitter } from 'node:events';
+import type BetterSqlite3 from 'better-sqlite3';
+import { BackendDriverMissingError, InvalidOptionsError } from '../../job/errors.js';
+
+/** The schema version this code writes and reads (the `meta` table's `schema_version`). */
+export const SCHEMA_VERSION = 1;
+
+/** How long a write waits for another process's transaction before failing (ms). */
+export const BUSY_TIMEOUT_MS = 5_000;
+
+/** Tells whether a connection option selects the SQLite backend (`sqlite:<path>` or `sqlite::memory:`). */
+export function isSqliteUrl(connection: unknown): connection is string {
+  return typeof connection === 'string' && connection.startsWith('sqlite:');
+}
+
+/** The file path (or ':memory:') a `sqlite:` URL names. */
+export function sqlitePath(url: string): string {
+  const path = url.slice('sqlite:'.length);
+  if (path === '') {
+    throw new InvalidOptionsError(
+      `The connection "${url}" names no database: use "sqlite:<path to a file>" (e.g. "sqlite:./hopper.db") or "sqlite::memory:".`,
+    );
+  }
+  return path;
+}
+
+/** Migrations by the version they lead to; each runs once, in one transaction. */
+const MIGRATIONS: Record<number, string> = {
+  1: `
+    CREATE TABLE queues (
+      qid INTEGER PRIMARY KEY AUTOINCREMENT,
+      prefix TEXT NOT NULL,
+      name TEXT NOT NULL,
+      epoch TEXT,
+      max_events INTEGER NOT NULL DEFAULT 10000,
+      paused INTEGER NOT NULL DEFAULT 0,
+      next_id INTEGER NOT NULL DEFAULT 0,
+      counter INTEGER NOT NULL DEFAULT 0,
+      signal INTEGER NOT NULL DEFAULT 0,
+      stalled_check INTEGER NOT NULL DEFAULT 0,
+      child_failure TEXT NOT NULL DEFAULT '',
+      events_trimmed INTEGER NOT NULL DEFAULT 0,
+      settings TEXT NOT NULL DEFAULT '{}',
+      UNIQUE (prefix, name)
+    );
+    CREATE TABLE jobs (
+      qid INTEGER NOT NULL,
+      id TEXT NOT NULL,
+      name TEXT NOT NULL,
+      data TEXT NOT NULL,
+      opts TEXT NOT NULL DEFAULT '',
+      state TEXT NOT NULL,
+      score INTEGER NOT NULL DEFAULT 0,
+      ts INTEGER NOT NULL,
+      attempts_made INTEGER NOT NULL DEFAULT 0,
+      attempts_started INTEGER NOT NULL DEFAULT 0,
+      stalled_counter INTEGER NOT NULL DEFAULT 0,
+      priority INTEGER NOT NULL DEFAULT 0,
+      delay INTEGER NOT NULL DEFAULT 0,
+      progress TEXT,
+      processed_on INTEGER,
+      processed_by TEXT,
+      finished_on INTEGER,
+      returnvalue TEXT,
+      failed_reason TEXT,
+      stacktrace TEXT,
+      token TEXT,
+      moved_token TEXT,
+      dedup_id TEXT,
+      dedup_ttl_id TEXT,
+      parent_qid INTEGER,
+      parent_id TEXT,
+      policy TEXT NOT NULL DEFAULT '',
+      unsealed INTEGER NOT NULL DEFAULT 0,
+      continue_flag INTEGER NOT NULL DEFAULT 0,
+      fail_mark TEXT,
+      cancel_reason TEXT,
+      PRIMARY KEY (qid, id)
+    );
+    CREATE TABLE cancel_children (
+      qid INTEGER NOT NULL,
+      id TEXT NOT NULL,
+      child_key TEXT NOT NULL,
+      PRIMARY KEY (qid, id, child_key)
+    );
+    CREATE TABLE deps (
+      qid INTEGER NOT NULL,
+      id TEXT NOT NULL,
+      child_key TEXT NOT NULL,
+      child_qid INTEGER NOT NULL,
+      child_id TEXT NOT NULL,
+      pending INTEGER NOT NULL DEFAULT 1,
+      processed TEXT,
+      failed TEXT,
+      ignored TEXT,
+      PRIMARY KEY (qid, id, child_key)
+    );
+    CREATE INDEX deps_pending ON deps (qid, id, pending);
+    CREATE INDEX jobs_by_state ON jobs (qid, state, score);
+    CREATE TABLE events (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      qid INTEGER NOT NULL,
+      at INTEGER NOT NULL,
+      event TEXT NOT NULL,
+      fields TEXT NOT NULL
+    );
+    CREATE INDEX events_by_queue ON events (qid, seq);
+    CREATE TABLE logs (
+      n INTEGER PRIMARY KEY AUTOINCREMENT,
+      qid INTEGER NOT NULL,
+      job_id TEXT NOT NULL,
+      line TEXT NOT NULL
+    );
+    CREATE INDEX logs_by_job ON logs (qid, job_id, n);
+    CREATE TABLE dedup (
+      qid INTEGER NOT NULL,
+      dedup_id TEXT NOT NULL,
+      job_id TEXT NOT NULL,
+      expires_at INTEGER,
+      PRIMARY KEY (qid, dedup_id)
+    );
+    CREATE TABLE requests (
+      qid INTEGER NOT NULL,
+      producer TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      result TEXT NOT NULL,
+      PRIMARY KEY (qid, producer, seq)
+    );
+    CREATE TABLE workers (
+      qid INTEGER NOT NULL,
+      worker_id TEXT NOT NULL,
+      info TEXT NOT NULL,
+      expires_at INTEGER NOT NULL,
+      PRIMARY KEY (qid, worker_id)
+    );
+    CREATE TABLE steps (
+      qid INTEGER NOT NULL,
+      job_id TEXT NOT NULL,
+      key TEXT NOT NULL,
+      record TEXT NOT NULL,
+      PRIMARY KEY (qid, job_id, key)
+    );
+    CREATE TABLE audit (n INTEGER PRIMARY KEY AUTOINCREMENT, prefix TEXT NOT NULL, entry TEXT NOT NULL);
+  `,
+};
+
+/** One open database, shared by every component of the process that uses its URL. */
+export class SqliteStore {
+  readonly db: BetterSqlite3.Database;
+  readonly memory: boolean;
+  /** In-process wake-ups: `work:<qid>` when work may be ready, `events:<qid>` when events were added. */
+  readonly hub = new EventEmitter();
+  private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  refs = 0;
+
+  constructor(db: BetterSqlite3.Database, memory: boolean) {
+    this.db = db;
+    this.memory = memory;
+    this.hub.setMaxListeners(0);
+  }
+
+  /** A cached prepared statement. */
+  stmt(sql: string): BetterSqlite3.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Runs `fn` in one IMMEDIATE transaction (the SQL counterpart of one Lua script). */
+  write<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+}
+
+const stores = new Map<string, Promise<SqliteStore>>();
+
+type DatabaseConstructor = typeof BetterSqlite3;
+
+async function loadDriver(): Promise<DatabaseConstructor> {
+  try {
+    const mod = (await import('better-sqlite3')) as unknown as { default?: DatabaseConstructor } & DatabaseConstructor;
+    return mod.default ?? mod;
+  } catch (err) {
+    throw new BackendDriverMissingError(
+      'A "sqlite:" connection needs the optional dependency better-sqlite3, which is not installed (or failed to load): run `npm install better-sqlite3@12` (version 12; 13 needs Node 22).',
+      { cause: err },
+    );
+  }
+}
+
+function migrate(db: BetterSqlite3.Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)');
+  db.transaction(() => {
+    const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
+    const current = row ? Number(row.value) : 0;
+    if (current > SCHEMA_VERSION) {
+      throw new InvalidOptionsError(
+        `This SQLite database has schema version ${current}, newer than this Hopper (${SCHEMA_VERSION}): upgrade Hopper to use it.`,
+      );
+    }
+    for (let v = current + 1; v <= SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]);
+    db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(
+      String(SCHEMA_VERSION),
+    );
+  }).immediate();
+}
+
+async function open(url: string): Promise<SqliteStore> {
+  const path = sqlitePath(url);
+  const Database = await loadDriver();
+  const memory = path === ':memory:';
+  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  if (!memory) db.pragma('journal_mode = WAL');
+  // WAL with synchronous NORMAL survives a process crash (a power loss may lose the last commits).
+  db.pragma('synchronous = NORMAL');
+  migrate(db);
+  return new SqliteStore(db, memory);
+}
+
+/** Opens (or shares) the database of `url`; pair with {@link releaseStore}. */
+export async function acquireStore(url: string): Promise<SqliteStore> {
+  let pending = stores.get(url);
+  if (!pending) {
+    pending = open(url);
+    stores.set(url, pending);
+    pending.catch(() => stores.delete(url));
+  }
+  const store = await pending;
+  store.refs++;
+  return store;
+}
+
+/**
+ * Gives back a reference. A file database is closed when no component uses it any more; a
+ * `sqlite::memory:` database lives as long as the process (closing it would lose its data).
+ */
+export function releaseStore(url: string, store: SqliteStore): void {
+  store.refs--;
+  if (store.refs > 0 || store.memory) return;
+  stores.delete(url);
+  store.db.close();
+}

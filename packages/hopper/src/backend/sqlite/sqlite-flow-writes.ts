@@ -1,0 +1,182 @@
+/**
+ * The flow writes of the SQLite backend, each run inside one transaction: addFlow, sealParent,
+ * moveToWaitingChildren, removeChildDependency (contracts: the Lua scripts of the same names).
+ */
+import type { AddFlowResult, AddRequest, Fence, FlowNodeWrite, FlowOutcome } from '../backend.js';
+import { addDependency, childRemoved, hasPending, releaseParent } from './sqlite-flows.js';
+import type { Tx } from './sqlite-ops.js';
+
+/**
+ * Adds trees of jobs across queues atomically (addFlow.lua): nodes in pre-order, a node's parent
+ * an earlier node (parentIndex) or, for a top-level node, an existing job. A top-level node whose
+ * custom id exists is a duplicate (it and its subtree are skipped); any other existing node
+ * refuses the whole call, as does an existing parent that is missing or finished.
+ */
+export function addFlow(tx: Tx, nodes: FlowNodeWrite[], request: AddRequest | undefined): AddFlowResult {
+  if (request) {
+    const previous = tx.s
+      .stmt('SELECT result FROM requests WHERE qid = ? AND producer = ? AND seq = ?')
+      .get(tx.qid, request.producerId, request.seq) as { result: string } | undefined;
+    if (previous) return JSON.parse(previous.result) as AddFlowResult;
+  }
+  const txs = nodes.map((node) => tx.on(tx.queueIdOf(node.queue)));
+  // First pass: each node's fate, before writing anything.
+  const fate: ('new' | 'duplicate' | 'skipped')[] = [];
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i];
+    if (node.parentIndex > 0 && fate[node.parentIndex - 1] !== 'new') {
+      fate.push('skipped');
+    } else if (node.customId !== '' && txs[i].exists(node.customId)) {
+      if (node.parentIndex > 0) return { now: tx.now, ok: false, reason: 'exists', index: i };
+      fate.push('duplicate');
+    } else {
+      fate.push('new');
+      if (node.parentIndex === 0 && node.parent) {
+        const parent = tx.on(tx.queueIdOf(node.parent.queue)).job(node.parent.id);
+        if (!parent || parent.state === 'completed' || parent.state === 'failed') {
+          return { now: tx.now, ok: false, reason: 'parent', index: i, state: parent?.state ?? 'missing' };
+        }
+      }
+    }
+  }
+  const hasChildren = new Set<number>();
+  nodes.forEach((node, i) => {
+    if (fate[i] === 'new' && node.parentIndex > 0) hasChildren.add(node.parentIndex - 1);
+  });
+  const { prefix } = tx.queue();
+  const ids: string[] = [];
+  const outcomes: FlowOutcome[] = [];
+  const added = new Map<Tx, { ids: string[]; names: string[]; states: string[]; dues: number[] }>();
+  nodes.forEach((node, i) => {
+    const ntx = txs[i];
+    if (fate[i] !== 'new') {
+      ids.push(node.customId);
+      outcomes.push(fate[i] === 'duplicate' ? 'duplicated' : 'skipped');
+      return;
+    }
+    const id = node.customId !== '' ? node.customId : nextId(ntx);
+    ids.push(id);
+    outcomes.push('added');
+    // The parent: a node of this call, or an existing job.
+    let parent: { tx: Tx; id: string } | undefined;
+    if (node.parentIndex > 0) parent = { tx: txs[node.parentIndex - 1], id: ids[node.parentIndex - 1] };
+    else if (node.parent) parent = { tx: tx.on(tx.queueIdOf(node.parent.queue)), id: node.parent.id };
+    let opts = node.opts;
+    if (parent && node.parentIndex > 0) {
+      // As in BullMQ, the options name the parent (a processor reads job.parent from them).
+      const parentJson = JSON.stringify({ id: parent.id, queue: `${prefix}:${parent.tx.queue().name}` });
+      opts = opts === '' ? `{"parent":${parentJson}}` : `${opts.slice(0, -1)},"parent":${parentJson}}`;
+    }
+    const waits = hasChildren.has(i) || !node.sealed;
+    ntx.s
+      .stmt(
+        `INSERT INTO jobs (qid, id, name, data, opts, state, ts, priority, delay, parent_qid, parent_id, policy, unsealed)
+         VALUES (?, ?, ?, ?, ?, 'waiting-children', ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        ntx.qid,
+        id,
+        node.name,
+        node.data,
+        opts,
+        node.timestamp === 0 ? tx.now : node.timestamp,
+        node.priority,
+        node.delay > 0 ? node.delay : 0,
+        parent ? parent.tx.qid : null,
+        parent ? parent.id : null,
+        node.policy,
+        node.sealed ? 0 : 1,
+      );
+    if (parent) addDependency(parent.tx, parent.id, ntx.publicKey(id), ntx.qid, id);
+    let state: string;
+    let due = 0;
+    if (waits) {
+      state = 'waiting-children';
+      ntx.set(id, { score: tx.now });
+    } else if (node.delay > 0) {
+      due = tx.now + node.delay;
+      ntx.pushDelayed(id, due);
+      state = 'delayed';
+    } else {
+      // lifo puts an unprioritized job first (as addJobs).
+      state = ntx.pushReady(id, node.priority, node.lifo && node.priority === 0);
+      ntx.signalWork();
+    }
+    let events = added.get(ntx);
+    if (!events) added.set(ntx, (events = { ids: [], names: [], states: [], dues: [] }));
+    events.ids.push(id);
+    events.names.push(node.name);
+    events.states.push(state);
+    events.dues.push(due);
+  });
+  for (const [ntx, events] of added) {
+    ntx.emit('added', {
+      ids: JSON.stringify(events.ids),
+      names: JSON.stringify(events.names),
+      states: JSON.stringify(events.states),
+      delays: JSON.stringify(events.dues),
+    });
+  }
+  const result: AddFlowResult = { now: tx.now, ok: true, ids, outcomes };
+  if (request) {
+    tx.s
+      .stmt('INSERT OR REPLACE INTO requests (qid, producer, seq, result) VALUES (?, ?, ?, ?)')
+      .run(tx.qid, request.producerId, request.seq, JSON.stringify(result));
+    tx.s
+      .stmt('DELETE FROM requests WHERE qid = ? AND producer = ? AND seq <= ?')
+      .run(tx.qid, request.producerId, request.seq - Math.max(request.keep, 1));
+  }
+  return result;
+}
+
+function nextId(tx: Tx): string {
+  const row = tx.s.stmt('UPDATE queues SET next_id = next_id + 1 WHERE qid = ? RETURNING next_id').get(tx.qid) as { next_id: number };
+  return String(row.next_id);
+}
+
+/** Ends the chunked add of a parent: 1 sealed (still waiting), 2 sealed and moved on, 0 already sealed, -1 missing. */
+export function sealParent(tx: Tx, id: string): number {
+  const row = tx.job(id);
+  if (!row) return -1;
+  if (row.unsealed === 0) return 0;
+  tx.set(id, { unsealed: 0 });
+  releaseParent(tx, id);
+  return tx.job(id)?.state === 'waiting-children' ? 1 : 2;
+}
+
+/**
+ * The holder of an active job that added children moves it to waiting-children while any is
+ * pending (the fence is checked by the caller): 1 moved; 0 nothing pending (or a
+ * continueParentOnFailure child failed); -4 a failParentOnFailure child failed (reason); -3 not active.
+ */
+export function moveToWaitingChildren(tx: Tx, id: string, fence: Fence): { code: number; reason: string } {
+  const row = tx.job(id);
+  if (!row || row.state !== 'active') return { code: -3, reason: '' };
+  if (row.cancel_reason !== null) return { code: -5, reason: '' };
+  if (row.fail_mark !== null) return { code: -4, reason: row.fail_mark };
+  if (row.continue_flag === 1) {
+    tx.set(id, { continue_flag: 0 });
+    return { code: 0, reason: '' };
+  }
+  if (!hasPending(tx, id)) return { code: 0, reason: '' };
+  // No holder while it waits; a parent's own delay applies once, after its first children.
+  tx.set(id, { state: 'waiting-children', score: tx.now, delay: 0, token: null, moved_token: fence.token });
+  tx.emit('waiting-children', { jobId: id, prev: 'active' });
+  return { code: 1, reason: '' };
+}
+
+/** A pending child's parent lets go of it: 1 done, 0 no parent or not pending, -1 child missing, -3 parent missing. */
+export function removeChildDependency(tx: Tx, id: string): number {
+  const row = tx.job(id);
+  if (!row) return -1;
+  if (row.parent_id === null || row.parent_qid === null) return 0;
+  const ptx = tx.on(row.parent_qid);
+  if (!ptx.exists(row.parent_id)) return -3;
+  const ck = tx.publicKey(id);
+  const pending = ptx.s.stmt('SELECT pending FROM deps WHERE qid = ? AND id = ? AND child_key = ?').get(ptx.qid, row.parent_id, ck) as
+    { pending: number } | undefined;
+  if (pending?.pending !== 1) return 0;
+  tx.set(id, { parent_qid: null, parent_id: null, policy: '' });
+  childRemoved(ptx, row.parent_id, ck);
+  return 1;
+}

@@ -1,0 +1,490 @@
+/**
+ * The read side of the SQLite backend, and its connection: the shared database, the queue's
+ * row, the waits (waitForWork, readEvents: an in-process wake-up plus an adaptive poll for
+ * other processes), jobs, states, counts, logs, events, workers, and the invariant audit.
+ */
+import type { Dependencies, EventsRead, JobRecord, MetricsRecord, SchedulerRecord, StateCounts, GroupRecord } from '../backend.js';
+import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
+import { ClosedError } from '../../job/errors.js';
+import { acquireStore, releaseStore, type SqliteStore } from './database.js';
+import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
+
+/** The adaptive poll of a wait: the first check after 1 ms, doubling up to 10 ms (other processes' writes). */
+const POLL_FIRST_MS = 1;
+const POLL_MAX_MS = 10;
+
+/**
+ * Waits until `check()` is true (then resolves true), `timeoutMs` passes (false; a negative
+ * timeout waits forever), or the returned cancel function is called (false). Checks on every
+ * in-process `wake` of the hub, and polls with a backoff from 1 to 50 ms for other processes.
+ */
+function waitUntil(
+  s: SqliteStore,
+  wake: string,
+  check: () => boolean,
+  timeoutMs: number,
+): { promise: Promise<boolean>; cancel: () => void } {
+  let cancel: () => void = () => undefined;
+  const promise = new Promise<boolean>((resolve) => {
+    let done = false;
+    let delay = POLL_FIRST_MS;
+    let poll: NodeJS.Timeout | undefined;
+    let deadline: NodeJS.Timeout | undefined;
+    const finish = (value: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(poll);
+      clearTimeout(deadline);
+      s.hub.off(wake, onWake);
+      resolve(value);
+    };
+    const test = (): boolean => {
+      if (done) return true;
+      let ok: boolean;
+      try {
+        ok = check();
+      } catch {
+        // The database was closed under the wait: it ends as interrupted.
+        ok = false;
+        finish(false);
+        return true;
+      }
+      if (ok) finish(true);
+      return ok;
+    };
+    const onWake = (): void => void test();
+    const tick = (): void => {
+      if (test()) return;
+      delay = Math.min(delay * 2, POLL_MAX_MS);
+      poll = setTimeout(tick, delay);
+    };
+    cancel = () => finish(false);
+    if (test()) return;
+    s.hub.on(wake, onWake);
+    poll = setTimeout(tick, delay);
+    if (timeoutMs >= 0) deadline = setTimeout(() => finish(false), timeoutMs);
+  });
+  return { promise, cancel };
+}
+
+function eventSeq(id: string): number {
+  const n = Number(id.split('-')[0]);
+  return Number.isFinite(n) ? n : 0;
+}
+
+export abstract class SqliteQueueReads {
+  readonly queueName: string;
+  protected readonly url: string;
+  protected readonly prefix: string;
+  private storePromise: Promise<SqliteStore> | undefined;
+  private qid: number | undefined;
+  private closed = false;
+  /** The work signal seen by this backend's last claim: a wait ends when it changes. */
+  protected seenSignal: number | undefined;
+  private readonly waits = new Set<() => void>();
+
+  constructor(options: { url: string; prefix: string; queueName: string }) {
+    this.url = options.url;
+    this.prefix = options.prefix;
+    this.queueName = options.queueName;
+  }
+
+  /** The shared database (opened on first use). */
+  protected store(): Promise<SqliteStore> {
+    if (this.closed) return Promise.reject(new ClosedError(`The SQLite backend of queue "${this.queueName}" is closed.`));
+    this.storePromise ??= acquireStore(this.url);
+    return this.storePromise;
+  }
+
+  /** The queue's row id, created on first use. */
+  protected queueId(s: SqliteStore): number {
+    if (this.qid !== undefined) return this.qid;
+    s.stmt('INSERT OR IGNORE INTO queues (prefix, name) VALUES (?, ?)').run(this.prefix, this.queueName);
+    const row = s.stmt('SELECT qid FROM queues WHERE prefix = ? AND name = ?').get(this.prefix, this.queueName) as { qid: number };
+    this.qid = row.qid;
+    return row.qid;
+  }
+
+  protected readSignal(s: SqliteStore, qid: number): number {
+    return (s.stmt('SELECT signal FROM queues WHERE qid = ?').get(qid) as { signal: number } | undefined)?.signal ?? 0;
+  }
+
+  private async q(): Promise<{ s: SqliteStore; qid: number }> {
+    const s = await this.store();
+    return { s, qid: this.queueId(s) };
+  }
+
+  async close(): Promise<void> {
+    this.disconnect();
+    return Promise.resolve();
+  }
+
+  disconnect(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.interruptWait();
+    for (const cancel of [...this.waits]) cancel();
+    for (const { s, wake, fn } of this.cancelListeners.splice(0)) s.hub.off(wake, fn);
+    const pending = this.storePromise;
+    if (pending) pending.then((s) => releaseStore(this.url, s)).catch(() => undefined);
+  }
+
+  onReconnect(_listener: () => void): void {
+    // A SQLite database has no connection to lose.
+  }
+
+  private interrupt: (() => void) | undefined;
+  private cancelListeners: { s: SqliteStore; wake: string; fn: (jobId: string) => void }[] = [];
+
+  /** Subscribes to the in-process cancel notifications of queue `qid` (removed on close). */
+  protected listenCancel(s: SqliteStore, qid: number, listener: (jobId: string) => void): void {
+    const wake = `cancel:${qid}`;
+    s.hub.on(wake, listener);
+    this.cancelListeners.push({ s, wake, fn: listener });
+  }
+
+  /** Tells this process's workers of the queue that job `id` was cancelled while active. */
+  protected async tellCancelled(id: string): Promise<void> {
+    const { s, qid } = await this.q();
+    s.hub.emit(`cancel:${qid}`, id);
+  }
+
+  async waitForWork(timeoutMs: number): Promise<boolean> {
+    const { s, qid } = await this.q();
+    const check = (): boolean => {
+      const signal = this.readSignal(s, qid);
+      if (this.seenSignal === undefined) this.seenSignal = signal;
+      if (signal === this.seenSignal) return false;
+      this.seenSignal = signal;
+      return true;
+    };
+    const { promise, cancel } = waitUntil(s, `work:${qid}`, check, Math.max(timeoutMs, 0));
+    this.interrupt = cancel;
+    try {
+      return await promise;
+    } finally {
+      if (this.interrupt === cancel) this.interrupt = undefined;
+    }
+  }
+
+  interruptWait(): void {
+    this.interrupt?.();
+  }
+
+  openWaitConnection(): void {
+    // Waits need no connection of their own.
+  }
+
+  async readEvents(from: string, blockMs: number, count: number, checkGap: boolean): Promise<EventsRead> {
+    const { s, qid } = await this.q();
+    const after = eventSeq(from);
+    const gap =
+      checkGap && (s.stmt('SELECT events_trimmed FROM queues WHERE qid = ?').get(qid) as { events_trimmed: number }).events_trimmed > after;
+    const read = (): { seq: number; event: string; fields: string }[] =>
+      s.stmt('SELECT seq, event, fields FROM events WHERE qid = ? AND seq > ? ORDER BY seq LIMIT ?').all(qid, after, count) as {
+        seq: number;
+        event: string;
+        fields: string;
+      }[];
+    let rows = read();
+    if (rows.length === 0 && blockMs >= 0) {
+      // XREAD BLOCK 0 waits for ever: so does this (until closed).
+      const { promise, cancel } = waitUntil(
+        s,
+        `events:${qid}`,
+        () => s.stmt('SELECT 1 FROM events WHERE qid = ? AND seq > ? LIMIT 1').get(qid, after) !== undefined,
+        blockMs === 0 ? -1 : blockMs,
+      );
+      this.waits.add(cancel);
+      try {
+        if (await promise) rows = read();
+      } finally {
+        this.waits.delete(cancel);
+      }
+    }
+    const events = rows.map((r) => ({ id: `${r.seq}-0`, event: r.event, fields: JSON.parse(r.fields) as Record<string, string> }));
+    return { events, gap };
+  }
+
+  async lastEventId(): Promise<string> {
+    const { s, qid } = await this.q();
+    const row = s.stmt('SELECT MAX(seq) AS seq FROM events WHERE qid = ?').get(qid) as { seq: number | null };
+    return row.seq === null ? '0-0' : `${row.seq}-0`;
+  }
+
+  async getEpoch(): Promise<string> {
+    const { s, qid } = await this.q();
+    return (s.stmt('SELECT epoch FROM queues WHERE qid = ?').get(qid) as { epoch: string | null }).epoch ?? '';
+  }
+
+  async getJob(id: string): Promise<JobRecord | undefined> {
+    const [record] = await this.getJobs([id]);
+    return record;
+  }
+
+  async getJobs(ids: string[]): Promise<(JobRecord | undefined)[]> {
+    const { s, qid } = await this.q();
+    const stmt = s.stmt(
+      'SELECT j.*, pq.name AS parent_queue FROM jobs j LEFT JOIN queues pq ON pq.qid = j.parent_qid WHERE j.qid = ? AND j.id = ?',
+    );
+    return ids.map((id) => toRecord(stmt.get(qid, id) as JobRow | undefined));
+  }
+
+  async getState(id: string): Promise<JobStateOrUnknown> {
+    const { s, qid } = await this.q();
+    const row = s.stmt('SELECT state FROM jobs WHERE qid = ? AND id = ?').get(qid, id) as { state: string } | undefined;
+    return row && isJobState(row.state) ? row.state : 'unknown';
+  }
+
+  async getStateCounts(): Promise<StateCounts> {
+    const { s, qid } = await this.q();
+    const counts = Object.fromEntries(JOB_STATES.map((state) => [state, 0])) as StateCounts;
+    for (const row of s.stmt('SELECT state, COUNT(*) AS n FROM jobs WHERE qid = ? GROUP BY state').all(qid) as {
+      state: string;
+      n: number;
+    }[]) {
+      if (isJobState(row.state)) counts[row.state] = row.n;
+    }
+    return counts;
+  }
+
+  async getCountsPerPriority(priorities: number[]): Promise<number[]> {
+    const { s, qid } = await this.q();
+    return priorities.map((p) => {
+      const row =
+        p === 0
+          ? s.stmt("SELECT COUNT(*) AS n FROM jobs WHERE qid = ? AND state = 'waiting'").get(qid)
+          : s.stmt("SELECT COUNT(*) AS n FROM jobs WHERE qid = ? AND state = 'prioritized' AND priority = ?").get(qid, p);
+      return (row as { n: number }).n;
+    });
+  }
+
+  async isPaused(): Promise<boolean> {
+    const { s, qid } = await this.q();
+    return (s.stmt('SELECT paused FROM queues WHERE qid = ?').get(qid) as { paused: number }).paused === 1;
+  }
+
+  async getLogs(id: string, start: number, end: number, asc: boolean): Promise<{ logs: string[]; count: number }> {
+    const { s, qid } = await this.q();
+    const { n } = s.stmt('SELECT COUNT(*) AS n FROM logs WHERE qid = ? AND job_id = ?').get(qid, id) as { n: number };
+    const window = rankWindow(n, start, end);
+    if (!window) return { logs: [], count: n };
+    const rows = s
+      .stmt(`SELECT line FROM logs WHERE qid = ? AND job_id = ? ORDER BY n ${asc ? 'ASC' : 'DESC'} LIMIT ? OFFSET ?`)
+      .all(qid, id, window.limit, window.offset) as { line: string }[];
+    return { logs: rows.map((r) => r.line), count: n };
+  }
+
+  async getRange(state: JobState, start: number, end: number, asc: boolean): Promise<string[]> {
+    const { s, qid } = await this.q();
+    let length = Number.MAX_SAFE_INTEGER;
+    if (start < 0 || end < 0) {
+      length = (s.stmt('SELECT COUNT(*) AS n FROM jobs WHERE qid = ? AND state = ?').get(qid, state) as { n: number }).n;
+    }
+    const window = rankWindow(length, start, end);
+    if (!window) return [];
+    const order = asc ? 'score ASC, rowid ASC' : 'score DESC, rowid DESC';
+    const rows = s
+      .stmt(`SELECT id FROM jobs WHERE qid = ? AND state = ? ORDER BY ${order} LIMIT ? OFFSET ?`)
+      .all(qid, state, window.limit, window.offset) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  async getDeduplicationJobId(id: string): Promise<string | undefined> {
+    const { s, qid } = await this.q();
+    const row = s.stmt('SELECT job_id, expires_at FROM dedup WHERE qid = ? AND dedup_id = ?').get(qid, id) as
+      { job_id: string; expires_at: number | null } | undefined;
+    if (!row || (row.expires_at !== null && row.expires_at <= Date.now())) return undefined;
+    return row.job_id;
+  }
+
+  async getWorkers(): Promise<{ id: string; info: string }[]> {
+    const { s, qid } = await this.q();
+    const rows = s.stmt('SELECT worker_id, info FROM workers WHERE qid = ? AND expires_at > ? ORDER BY worker_id').all(qid, Date.now()) as {
+      worker_id: string;
+      info: string;
+    }[];
+    return rows.map((r) => ({ id: r.worker_id, info: r.info }));
+  }
+
+  async openEventsReader(): Promise<void> {
+    await this.q();
+  }
+
+  /** Events readers are not registered in the database (Redis lists its named connections). */
+  async getEventsReaders(): Promise<Record<string, string>[]> {
+    return Promise.resolve([]);
+  }
+
+  async getMeta(): Promise<Record<string, string>> {
+    const { s, qid } = await this.q();
+    const row = s.stmt('SELECT epoch, max_events, paused FROM queues WHERE qid = ?').get(qid) as {
+      epoch: string | null;
+      max_events: number;
+      paused: number;
+    };
+    const meta: Record<string, string> = { maxEvents: String(row.max_events) };
+    if (row.epoch) {
+      meta.epoch = row.epoch;
+      // The data layout version, as the Redis meta's `v` (set with the epoch, by initQueue).
+      meta.v = '1';
+    }
+    if (row.paused === 1) meta.paused = '1';
+    return meta;
+  }
+
+  async time(): Promise<number> {
+    return Promise.resolve(Date.now());
+  }
+
+  async getDependencies(id: string): Promise<Dependencies> {
+    const { s, qid } = await this.q();
+    const rows = s
+      .stmt('SELECT child_key, pending, processed, failed, ignored FROM deps WHERE qid = ? AND id = ? ORDER BY rowid')
+      .all(qid, id) as {
+      child_key: string;
+      pending: number;
+      processed: string | null;
+      failed: string | null;
+      ignored: string | null;
+    }[];
+    const deps: Dependencies = { processed: {}, unprocessed: [], failed: {}, ignored: {} };
+    for (const r of rows) {
+      if (r.pending === 1) deps.unprocessed.push(r.child_key);
+      if (r.processed !== null) deps.processed[r.child_key] = r.processed;
+      if (r.failed !== null) deps.failed[r.child_key] = r.failed;
+      if (r.ignored !== null) deps.ignored[r.child_key] = r.ignored;
+    }
+    return deps;
+  }
+
+  /** One page of a parent's children of one kind; the cursor is an offset ('0' starts, '0' when done). */
+  async getDependencyPage(
+    id: string,
+    kind: keyof Dependencies,
+    cursor: string,
+    count: number,
+  ): Promise<{ cursor: string; items: [string, string][] }> {
+    const { s, qid } = await this.q();
+    const column = { processed: 'processed', unprocessed: 'pending', failed: 'failed', ignored: 'ignored' }[kind];
+    const where = kind === 'unprocessed' ? 'pending = 1' : `${column} IS NOT NULL`;
+    const offset = Number(cursor) || 0;
+    const rows = s
+      .stmt(`SELECT child_key, ${column} AS value FROM deps WHERE qid = ? AND id = ? AND ${where} ORDER BY rowid LIMIT ? OFFSET ?`)
+      .all(qid, id, count, offset) as { child_key: string; value: string | number }[];
+    const items = rows.map((r): [string, string] => [r.child_key, kind === 'unprocessed' ? '' : String(r.value)]);
+    return { cursor: rows.length < count ? '0' : String(offset + rows.length), items };
+  }
+
+  async getDependencyCounts(id: string): Promise<{ processed: number; unprocessed: number; failed: number; ignored: number }> {
+    const { s, qid } = await this.q();
+    const row = s
+      .stmt(
+        `SELECT COUNT(processed) AS processed, COALESCE(SUM(pending), 0) AS unprocessed, COUNT(failed) AS failed, COUNT(ignored) AS ignored
+         FROM deps WHERE qid = ? AND id = ?`,
+      )
+      .get(qid, id) as { processed: number; unprocessed: number; failed: number; ignored: number };
+    return { ...row };
+  }
+
+  // Reads of features the SQLite backend does not write yet: nothing of them can exist.
+  async getSteps(id: string): Promise<Record<string, string>> {
+    const { s, qid } = await this.q();
+    const rows = s.stmt('SELECT key, record FROM steps WHERE qid = ? AND job_id = ?').all(qid, id) as { key: string; record: string }[];
+    return Object.fromEntries(rows.map((r) => [r.key, r.record]));
+  }
+
+  async getStep(id: string, key: string): Promise<string | undefined> {
+    const { s, qid } = await this.q();
+    const row = s.stmt('SELECT record FROM steps WHERE qid = ? AND job_id = ? AND key = ?').get(qid, id, key) as
+      { record: string } | undefined;
+    return row?.record;
+  }
+  async getGroups(_start: number, _end: number): Promise<GroupRecord[]> {
+    return Promise.resolve([]);
+  }
+  async getGroup(_id: string): Promise<GroupRecord | undefined> {
+    return Promise.resolve(undefined);
+  }
+  async getGroupsCount(): Promise<number> {
+    return Promise.resolve(0);
+  }
+  async getGroupJobIds(_id: string, _start: number, _end: number): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+  async getRateLimitTtl(_maxJobs?: number): Promise<number> {
+    return Promise.resolve(-2);
+  }
+  async getScheduler(_id: string): Promise<SchedulerRecord | undefined> {
+    return Promise.resolve(undefined);
+  }
+  async getSchedulerIds(_start: number, _end: number, _asc: boolean): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+  async getSchedulersCount(): Promise<number> {
+    return Promise.resolve(0);
+  }
+  async nextSchedulerDue(): Promise<number | null> {
+    return Promise.resolve(null);
+  }
+  async getDueSchedulers(_limit: number, _now: number): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+  async getMetrics(): Promise<MetricsRecord> {
+    return Promise.resolve({ count: 0, prevTS: 0, prevCount: 0, data: [], length: 0 });
+  }
+
+  /**
+   * The invariant audit, SQLite form: every job has a known state; a held (active) job has a
+   * lock token and deadline, no other job holds a token; a prioritized job has a priority; a
+   * sealed parent in waiting-children has a pending child (or a continue mark); a pending
+   * dependency names a child that exists and names the parent; a deduplication id kept until its
+   * job finishes points to an unfinished job of the queue.
+   */
+  async checkInvariants(): Promise<string[]> {
+    const { s, qid } = await this.q();
+    const problems: string[] = [];
+    const rows = s.stmt('SELECT id, state, token, priority, score FROM jobs WHERE qid = ?').all(qid) as {
+      id: string;
+      state: string;
+      token: string | null;
+      priority: number;
+      score: number;
+    }[];
+    for (const row of rows) {
+      if (!isJobState(row.state)) problems.push(`job ${row.id} has unknown state "${row.state}"`);
+      if (row.state === 'active' && !row.token) problems.push(`active job ${row.id} has no lock token`);
+      if (row.state !== 'active' && row.token) problems.push(`job ${row.id} in state ${row.state} holds lock token ${row.token}`);
+      if (row.state === 'prioritized' && row.priority <= 0) problems.push(`prioritized job ${row.id} has priority ${row.priority}`);
+    }
+    // A sealed parent with nothing to wait for should have moved on.
+    const stuck = s
+      .stmt(
+        `SELECT j.id FROM jobs j WHERE j.qid = ? AND j.state = 'waiting-children' AND j.unsealed = 0 AND j.continue_flag = 0
+         AND NOT EXISTS (SELECT 1 FROM deps d WHERE d.qid = j.qid AND d.id = j.id AND d.pending = 1)`,
+      )
+      .all(qid) as { id: string }[];
+    for (const p of stuck) problems.push(`parent ${p.id} waits in waiting-children with no pending child`);
+    // A pending dependency names an existing child that still names this parent.
+    const orphans = s
+      .stmt(
+        `SELECT d.id, d.child_key FROM deps d LEFT JOIN jobs c ON c.qid = d.child_qid AND c.id = d.child_id
+         WHERE d.qid = ? AND d.pending = 1 AND (c.id IS NULL OR c.parent_qid IS NOT d.qid OR c.parent_id IS NOT d.id)`,
+      )
+      .all(qid) as { id: string; child_key: string }[];
+    for (const o of orphans) problems.push(`parent ${o.id} waits for child ${o.child_key}, which is gone or has another parent`);
+    const dedups = s
+      .stmt(
+        `SELECT d.dedup_id, d.job_id, j.state FROM dedup d LEFT JOIN jobs j ON j.qid = d.qid AND j.id = d.job_id
+         WHERE d.qid = ? AND d.expires_at IS NULL`,
+      )
+      .all(qid) as { dedup_id: string; job_id: string; state: string | null }[];
+    for (const d of dedups) {
+      if (d.state === null) problems.push(`deduplication id ${d.dedup_id} points to missing job ${d.job_id}`);
+      else if (d.state === 'completed' || d.state === 'failed') {
+        problems.push(`deduplication id ${d.dedup_id} still points to finished job ${d.job_id}`);
+      }
+    }
+    return problems;
+  }
+}
