@@ -1,0 +1,152 @@
+// Found by the fault suite (test/faults, rows network-half-open-defaults and network-half-open): a
+// worker whose connections went half-open (every byte dropped, nothing closed, as when a NAT or a
+// firewall forgets them) waited for ever on replies that would never come, and took no job again
+// after the network healed. With the user's socketTimeout it resumed, but late: a reconnect made
+// during the outage waited a whole timeout more in its set-up, and the idle wait's connection,
+// unused during the outage, was found dead only by the next wait. Hopper's connections now have
+// a reply deadline by default, a short set-up deadline, and reopen their idle connections when
+// the command connection was reopened.
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import {
+  BLOCKING_GRACE_MS,
+  DEFAULT_SOCKET_TIMEOUT_MS,
+  HANDSHAKE_TIMEOUT_MS,
+  blockingSocketTimeout,
+  openClient,
+  closeClient,
+} from '../../src/backend/redis/connection.js';
+import type { Job, Worker } from '../../src/index.js';
+import { BlackholeProxy } from '../helpers/blackhole-proxy.js';
+import { CutProxy } from '../helpers/cut-proxy.js';
+import { useHopper } from '../helpers/hopper.js';
+import { once, until } from '../helpers/wait.js';
+
+const env = useHopper();
+
+/** The shared Redis's address, for a proxy in front of it. */
+function target(): { host: string; port: number } {
+  const url = new URL(env.url);
+  return { host: url.hostname, port: Number(url.port) };
+}
+
+async function blackholeProxy(): Promise<BlackholeProxy> {
+  const { host, port } = target();
+  return env.track(await BlackholeProxy.start(port, host));
+}
+
+/**
+ * Cuts an idle worker's connections until its command connection has sent a command into the
+ * void (a heartbeat or a stall check: the idle wait's connection is then as dead, with its
+ * blocking pop pending), and heals at once. Returns when it healed.
+ */
+async function cut(proxy: BlackholeProxy, name: string, worker: Worker): Promise<number> {
+  const queue = env.queue(name);
+  await queue.add('before', {});
+  await once(worker, 'completed', (job: Job) => job.name === 'before');
+  proxy.blackhole();
+  await until(async () => proxy.sentIntoVoid.size > 0, 'the worker to send a command into the blackhole', 20_000);
+  proxy.heal();
+  return performance.now();
+}
+
+describe('half-open connections', () => {
+  it('a worker with the default connection options takes work again after its connections went half-open', async () => {
+    env.expectErrors(/Socket timeout/); // each dead connection is reported once, then reopened
+    const proxy = await blackholeProxy();
+    const name = env.queueName();
+    const worker = env.worker(name, async () => 'ok', { connection: proxy.url, drainDelay: 1, lockDuration: 4_000 });
+    const healedAt = await cut(proxy, name, worker);
+    await env.queue(name).add('after', {});
+    await once(worker, 'completed', (job: Job) => job.name === 'after', 30_000);
+    const resumedMs = performance.now() - healedAt;
+    // Within a reply deadline (the heartbeat that went into the void), a set-up and a reconnect.
+    expect(resumedMs).toBeLessThan(DEFAULT_SOCKET_TIMEOUT_MS + HANDSHAKE_TIMEOUT_MS + 3_000);
+  }, 40_000);
+
+  it("keeps the user's socketTimeout, and reopens the idle wait and the cancel subscription with the command connection", async () => {
+    env.expectErrors(/Socket timeout/);
+    const proxy = await blackholeProxy();
+    const name = env.queueName();
+    const { host } = target();
+    // The command connection's deadline is the user's 1 s; the idle wait's, drainDelay (5 s by
+    // default) plus the grace. The lock (2 min) is renewed at start only within this test: a
+    // cancellation can reach the worker only through its subscription.
+    const worker = env.worker(
+      name,
+      async (job, _token, signal) => {
+        if (job.name !== 'long') return 'ok';
+        await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
+        return 'aborted';
+      },
+      { connection: { host, port: proxy.port, socketTimeout: 1_000 }, lockDuration: 120_000, stalledInterval: 1_000 },
+    );
+    const healedAt = await cut(proxy, name, worker);
+    // The command connection is found dead within the user's deadline (Hopper's default is 10 s)
+    // and reopened; the worker's first claim then finds nothing.
+    await once(worker, 'drained', undefined, 15_000);
+    expect(performance.now() - healedAt).toBeLessThan(DEFAULT_SOCKET_TIMEOUT_MS / 2);
+    // A job added now can only wake the worker through its idle wait: on a new connection, at
+    // once (the old one would be found dead only 5 s or more after the cut, by its own deadline).
+    const queue = env.queue(name);
+    let at = performance.now();
+    await queue.add('after', {});
+    await once(worker, 'completed', (job: Job) => job.name === 'after', 15_000);
+    expect(performance.now() - at).toBeLessThan(2_000);
+    // The cancel subscription was reopened too: a cancellation reaches the running job at once.
+    const long = await queue.add('long', {});
+    await once(worker, 'active', (job: Job) => job.id === long.id);
+    at = performance.now();
+    expect(await queue.cancelJob(long.id as string, 'stop')).toBe('signalled');
+    const [, err] = await once<[Job, Error]>(worker, 'failed', (job) => job.id === long.id, 20_000);
+    expect(performance.now() - at).toBeLessThan(2_000);
+    expect(err.message).toMatch(/cancelled/);
+  }, 40_000);
+
+  it('a connection reset does not leave a stale reply deadline that drops the next, healthy connection', async () => {
+    const { port } = target();
+    const proxy = await CutProxy.start(port);
+    env.track(proxy);
+    const handle = openClient({ host: '127.0.0.1', port: proxy.port, socketTimeout: 800 }, 'worker');
+    env.track({ close: () => closeClient(handle) });
+    const client = handle.client as Redis;
+    const errors: string[] = [];
+    client.on('error', (err: Error) => errors.push(err.message));
+    await client.ping();
+    // A reply pending (its deadline armed), then the connection is reset: ioredis reconnects.
+    const marker = `half-open-${Math.random()}`;
+    const held = proxy.arm(marker);
+    const pending = client.call('ECHO', marker);
+    await held;
+    proxy.cut();
+    expect(await pending).toBe(marker); // re-sent on the new connection
+    // The new connection keeps answering past the old deadline: it is never dropped for it.
+    const until = performance.now() + 1_600;
+    let pings = 0;
+    while (performance.now() < until) {
+      await client.ping();
+      pings++;
+    }
+    expect(pings).toBeGreaterThan(1);
+    expect(errors.filter((m) => m.includes('Socket timeout'))).toEqual([]);
+  });
+
+  it('default deadlines: 10 s for replies; a blocking wait gets its block time plus a grace, the user value kept when longer', () => {
+    const own = openClient({ host: '127.0.0.1', port: 1, lazyConnect: true }, 'worker');
+    expect((own.client as Redis).options.socketTimeout).toBe(DEFAULT_SOCKET_TIMEOUT_MS);
+    void closeClient(own);
+    const users = openClient({ host: '127.0.0.1', port: 1, lazyConnect: true, socketTimeout: 20_000 }, 'command');
+    expect((users.client as Redis).options.socketTimeout).toBe(20_000);
+    void closeClient(users);
+    // A client the user passed in is borrowed as it is.
+    const borrowed = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true });
+    expect(openClient(borrowed, 'worker')).toEqual({ client: borrowed, owned: false });
+    expect(borrowed.options.socketTimeout).toBeUndefined();
+    borrowed.disconnect();
+    expect(blockingSocketTimeout(5_000, undefined)).toBe(5_000 + BLOCKING_GRACE_MS);
+    expect(blockingSocketTimeout(5_000, 6_000)).toBe(5_000 + BLOCKING_GRACE_MS); // raised: 6 s would drop every wait
+    expect(blockingSocketTimeout(5_000, 60_000)).toBe(60_000);
+    expect(blockingSocketTimeout(0, 6_000)).toBeUndefined(); // a wait without end cannot have a deadline
+    expect(blockingSocketTimeout(undefined, undefined)).toBe(DEFAULT_SOCKET_TIMEOUT_MS);
+  });
+});
