@@ -8,15 +8,17 @@ import {
   isolateWorker,
   killRandomly,
   killRedis,
+  PAST_LOCK_MS,
   produce,
+  produceUntilResumed,
+  resumedCriteria,
   schedulerCriteria,
   startScheduler,
   stopScheduler,
   work,
 } from './lib/row-kit.mjs';
-import { until } from './lib/admin.mjs';
-import { readRecords } from './lib/checker.mjs';
 import { HA_ROWS } from './rows-ha.mjs';
+import { NETNS_ROWS } from './rows-netns.mjs';
 import { TIME_ROWS } from './rows-time.mjs';
 
 /** The memory rows: Redis refused adds, each with a RedisFullError (an untyped refusal counts as unknown). */
@@ -29,21 +31,13 @@ function refusedAsFull(m) {
   return out;
 }
 
-/** A fault longer than the lock: a lock, two stall checks and a second (by then the job is rescued). */
-const PAST_LOCK_MS = LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000;
-
 /** The half-open row's user-set reply deadline (ioredis `socketTimeout`), below Hopper's default (10 s). */
 const SOCKET_TIMEOUT_MS = 6_000;
-
-/** How long the half-open rows keep producing once the isolated worker took work again. */
-const AFTER_RESUME_MS = 2_000;
 
 /**
  * A worker whose connections go half-open (blackhole) for longer than the lock. `socketTimeout`:
  * the worker connects with ioredis's `socketTimeout` (a user's own reply deadline, kept by
  * Hopper); without it, with Hopper's default connection options (its default reply deadline).
- * Production after the heal stops shortly after the isolated worker took a job again (or after
- * its full count: the row then fails).
  */
 function halfOpenRow(socketTimeout) {
   return {
@@ -55,26 +49,7 @@ function halfOpenRow(socketTimeout) {
         ? ` (with the user's ioredis socketTimeout, here ${SOCKET_TIMEOUT_MS} ms).`
         : " (default connection options: Hopper's reply deadline)."),
     workers: 2,
-    produce: async (ctx) => {
-      await ctx.producer.run({ count: 400, perSecond: 40, data: work(200, 300)(ctx.rand) });
-      await until(() => ctx.notes.healedAt, 60_000, 'the blackhole was not healed');
-      // Work after the heal, for the isolated worker to resume on.
-      let resumedAt;
-      const watch = setInterval(() => {
-        if (resumedAt === undefined && resumedEffect(ctx)) resumedAt = Date.now();
-      }, 250);
-      try {
-        await ctx.producer.run({
-          count: 600,
-          perSecond: 30,
-          from: 400,
-          data: work(100, 200)(ctx.rand),
-          stop: () => resumedAt !== undefined && Date.now() > resumedAt + AFTER_RESUME_MS,
-        });
-      } finally {
-        clearInterval(watch);
-      }
-    },
+    produce: produceUntilResumed,
     inject: (ctx) =>
       isolateWorker(ctx, {
         ms: PAST_LOCK_MS,
@@ -86,24 +61,8 @@ function halfOpenRow(socketTimeout) {
           : undefined,
       }),
     drainMs: 30_000,
-    verdict: (m, ctx) => {
-      const out = base(m);
-      const { isolatedPid: pid, healedAt } = ctx.notes;
-      const resumed = m.records.find((r) => r.pid === pid && r.t === 'effect' && r.at > healedAt);
-      if (resumed) ctx.notes.resumedAfterMs = resumed.at - healedAt;
-      else out.push('the isolated worker took no job after the heal: it hangs on its dead connections');
-      const exit = ctx.pool.exits.find((x) => x.pid === pid);
-      ctx.notes.isolatedExit = exit ? { code: exit.code, signal: exit.signal } : 'still running';
-      if (m.stalled < 1) out.push('no stall was detected: the isolated worker held no job, nothing was tested');
-      return out;
-    },
+    verdict: (m, ctx) => [...base(m), ...resumedCriteria(m, ctx)],
   };
-}
-
-/** The isolated worker's first effect after the heal, read from the effects file (undefined: none yet). */
-function resumedEffect(ctx) {
-  const { isolatedPid: pid, healedAt } = ctx.notes;
-  return readRecords(ctx.cfg.effects).find((r) => r.pid === pid && r.t === 'effect' && r.at > healedAt);
 }
 
 /**
@@ -425,6 +384,7 @@ export const ROWS = [
   },
   halfOpenRow(false),
   halfOpenRow(true),
+  ...NETNS_ROWS,
   {
     id: 'redis-kill-aof-always',
     title: 'Redis SIGKILL and restart, AOF appendfsync always',
