@@ -56,7 +56,7 @@ export async function isolateWorker(ctx, { warmMs = 2_000, ms, fault, overrides 
 }
 
 /** How long the isolating rows keep producing once the isolated worker took work again. */
-const AFTER_RESUME_MS = 2_000;
+const AFTER_RESUME_MS = 1_000;
 
 /** The isolated worker's first effect after the heal, read from the effects file (undefined: none yet). */
 function resumedEffect(ctx) {
@@ -67,7 +67,7 @@ function resumedEffect(ctx) {
 /**
  * The workload of the rows that cut one worker off for longer than the lock and require it to
  * take work again after the heal: 400 jobs at 40/s, then, from the heal, up to 600 at 30/s for
- * it to resume on, which stop 2 s after it did (or run to their end: the row then fails).
+ * it to resume on, which stop 1 s after it did (or run to their end: the row then fails).
  */
 export async function produceUntilResumed(ctx) {
   await ctx.producer.run({ count: 400, perSecond: 40, data: work(200, 300)(ctx.rand) });
