@@ -18,7 +18,7 @@ export type ConnectionOptions = RedisOptions | string | Redis | Cluster;
 /** A Redis or Cluster client. */
 export type RedisClient = Redis | Cluster;
 
-/** What the connection is for; blocking ones never time out a command and keep TCP alive. */
+/** What the connection is for; blocking ones keep TCP alive and their deadline follows their waits. */
 export type ClientRole = 'command' | 'worker' | 'blocking';
 
 /**
@@ -40,9 +40,9 @@ export const BLOCKING_GRACE_MS = 5_000;
 /**
  * How long a new connection's set-up (the commands ioredis sends once TCP is connected: client
  * name and info, the ready check) may go without any reply before the connection is dropped and
- * tried again (at most its `socketTimeout`). A healthy Redis answers them in milliseconds; a reconnect made
- * while the network is still cut would otherwise wait out a whole reply deadline after the
- * network heals.
+ * tried again (at most its `socketTimeout`). A healthy Redis answers them in milliseconds; a
+ * reconnect made while the network is still cut would otherwise wait out a whole reply deadline
+ * after the network heals.
  */
 export const HANDSHAKE_TIMEOUT_MS = 3_000;
 

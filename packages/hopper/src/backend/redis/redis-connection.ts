@@ -41,6 +41,8 @@ export abstract class RedisQueueConnection {
   protected readonly reportError: (err: Error) => void;
   /** The `socketTimeout` the user set, if any (blocking connections raise it to fit their waits). */
   private readonly userSocketTimeout: number | undefined;
+  /** Stops reopening the blocking connections with the command connection (set once one is open). */
+  private unwatchReconnects: (() => void) | undefined;
 
   constructor(options: RedisBackendOptions) {
     this.queueName = options.queueName;
@@ -51,10 +53,10 @@ export abstract class RedisQueueConnection {
     this.reportError = options.onConnectionError ?? (() => undefined);
     // A client the user passed in reports its errors to the user; ours report to the component.
     if (this.handle.owned) reportErrors(this.client, this.reportError);
-    this.onReconnect(() => this.refreshIdleConnections());
   }
 
   protected blockingClient(name?: string): RedisClient {
+    this.watchReconnects();
     const client = duplicateClient(this.client, 'blocking', name, blockingSocketTimeout(undefined, this.userSocketTimeout));
     reportErrors(client, this.reportError);
     return client;
@@ -74,6 +76,17 @@ export abstract class RedisQueueConnection {
    * claims, then waits on a new connection); the subscription and the events reader reconnect and
    * go on (ioredis subscribes again and re-sends the read).
    */
+  private watchReconnects(): void {
+    if (this.unwatchReconnects) return;
+    let seenReady = this.client.status === 'ready';
+    const onReady = (): void => {
+      if (seenReady) this.refreshIdleConnections();
+      seenReady = true;
+    };
+    this.client.on('ready', onReady);
+    this.unwatchReconnects = () => this.client.off('ready', onReady);
+  }
+
   private refreshIdleConnections(): void {
     if (this.waitClient?.status === 'ready') this.interruptWait();
     if (this.subscriber?.status === 'ready') dropSocket(this.subscriber);
@@ -94,6 +107,7 @@ export abstract class RedisQueueConnection {
   }
 
   async close(): Promise<void> {
+    this.unwatchReconnects?.();
     if (this.subscriber) disconnectNow(this.subscriber);
     this.subscriber = undefined;
     this.interruptWait();
@@ -103,6 +117,7 @@ export abstract class RedisQueueConnection {
   }
 
   disconnect(): void {
+    this.unwatchReconnects?.();
     if (this.subscriber) disconnectNow(this.subscriber);
     this.interruptWait();
     if (this.eventsClient) disconnectNow(this.eventsClient);
