@@ -11,8 +11,11 @@ import {
   closeClient,
   openClient,
 } from '../../src/backend/redis/connection.js';
+import type { Job } from '../../src/index.js';
+import { BlackholeProxy } from '../helpers/blackhole-proxy.js';
 import { CutProxy } from '../helpers/cut-proxy.js';
 import { useHopper } from '../helpers/hopper.js';
+import { once, until } from '../helpers/wait.js';
 
 const env = useHopper();
 
@@ -62,4 +65,39 @@ describe('connection deadlines', () => {
     expect(blockingSocketTimeout(0, 6_000)).toBeUndefined(); // a wait without end cannot have a deadline
     expect(blockingSocketTimeout(undefined, undefined)).toBe(DEFAULT_SOCKET_TIMEOUT_MS);
   });
+
+  it('reopens the cancel subscription with the command connection after a half-open outage', async () => {
+    env.expectErrors(/Socket timeout/);
+    const target = new URL(env.url);
+    const proxy = env.track(await BlackholeProxy.start(Number(target.port), target.hostname));
+    const name = env.queueName();
+    // A 2 min lock: within the test, only the subscription can bring a cancellation (the lock
+    // renewal's fallback runs once a minute).
+    const worker = env.worker(
+      name,
+      async (job, _token, signal) => {
+        if (job.name !== 'long') return 'ok';
+        await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
+        return 'aborted';
+      },
+      { connection: { host: target.hostname, port: proxy.port, socketTimeout: 2_000 }, stalledInterval: 1_000, lockDuration: 120_000 },
+    );
+    const queue = env.queue(name);
+    await queue.add('before', {});
+    await once(worker, 'completed', (job: Job) => job.name === 'before');
+    await until(async () => proxy.subscribed.size > 0, 'the worker to subscribe to the cancel channel');
+    proxy.blackhole();
+    await until(async () => proxy.sentIntoVoid.size > 0, 'the worker to send a command into the blackhole', 20_000);
+    proxy.heal();
+    const healed = proxy.accepted;
+    // The subscription is opened again, on a connection made after the heal.
+    await until(async () => [...proxy.subscribed].some((id) => id >= healed), 'the cancel subscription to be opened again', 15_000);
+    const long = await queue.add('long', {});
+    await once(worker, 'active', (job: Job) => job.id === long.id);
+    const at = performance.now();
+    expect(await queue.cancelJob(long.id as string, 'stop')).toBe('signalled');
+    const [, err] = await once<[Job, Error]>(worker, 'failed', (job) => job.id === long.id, 15_000);
+    expect(performance.now() - at).toBeLessThan(5_000);
+    expect(err.message).toMatch(/cancelled/);
+  }, 40_000);
 });

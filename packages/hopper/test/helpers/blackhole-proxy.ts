@@ -21,6 +21,8 @@ export class BlackholeProxy {
   private nextId = 0;
   /** Ids of the connections (in accept order) whose client sent bytes into the blackhole. */
   readonly sentIntoVoid = new Set<number>();
+  /** Ids of the connections whose client sent a SUBSCRIBE through (not into the blackhole). */
+  readonly subscribed = new Set<number>();
 
   private constructor(
     private readonly server: Server,
@@ -52,8 +54,12 @@ export class BlackholeProxy {
     const forward =
       (to: Socket) =>
       (chunk: Buffer): void => {
-        if (!pair.dead) to.write(chunk);
-        else if (to === upstream) this.sentIntoVoid.add(pair.id);
+        if (pair.dead) {
+          if (to === upstream) this.sentIntoVoid.add(pair.id);
+          return;
+        }
+        if (to === upstream && /subscribe/i.test(chunk.toString('latin1'))) this.subscribed.add(pair.id);
+        to.write(chunk);
       };
     client.on('data', forward(upstream));
     upstream.on('data', forward(client));

@@ -6,7 +6,8 @@
 // unused during the outage, was found dead only by the next wait. Hopper's connections now have
 // a reply deadline by default, a short set-up deadline, and reopen their idle connections when
 // the command connection was reopened.
-// The deadlines themselves are tested in test/backend-redis/connection-deadlines.test.ts.
+// The deadlines themselves, and the cancel subscription's reopening, are tested in
+// test/backend-redis/connection-deadlines.test.ts.
 import { describe, expect, it } from 'vitest';
 import type { Job, Worker } from '../../src/index.js';
 import { BlackholeProxy } from '../helpers/blackhole-proxy.js';
@@ -59,42 +60,28 @@ describe('half-open connections', () => {
     expect(resumedMs).toBeLessThan(DEFAULT_SOCKET_TIMEOUT_MS + HANDSHAKE_TIMEOUT_MS + 3_000);
   }, 40_000);
 
-  it("keeps the user's socketTimeout, and reopens the idle wait and the cancel subscription with the command connection", async () => {
+  it("keeps the user's socketTimeout, and reopens the idle wait with the command connection", async () => {
     env.expectErrors(/Socket timeout/);
     const proxy = await blackholeProxy();
     const name = env.queueName();
     const { host } = target();
-    // The command connection's deadline is the user's 1 s; the idle wait's, drainDelay (5 s by
-    // default) plus the grace. The lock (2 min) is renewed at start only within this test: a
-    // cancellation can reach the worker only through its subscription.
-    const worker = env.worker(
-      name,
-      async (job, _token, signal) => {
-        if (job.name !== 'long') return 'ok';
-        await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true }));
-        return 'aborted';
-      },
-      { connection: { host, port: proxy.port, socketTimeout: 1_000 }, lockDuration: 120_000, stalledInterval: 1_000 },
-    );
+    // The command connection's deadline is the user's 2 s (a stall check every second goes into
+    // the void); the idle wait's is drainDelay (5 s, the default) plus 5 s from its last BLPOP,
+    // sent as the cut began.
+    const worker = env.worker(name, async () => 'ok', {
+      connection: { host, port: proxy.port, socketTimeout: 2_000 },
+      stalledInterval: 1_000,
+    });
     const healedAt = await cut(proxy, name, worker);
     // The command connection is found dead within the user's deadline (Hopper's default is 10 s)
     // and reopened; the worker's first claim then finds nothing.
     await once(worker, 'drained', undefined, 15_000);
-    expect(performance.now() - healedAt).toBeLessThan(DEFAULT_SOCKET_TIMEOUT_MS / 2);
+    expect(performance.now() - healedAt).toBeLessThan(7_000);
     // A job added now can only wake the worker through its idle wait: on a new connection, at
-    // once (the old one would be found dead only 5 s or more after the cut, by its own deadline).
-    const queue = env.queue(name);
-    let at = performance.now();
-    await queue.add('after', {});
+    // once (the old one would be found dead by its own deadline only about 10 s after the cut).
+    const at = performance.now();
+    await env.queue(name).add('after', {});
     await once(worker, 'completed', (job: Job) => job.name === 'after', 15_000);
-    expect(performance.now() - at).toBeLessThan(2_000);
-    // The cancel subscription was reopened too: a cancellation reaches the running job at once.
-    const long = await queue.add('long', {});
-    await once(worker, 'active', (job: Job) => job.id === long.id);
-    at = performance.now();
-    expect(await queue.cancelJob(long.id as string, 'stop')).toBe('signalled');
-    const [, err] = await once<[Job, Error]>(worker, 'failed', (job) => job.id === long.id, 20_000);
-    expect(performance.now() - at).toBeLessThan(2_000);
-    expect(err.message).toMatch(/cancelled/);
+    expect(performance.now() - at).toBeLessThan(3_000);
   }, 40_000);
 });
