@@ -8,14 +8,17 @@ import {
   isolateWorker,
   killRandomly,
   killRedis,
+  PAST_LOCK_MS,
   produce,
+  produceUntilResumed,
+  resumedCriteria,
   schedulerCriteria,
   startScheduler,
   stopScheduler,
   work,
 } from './lib/row-kit.mjs';
-import { until } from './lib/admin.mjs';
 import { HA_ROWS } from './rows-ha.mjs';
+import { NETNS_ROWS } from './rows-netns.mjs';
 import { TIME_ROWS } from './rows-time.mjs';
 
 /** The memory rows: Redis refused adds, each with a RedisFullError (an untyped refusal counts as unknown). */
@@ -28,31 +31,25 @@ function refusedAsFull(m) {
   return out;
 }
 
-/** A fault longer than the lock: a lock, two stall checks and a second (by then the job is rescued). */
-const PAST_LOCK_MS = LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000;
-
-/** How long a connection may wait for data before ioredis drops it (the half-open rows' setting). */
+/** The half-open row's user-set reply deadline (ioredis `socketTimeout`), below Hopper's default (10 s). */
 const SOCKET_TIMEOUT_MS = 6_000;
 
 /**
  * A worker whose connections go half-open (blackhole) for longer than the lock. `socketTimeout`:
- * the worker connects with ioredis's `socketTimeout` (docs/reliability.md recommends it); without
- * it, the row is a reproduction of the hang it finds (not in the quick tier).
+ * the worker connects with ioredis's `socketTimeout` (a user's own reply deadline, kept by
+ * Hopper); without it, with Hopper's default connection options (its default reply deadline).
  */
 function halfOpenRow(socketTimeout) {
   return {
     id: socketTimeout ? 'network-half-open' : 'network-half-open-defaults',
     title: `Half-open connections (blackhole) between a worker and Redis, longer than the lock${socketTimeout ? ', socketTimeout set' : ', default connection options'}`,
     promise:
-      'A worker whose connections go silent without closing does not hang forever: its jobs are rescued and redone by the others, its late completions are rejected, and it takes work again once the network heals' +
-      (socketTimeout ? ` (with ioredis's socketTimeout, here ${SOCKET_TIMEOUT_MS} ms).` : ' (default connection options).'),
+      'A worker whose connections go silent without closing does not hang: its jobs are rescued and redone by the others, its late completions are rejected, and it takes work again once the network heals' +
+      (socketTimeout
+        ? ` (with the user's ioredis socketTimeout, here ${SOCKET_TIMEOUT_MS} ms).`
+        : " (default connection options: Hopper's reply deadline)."),
     workers: 2,
-    produce: async (ctx) => {
-      await ctx.producer.run({ count: 400, perSecond: 40, data: work(200, 300)(ctx.rand) });
-      await until(() => ctx.notes.healedAt, 60_000, 'the blackhole was not healed');
-      // Work after the heal, for the isolated worker to resume on.
-      await ctx.producer.run({ count: 600, perSecond: 30, from: 400, data: work(100, 200)(ctx.rand) });
-    },
+    produce: produceUntilResumed,
     inject: (ctx) =>
       isolateWorker(ctx, {
         ms: PAST_LOCK_MS,
@@ -64,17 +61,7 @@ function halfOpenRow(socketTimeout) {
           : undefined,
       }),
     drainMs: 30_000,
-    verdict: (m, ctx) => {
-      const out = base(m);
-      const { isolatedPid: pid, healedAt } = ctx.notes;
-      const resumed = m.records.find((r) => r.pid === pid && r.t === 'effect' && r.at > healedAt);
-      if (resumed) ctx.notes.resumedAfterMs = resumed.at - healedAt;
-      else out.push('the isolated worker took no job after the heal: it hangs on its dead connections');
-      const exit = ctx.pool.exits.find((x) => x.pid === pid);
-      ctx.notes.isolatedExit = exit ? { code: exit.code, signal: exit.signal } : 'still running';
-      if (m.stalled < 1) out.push('no stall was detected: the isolated worker held no job, nothing was tested');
-      return out;
-    },
+    verdict: (m, ctx) => [...base(m), ...resumedCriteria(m, ctx)],
   };
 }
 
@@ -119,9 +106,9 @@ const schedulersKillRow = {
 
 /**
  * Rows that reproduce a finding not fixed yet (docs/reliability.md, Findings): they fail, so
- * they are not in the quick tier; run them by name (--rows).
+ * they are not in the quick tier; run them by name (--rows). None today.
  */
-export const FINDING_ROWS = [halfOpenRow(false), halfOpenRow(true)];
+export const FINDING_ROWS = [];
 
 export const ROWS = [
   {
@@ -395,6 +382,9 @@ export const ROWS = [
     inject: (ctx) => isolateWorker(ctx, { ms: 6_000, fault: (p) => p.latency(300) }),
     verdict: (m) => [...base(m, { dupes: 'none' }), ...(m.stalled ? [`${m.stalled} stalls`] : [])],
   },
+  halfOpenRow(false),
+  halfOpenRow(true),
+  ...NETNS_ROWS,
   {
     id: 'redis-kill-aof-always',
     title: 'Redis SIGKILL and restart, AOF appendfsync always',

@@ -1,7 +1,7 @@
 // The processor processes of one row: forked from worker.mjs, supervised (a process that dies is
 // replaced, as a process manager would), and the targets of the worker faults. Every fault is
 // recorded with the pid it hit, so the checker can tell which duplicates a fault explains.
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const WORKER = fileURLToPath(new URL('../worker.mjs', import.meta.url));
@@ -27,12 +27,18 @@ export class WorkerPool {
     await Promise.all(Array.from({ length: this.opts.count }, () => this.spawn()));
   }
 
-  /** Starts one process; `overrides` change its config (say, its Redis URL), and it is not replaced when it dies. */
-  spawn(overrides) {
-    const child = fork(WORKER, [JSON.stringify({ ...this.cfg, ...overrides })], {
+  /**
+   * Starts one process; `overrides` change its config (say, its Redis URL), and it is not replaced
+   * when it dies. `exec`, a command prefix, runs it through another program (say, `ip netns exec
+   * <name>`, which enters a network namespace and executes node in place: same pid, IPC kept).
+   */
+  spawn(overrides, { exec } = {}) {
+    const args = [WORKER, JSON.stringify({ ...this.cfg, ...overrides })];
+    const options = {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       env: { ...process.env, HOPPER_FAULTS_EFFECTS: this.cfg.effects, ...this.opts.env },
-    });
+    };
+    const child = exec ? spawn(exec[0], [...exec.slice(1), process.execPath, ...args], options) : fork(args[0], args.slice(1), options);
     this.children.add(child);
     const ready = new Promise((resolve) => {
       child.on('message', (msg) => {

@@ -77,9 +77,10 @@ export class Producer {
   /**
    * Adds `count` jobs (times `scale`), ids `${idPrefix}${i}`, at about `perSecond`, at most `inFlight` adds at once.
    * `data(i)` and `opts(i)` give each job's data and options; `add(id, i)`, when given, replaces
-   * the plain add (say, with a flow). Resolves when every add has an outcome.
+   * the plain add (say, with a flow); `stop()`, when given, ends the run early once it returns
+   * true (checked before each add). Resolves when every add has an outcome.
    */
-  async run({ count, perSecond, idPrefix = 'j', data = () => ({}), opts = () => ({}), inFlight = 8, from = 0, add }) {
+  async run({ count, perSecond, idPrefix = 'j', data = () => ({}), opts = () => ({}), inFlight = 8, from = 0, add, stop }) {
     count = Math.max(1, Math.round(count * this.scale));
     const start = Date.now();
     const running = new Set();
@@ -87,6 +88,7 @@ export class Producer {
       const due = start + ((i - from) * 1000) / perSecond;
       const wait = due - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (stop?.()) break;
       while (running.size >= inFlight) await Promise.race(running);
       const id = `${idPrefix}${i}`;
       const p = (add ? add(id, i) : this.add(id, data(i), opts(i))).finally(() => running.delete(p));

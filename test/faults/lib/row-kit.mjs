@@ -2,6 +2,11 @@
 // keeps unless it says otherwise.
 import { LOCK, sleep } from './run-row.mjs';
 import { FaultProxy } from './proxy.mjs';
+import { until } from './admin.mjs';
+import { readRecords } from './checker.mjs';
+
+/** A fault longer than the lock: a lock, two stall checks and a second (by then the job is rescued). */
+export const PAST_LOCK_MS = LOCK.lockDuration + 2 * LOCK.stalledInterval + 1_000;
 
 export const work = (min, spread) => (rand) => () => ({ ms: min + Math.floor(rand() * spread) });
 
@@ -48,6 +53,53 @@ export async function isolateWorker(ctx, { warmMs = 2_000, ms, fault, overrides 
   entry.until = Date.now();
   ctx.notes.isolatedPid = child.pid;
   ctx.notes.healedAt = entry.until;
+}
+
+/** How long the isolating rows keep producing once the isolated worker took work again. */
+const AFTER_RESUME_MS = 1_000;
+
+/** The isolated worker's first effect after the heal, read from the effects file (undefined: none yet). */
+function resumedEffect(ctx) {
+  const { isolatedPid: pid, healedAt } = ctx.notes;
+  return readRecords(ctx.cfg.effects).find((r) => r.pid === pid && r.t === 'effect' && r.at > healedAt);
+}
+
+/**
+ * The workload of the rows that cut one worker off for longer than the lock and require it to
+ * take work again after the heal: 400 jobs at 40/s, then, from the heal, up to 600 at 30/s for
+ * it to resume on, which stop 1 s after it did (or run to their end: the row then fails).
+ */
+export async function produceUntilResumed(ctx) {
+  await ctx.producer.run({ count: 400, perSecond: 40, data: work(200, 300)(ctx.rand) });
+  await until(() => ctx.notes.healedAt, 60_000, 'the isolated worker was not healed');
+  let resumedAt;
+  const watch = setInterval(() => {
+    if (resumedAt === undefined && resumedEffect(ctx)) resumedAt = Date.now();
+  }, 250);
+  try {
+    await ctx.producer.run({
+      count: 600,
+      perSecond: 30,
+      from: 400,
+      data: work(100, 200)(ctx.rand),
+      stop: () => resumedAt !== undefined && Date.now() > resumedAt + AFTER_RESUME_MS,
+    });
+  } finally {
+    clearInterval(watch);
+  }
+}
+
+/** The isolated worker took a job after the heal (its delay noted), and its jobs were rescued. */
+export function resumedCriteria(m, ctx) {
+  const out = [];
+  const { isolatedPid: pid, healedAt } = ctx.notes;
+  const resumed = m.records.find((r) => r.pid === pid && r.t === 'effect' && r.at > healedAt);
+  if (resumed) ctx.notes.resumedAfterMs = resumed.at - healedAt;
+  else out.push('the isolated worker took no job after the heal: it hangs on its dead connections');
+  const exit = ctx.pool.exits.find((x) => x.pid === pid);
+  ctx.notes.isolatedExit = exit ? { code: exit.code, signal: exit.signal } : 'still running';
+  if (m.stalled < 1) out.push('no stall was detected: the isolated worker held no job, nothing was tested');
+  return out;
 }
 
 /** SIGKILLs a random worker process `times` times, every 0.7 to 1.6 s, from the first second. */

@@ -61,7 +61,8 @@ async function readStates(queue, ids) {
  * @param {object} row { id, redis?, topology?(), needs?(), env?(dir), scale?, workers?, concurrency?, maxStalledCount?,
  *   sandbox?, removeOnComplete?, onEffect?, unledgered?(id), produce(ctx), inject(ctx), heal?(ctx), drainMs?,
  *   inspect?(ctx, states), verdict(metrics, ctx, states) -> string[] (failures) }
- *   `needs()` names a missing tool (the row is then skipped, never passed); `topology()` gives the
+ *   `needs()` names a missing tool, or gives `{ reason }` the machine cannot run the row (the row is
+ *   then skipped, never passed); `topology()` gives the
  *   Redis deployment (default: one RedisProc with `row.redis`); `env(dir)` more environment for
  *   the processor processes.
  */
@@ -69,7 +70,10 @@ export async function runRow(row, { seed = 1, scale = 1, log = () => {} } = {}) 
   const T0 = Date.now();
   const phase = (name) => process.env.FAULTS_TIMING && console.log(`  [${row.id}] ${name} +${Date.now() - T0} ms`);
   const missing = await row.needs?.();
-  if (missing) return { id: row.id, title: row.title, pass: false, skipped: `skipped: ${missing} missing`, failures: [] };
+  if (missing) {
+    const skipped = typeof missing === 'object' ? `skipped: ${missing.reason}` : `skipped: ${missing} missing`;
+    return { id: row.id, title: row.title, pass: false, skipped, failures: [] };
+  }
   const dir = join(tmpdir(), 'hopper-faults', `${row.id}-${process.pid}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
   const effects = join(dir, 'effects.ndjson');

@@ -18,16 +18,63 @@ export type ConnectionOptions = RedisOptions | string | Redis | Cluster;
 /** A Redis or Cluster client. */
 export type RedisClient = Redis | Cluster;
 
-/** What the connection is for; blocking ones never time out a command and keep TCP alive. */
+/** What the connection is for; blocking ones keep TCP alive and their deadline follows their waits. */
 export type ClientRole = 'command' | 'worker' | 'blocking';
 
-function roleOptions(role: ClientRole): RedisOptions {
-  if (role === 'command') return {};
+/**
+ * The reply deadline of the connections Hopper opens, when `connection` sets no `socketTimeout`
+ * (ioredis's option): a connection that awaits a reply and receives nothing for this long is
+ * taken for dead (a half-open connection: a NAT or firewall that forgot it, a peer that vanished
+ * without closing it), dropped and reopened, and its pending commands are sent again (Hopper's
+ * writes are idempotent and fenced). Without it such a connection waits for ever: ioredis has no
+ * deadline by default, and TCP keepalive only probes idle connections, for minutes.
+ */
+export const DEFAULT_SOCKET_TIMEOUT_MS = 10_000;
+
+/**
+ * What a blocking wait (`BLPOP` for idle workers, `XREAD BLOCK` for QueueEvents) may take beyond
+ * its block time before its connection is taken for dead.
+ */
+export const BLOCKING_GRACE_MS = 5_000;
+
+/**
+ * How long a new connection's set-up (the commands ioredis sends once TCP is connected: client
+ * name and info, the ready check) may go without any reply before the connection is dropped and
+ * tried again (at most its `socketTimeout`). A healthy Redis answers them in milliseconds; a
+ * reconnect made while the network is still cut would otherwise wait out a whole reply deadline
+ * after the network heals.
+ */
+export const HANDSHAKE_TIMEOUT_MS = 3_000;
+
+/**
+ * The reply deadline of a blocking connection whose longest wait is `blockMs` (undefined: none
+ * yet; 0: for ever), given the `socketTimeout` the user set (if any): the user's, raised to the
+ * block time plus {@link BLOCKING_GRACE_MS} (a shorter one would drop every wait); none for a
+ * wait without end.
+ */
+export function blockingSocketTimeout(blockMs: number | undefined, userTimeout: number | undefined): number | undefined {
+  if (blockMs === undefined) return userTimeout ?? DEFAULT_SOCKET_TIMEOUT_MS;
+  if (blockMs === 0) return undefined;
+  return Math.max(blockMs + BLOCKING_GRACE_MS, userTimeout ?? 0);
+}
+
+/** The `socketTimeout` the user set on `connection` (options or a client), if any. */
+export function userSocketTimeout(connection: ConnectionOptions | undefined): number | undefined {
+  if (connection === undefined || typeof connection === 'string') return undefined;
+  if (isRedisClient(connection)) {
+    const options = (connection as { options?: RedisOptions & { redisOptions?: RedisOptions } }).options;
+    return options?.socketTimeout ?? options?.redisOptions?.socketTimeout;
+  }
+  return connection.socketTimeout;
+}
+
+function roleOptions(role: ClientRole, socketTimeout: number | undefined): RedisOptions {
+  if (role === 'command') return { socketTimeout };
   // Workers and blocking waits must ride out reconnects instead of failing commands after
   // ioredis's default 20 retries.
   return role === 'blocking'
-    ? { maxRetriesPerRequest: null, keepAlive: 30_000, enableReadyCheck: true }
-    : { maxRetriesPerRequest: null, keepAlive: 30_000 };
+    ? { maxRetriesPerRequest: null, keepAlive: 30_000, enableReadyCheck: true, socketTimeout }
+    : { maxRetriesPerRequest: null, keepAlive: 30_000, socketTimeout };
 }
 
 /** A client and whether Hopper owns it (and so must close it). */
@@ -58,22 +105,93 @@ export function openClient(connection: ConnectionOptions | undefined, role: Clie
     if (role === 'blocking') return { client: duplicateClient(connection, role), owned: true };
     return { client: connection, owned: false };
   }
-  if (typeof connection === 'string') {
-    return { client: new Redis(connection, roleOptions(role)), owned: true };
-  }
-  return { client: new Redis({ ...connection, ...roleOptions(role) }), owned: true };
+  // The user's socketTimeout is kept; without one, Hopper's reply deadline applies.
+  const socketTimeout = userSocketTimeout(connection) ?? DEFAULT_SOCKET_TIMEOUT_MS;
+  const client =
+    typeof connection === 'string'
+      ? new Redis(connection, roleOptions(role, socketTimeout))
+      : new Redis({ ...connection, ...roleOptions(role, socketTimeout) });
+  return { client: watchSocketTimeout(client), owned: true };
 }
 
 /**
  * A new client to the same server(s) as `client`, for `role`; `name` is its CLIENT SETNAME (set on
- * every connect; a single-node client only).
+ * every connect; a single-node client only); `socketTimeout` its reply deadline (a single-node
+ * client only; default: `client`'s).
  */
-export function duplicateClient(client: RedisClient, role: ClientRole, name?: string): RedisClient {
+export function duplicateClient(client: RedisClient, role: ClientRole, name?: string, socketTimeout?: number): RedisClient {
   // A single-node client of this or another copy of ioredis (an app's own: instanceof fails) takes the options.
-  if (client instanceof Redis || (client as { isCluster?: boolean }).isCluster === false) {
-    return (client as Redis).duplicate(name === undefined ? roleOptions(role) : { ...roleOptions(role), connectionName: name });
+  if (isSingleNode(client)) {
+    const options = roleOptions(role, socketTimeout ?? (client as Redis).options.socketTimeout);
+    return watchSocketTimeout((client as Redis).duplicate(name === undefined ? options : { ...options, connectionName: name }));
   }
   return client.duplicate();
+}
+
+function isSingleNode(client: RedisClient): boolean {
+  return client instanceof Redis || (client as { isCluster?: boolean }).isCluster === false;
+}
+
+/**
+ * Deadlines of a client Hopper owns, beyond ioredis's `socketTimeout`: a connection's set-up is
+ * bounded by {@link HANDSHAKE_TIMEOUT_MS}; and, working around an ioredis 5 behaviour, the
+ * `socketTimeout` timer armed on a connection that then closed for another reason (a reset),
+ * which stays armed and would later drop the next, healthy connection, is cleared at the close.
+ */
+function watchSocketTimeout(client: Redis): Redis {
+  let handshake: ReturnType<typeof setTimeout> | undefined;
+  const endHandshake = (): void => {
+    clearTimeout(handshake);
+    handshake = undefined;
+  };
+  client.on('connect', () => {
+    endHandshake();
+    const stream = client.stream;
+    const limit = Math.min(HANDSHAKE_TIMEOUT_MS, client.options.socketTimeout ?? Infinity);
+    handshake = setTimeout(() => {
+      handshake = undefined;
+      if (client.status === 'connect' && client.stream === stream) dropSocket(client);
+    }, limit);
+    handshake.unref();
+    // Any reply proves the path works (a Redis still loading its data answers the ready check, and
+    // ioredis waits for it to finish): only a silent set-up is cut short.
+    stream?.once('data', endHandshake);
+  });
+  client.on('ready', endHandshake);
+  client.on('close', () => {
+    endHandshake();
+    const state = client as unknown as { socketTimeoutTimer?: ReturnType<typeof setTimeout> };
+    if (state.socketTimeoutTimer === undefined) return;
+    clearTimeout(state.socketTimeoutTimer);
+    state.socketTimeoutTimer = undefined;
+  });
+  return client;
+}
+
+/**
+ * Sets the reply deadline of an owned single-node client (read by ioredis at each command):
+ * a blocking connection's deadline follows its wait's block time.
+ */
+export function setSocketTimeout(client: RedisClient, socketTimeout: number | undefined): void {
+  if (!isSingleNode(client)) return;
+  const options = (client as Redis).options;
+  if (options.socketTimeout !== socketTimeout) options.socketTimeout = socketTimeout;
+}
+
+/**
+ * Drops a single-node client's socket at once, without waiting for the peer (a half-open
+ * connection never answers a FIN): ioredis then reconnects (unless the client was disconnected
+ * on purpose) and sends its pending commands again.
+ */
+export function dropSocket(client: RedisClient): void {
+  if (!isSingleNode(client)) return;
+  (client as Redis).stream?.destroy();
+}
+
+/** Closes a client at once, for good: its pending commands fail, even on a half-open connection. */
+export function disconnectNow(client: RedisClient): void {
+  client.disconnect();
+  dropSocket(client);
 }
 
 /** Closes an owned client gracefully (QUIT), falling back to a disconnect. */
@@ -82,13 +200,13 @@ export async function closeClient(handle: ClientHandle): Promise<void> {
   const client = handle.client;
   if (client.status === 'end') return;
   if (client.status !== 'ready') {
-    client.disconnect();
+    disconnectNow(client);
     return;
   }
   try {
     await client.quit();
   } catch {
-    client.disconnect();
+    disconnectNow(client);
   }
 }
 

@@ -5,10 +5,15 @@
  */
 import type { ServerInfo } from '../backend.js';
 import {
+  blockingSocketTimeout,
   closeClient,
+  disconnectNow,
+  dropSocket,
   duplicateClient,
   openClient,
   reportErrors,
+  setSocketTimeout,
+  userSocketTimeout,
   type ClientHandle,
   type ConnectionOptions,
   type RedisClient,
@@ -36,21 +41,59 @@ export abstract class RedisQueueConnection {
   protected outputClients: RedisClient[] = [];
   protected subscriber: RedisClient | undefined;
   protected readonly reportError: (err: Error) => void;
+  /** The `socketTimeout` the user set, if any (blocking connections raise it to fit their waits). */
+  private readonly userSocketTimeout: number | undefined;
+  /** Stops reopening the blocking connections with the command connection (set once one is open). */
+  private unwatchReconnects: (() => void) | undefined;
 
   constructor(options: RedisBackendOptions) {
     this.queueName = options.queueName;
     this.keys = queueKeys(options.prefix, options.queueName);
     this.handle = openClient(options.connection, options.role);
     this.client = this.handle.client;
+    this.userSocketTimeout = userSocketTimeout(options.connection);
     this.reportError = options.onConnectionError ?? (() => undefined);
     // A client the user passed in reports its errors to the user; ours report to the component.
     if (this.handle.owned) reportErrors(this.client, this.reportError);
   }
 
   protected blockingClient(name?: string): RedisClient {
-    const client = duplicateClient(this.client, 'blocking', name);
+    this.watchReconnects();
+    const client = duplicateClient(this.client, 'blocking', name, blockingSocketTimeout(undefined, this.userSocketTimeout));
     reportErrors(client, this.reportError);
     return client;
+  }
+
+  /** Fits a blocking connection's reply deadline to a wait of `blockMs` (0: for ever; undefined: no wait). */
+  protected fitBlockingDeadline(client: RedisClient, blockMs: number | undefined): void {
+    setSocketTimeout(client, blockingSocketTimeout(blockMs, this.userSocketTimeout));
+  }
+
+  /**
+   * The command connection was reopened (it closed, or went silent past its reply deadline). The
+   * blocking connections share its network path, but an idle one is not probed by any deadline
+   * (the cancel subscription never awaits a reply; the idle wait's connection may have been
+   * unused through the outage) and would be found dead only by the next wait's deadline, or
+   * never: reopen the ones that think they are connected. A pending wait returns (the worker
+   * claims, then waits on a new connection); the subscription and the events reader reconnect and
+   * go on (ioredis subscribes again and re-sends the read).
+   */
+  private watchReconnects(): void {
+    if (this.unwatchReconnects) return;
+    let seenReady = this.client.status === 'ready';
+    const onReady = (): void => {
+      if (seenReady) this.refreshIdleConnections();
+      seenReady = true;
+    };
+    this.client.on('ready', onReady);
+    this.unwatchReconnects = () => this.client.off('ready', onReady);
+  }
+
+  private refreshIdleConnections(): void {
+    if (this.waitClient?.status === 'ready') this.interruptWait();
+    if (this.subscriber?.status === 'ready') dropSocket(this.subscriber);
+    if (this.eventsClient?.status === 'ready') dropSocket(this.eventsClient);
+    for (const client of this.outputClients) if (client.status === 'ready') dropSocket(client);
   }
 
   async connect(): Promise<ServerInfo> {
@@ -67,21 +110,23 @@ export abstract class RedisQueueConnection {
   }
 
   async close(): Promise<void> {
-    this.subscriber?.disconnect();
+    this.unwatchReconnects?.();
+    if (this.subscriber) disconnectNow(this.subscriber);
     this.subscriber = undefined;
     this.interruptWait();
-    this.eventsClient?.disconnect();
+    if (this.eventsClient) disconnectNow(this.eventsClient);
     this.eventsClient = undefined;
-    for (const client of this.outputClients.splice(0)) client.disconnect();
+    for (const client of this.outputClients.splice(0)) disconnectNow(client);
     await closeClient(this.handle);
   }
 
   disconnect(): void {
-    this.subscriber?.disconnect();
+    this.unwatchReconnects?.();
+    if (this.subscriber) disconnectNow(this.subscriber);
     this.interruptWait();
-    this.eventsClient?.disconnect();
-    for (const client of this.outputClients.splice(0)) client.disconnect();
-    if (this.handle.owned) this.client.disconnect();
+    if (this.eventsClient) disconnectNow(this.eventsClient);
+    for (const client of this.outputClients.splice(0)) disconnectNow(client);
+    if (this.handle.owned) disconnectNow(this.client);
   }
 
   onReconnect(listener: () => void): void {
@@ -95,8 +140,10 @@ export abstract class RedisQueueConnection {
   async waitForWork(timeoutMs: number): Promise<boolean> {
     this.waitClient ??= this.blockingClient();
     const client = this.waitClient;
+    const blockMs = Math.max(timeoutMs, 1);
+    this.fitBlockingDeadline(client, blockMs);
     try {
-      const reply = await client.call('BLPOP', [this.keys.marker, Math.max(timeoutMs, 1) / 1000]);
+      const reply = await client.call('BLPOP', [this.keys.marker, blockMs / 1000]);
       return reply !== null;
     } catch (err) {
       // An interrupted wait (close, disconnect) is not an error: the caller re-checks its state.
@@ -112,7 +159,8 @@ export abstract class RedisQueueConnection {
   interruptWait(): void {
     const client = this.waitClient;
     this.waitClient = undefined;
-    client?.disconnect();
+    // At once: a wait on a half-open connection would never see the close complete.
+    if (client) disconnectNow(client);
   }
 
   /** Subscribes to the queue's cancel channel on a connection of its own (opened once). */

@@ -73,6 +73,7 @@ export abstract class RedisQueueOutput extends RedisQueueRelease {
     const client = (this.outputClients[lane] ??= this.blockingClient());
     const streams = [this.keys.outputWake, ...reads.map((r) => this.keys.output(r.id))];
     const ids = [wakeAfter === '' ? '$' : wakeAfter, ...reads.map((r) => r.after)];
+    this.fitBlockingDeadline(client, blockMs);
     const reply = (await client.call('XREAD', ['COUNT', count, 'BLOCK', blockMs, 'STREAMS', ...streams, ...ids])) as
       [string, RawEntry[]][] | null;
     const entries = new Map<string, OutputEntry[]>();

@@ -22,6 +22,7 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
     const args: (string | number)[] = ['COUNT', count];
     if (blockMs >= 0) args.push('BLOCK', blockMs);
     args.push('STREAMS', this.keys.events, from);
+    this.fitBlockingDeadline(this.eventsClient, blockMs >= 0 ? blockMs : undefined);
     const reply = (await this.eventsClient.call('XREAD', args)) as [string, [string, string[]][]][] | null;
     const events = [];
     for (const [id, raw] of reply?.[0]?.[1] ?? []) {
