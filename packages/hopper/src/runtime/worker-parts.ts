@@ -15,6 +15,8 @@ import { SchedulerTick } from '../maintenance/scheduler-tick.js';
 import { StallRescuer } from '../maintenance/stall-rescuer.js';
 import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
 import { attemptRecorder, JobMeter, traceAttempt } from '../telemetry/trace.js';
+import { LatencyRecorder } from '../telemetry/latency-recorder.js';
+import { InvalidOptionsError } from '../job/errors.js';
 import { heartbeat, startLimitError, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from '../api/worker-options.js';
 import { Claims } from './claims.js';
 import { Completer } from './completer.js';
@@ -67,6 +69,7 @@ export interface WorkerParts {
   fetcher: ManualFetcher;
   schedulerTick: SchedulerTick;
   metrics: MetricsRecorder | undefined;
+  latency: LatencyRecorder | undefined;
   failKeep: Retention;
   lockDuration: number;
   closeTimeout: number;
@@ -100,6 +103,11 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
   const maxDataPoints = metricsDataPoints(opts.metrics);
   const metrics =
     maxDataPoints === undefined ? undefined : new MetricsRecorder({ backend, clock, maxDataPoints, onError: (err) => host.emitError(err) });
+  if (opts.latencyMetrics !== undefined && typeof opts.latencyMetrics !== 'boolean') {
+    throw new InvalidOptionsError(`latencyMetrics must be a boolean, got ${JSON.stringify(opts.latencyMetrics)}.`);
+  }
+  const latency = opts.latencyMetrics === false ? undefined : new LatencyRecorder({ backend, clock });
+  const recorded = attemptRecorder(jobMeter, metrics);
   const completer = new Completer();
   const claims = new Claims();
 
@@ -114,7 +122,15 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     isClosed: () => host.isClosed(),
     schedulePump: () => dispatcher.schedulePump(),
     emit: (event, ...args) => host.emit(event, ...args),
-    onRecorded: attemptRecorder(jobMeter, metrics),
+    onRecorded:
+      latency && recorded
+        ? (batch, item, code, now) => {
+            recorded(batch, item, code, now);
+            latency.note(item.job, now);
+          }
+        : latency
+          ? (_batch, item, _code, now) => latency.note(item.job, now)
+          : recorded,
     onError: (err) => host.emitError(err),
   });
   const executor = new Executor({
@@ -240,6 +256,7 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     fetcher,
     schedulerTick,
     metrics,
+    latency,
     failKeep,
     lockDuration,
     closeTimeout,
