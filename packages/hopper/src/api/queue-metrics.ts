@@ -7,7 +7,7 @@ import type { JobCountType } from '../job/states.js';
 import { InvalidOptionsError } from '../job/errors.js';
 import type { Metrics } from '../telemetry/metrics-recorder.js';
 import { LATENCY_BUCKETS_MS } from '../telemetry/latency-recorder.js';
-import type { LatencyKind } from '../backend/backend.js';
+import type { LatencyKind, SchedulerLastRun } from '../backend/backend.js';
 import { MetricNames, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
 import { validateTelemetry } from '../telemetry/trace.js';
 import { refuseUnsupported } from '../job/compat.js';
@@ -53,6 +53,8 @@ export interface ExactMetrics {
   /** Outcome counts per job name; names past the label limit (50 per queue) are counted as `other`. */
   counters: { outcome: JobOutcome; name: string; count: number }[];
   histograms: LatencyHistogram[];
+  /** Each scheduler's last recorded run: when its attempt ended (ms), how long it ran, and how it ended. */
+  lastRuns: SchedulerLastRun[];
 }
 
 // `any` defaults keep BullMQ's generic signature.
@@ -119,7 +121,7 @@ export abstract class QueueMetrics<DataType = any, ResultType = any, NameType ex
       buckets[buckets.length - 1].count = running;
       return { kind: h.kind, label: h.label, sum: h.sum, count: running, buckets };
     });
-    return { counters, histograms };
+    return { counters, histograms, lastRuns: record.lastRuns };
   }
 
   /**

@@ -383,8 +383,8 @@ export interface QueueBackend {
   recordMetrics(type: MetricsType, buckets: MetricsBucket[], maxDataPoints: number): Promise<void>;
   /** Reads the metrics of `type`: the totals and the data points (newest first) of rank range `start..end`. */
   getMetrics(type: MetricsType, start: number, end: number): Promise<MetricsRecord>;
-  /** Adds a worker's latency histogram counts (at most 200 entries per call; recordLatency.lua). */
-  recordLatency(entries: LatencyEntry[]): Promise<void>;
+  /** Adds a worker's latency histogram counts and its schedulers' last runs (recordLatency.lua). */
+  recordLatency(entries: LatencyEntry[], lastRuns: SchedulerLastRun[]): Promise<void>;
   /** Reads the exact outcome counters and latency histograms every script and worker wrote. */
   getExactMetrics(): Promise<ExactMetricsRecord>;
 
@@ -420,8 +420,22 @@ export interface LatencyEntry {
   counts: number[];
 }
 
+/** How a scheduler's last run ended: its attempt completed, failed for good, or failed and will be retried. */
+export type LastRunOutcome = 'completed' | 'failed' | 'retried';
+
+/** A scheduler's last recorded run (the newest by finish time wins across workers). */
+export interface SchedulerLastRun {
+  scheduler: string;
+  /** When its attempt was recorded, ms (Redis time). */
+  finishedAt: number;
+  durationMs: number;
+  outcome: LastRunOutcome;
+}
+
 /** The exact counters and histograms stored for a queue (see docs/metrics.md). */
 export interface ExactMetricsRecord {
+  /** Each scheduler's last recorded run. */
+  lastRuns: SchedulerLastRun[];
   /** Outcome counts per job name (`other`: names past the label limit). */
   counters: { outcome: string; name: string; count: number }[];
   /** Histograms per label: non-cumulative bucket counts (index: LATENCY_BUCKETS_MS, last = +Inf) and sums in ms. */

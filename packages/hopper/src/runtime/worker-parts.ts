@@ -4,7 +4,15 @@
  * in batches, lock renewal, stall rescue, shutdown, manual fetching and the scheduler tick. The
  * Worker keeps its public API and its state (running, paused, closing); this is its wiring.
  */
-import type { ClaimedJob, QueueBackend, Retention } from '../backend/backend.js';
+import {
+  WriteCode,
+  type ClaimedJob,
+  type Completion,
+  type Failure,
+  type LastRunOutcome,
+  type QueueBackend,
+  type Retention,
+} from '../backend/backend.js';
 import type { Clock } from '../clock/clock.js';
 import { LockLostError } from '../job/errors.js';
 import type { StrategyFn } from '../job/failure.js';
@@ -126,10 +134,10 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
       latency && recorded
         ? (batch, item, code, now) => {
             recorded(batch, item, code, now);
-            latency.note(item.job, now);
+            latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code));
           }
         : latency
-          ? (_batch, item, _code, now) => latency.note(item.job, now)
+          ? (batch, item, code, now) => latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code))
           : recorded,
     onError: (err) => host.emitError(err),
   });
@@ -261,4 +269,11 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     lockDuration,
     closeTimeout,
   };
+}
+
+/** How a recorded attempt left its job, for a scheduler's last run. */
+function lastRunOutcome(kind: 'complete' | 'fail', ack: Completion | Failure, code: WriteCode): LastRunOutcome {
+  if (code === WriteCode.Cancelled) return 'failed';
+  if (kind === 'complete') return 'completed';
+  return (ack as Failure).retryDelay < 0 ? 'failed' : 'retried';
 }

@@ -9,7 +9,7 @@
  * All three durations come from Redis's clock (the job's timestamp, processedOn and the `now` of
  * the acknowledging call).
  */
-import type { LatencyEntry, LatencyKind, QueueBackend } from '../backend/backend.js';
+import type { LastRunOutcome, LatencyEntry, LatencyKind, QueueBackend, SchedulerLastRun } from '../backend/backend.js';
 import type { Clock, ClockTimer } from '../clock/clock.js';
 
 /** Bucket upper bounds, ms (Prometheus `le`, in seconds: 0.005 ... 3600; then +Inf). */
@@ -41,21 +41,31 @@ export interface LatencySample {
 
 export class LatencyRecorder {
   private pending = new Map<string, LatencyEntry>();
+  private lastRuns = new Map<string, SchedulerLastRun>();
   private timer: ClockTimer | undefined;
   private writing: Promise<void> = Promise.resolve();
   private stopped = false;
 
   constructor(private readonly o: { backend: QueueBackend; clock: Clock }) {}
 
-  /** Counts one recorded attempt of `job`, acknowledged at `now` (Redis time). */
-  note(job: LatencySample, now: number): void {
+  /**
+   * Counts one recorded attempt of `job`, acknowledged at `now` (Redis time), that left the job
+   * `outcome` (a scheduler's occurrence: remembered as its scheduler's last run).
+   */
+  note(job: LatencySample, now: number, outcome: LastRunOutcome): void {
     const started = job.processedOn;
     if (started === undefined || started <= 0) return;
     this.add('run', job.name, now - started);
+    const scheduled = job.id !== undefined ? SCHEDULED.exec(job.id) : null;
     if (job.attemptsStarted === 1) {
       this.add('wait', job.name, started - job.timestamp - (job.delay > 0 ? job.delay : 0));
-      const scheduled = job.id !== undefined ? SCHEDULED.exec(job.id) : null;
       if (scheduled) this.add('lateness', scheduled[1], started - Number(scheduled[2]));
+    }
+    if (scheduled) {
+      const last = this.lastRuns.get(scheduled[1]);
+      if ((last || this.lastRuns.size < MAX_LABELS) && (!last || last.finishedAt <= now)) {
+        this.lastRuns.set(scheduled[1], { scheduler: scheduled[1], finishedAt: now, durationMs: Math.max(0, now - started), outcome });
+      }
     }
     if (this.stopped || this.timer) return;
     this.timer = this.o.clock.setTimeout(() => {
@@ -96,12 +106,15 @@ export class LatencyRecorder {
   }
 
   private async write(): Promise<void> {
-    if (this.pending.size === 0) return;
+    if (this.pending.size === 0 && this.lastRuns.size === 0) return;
     const entries = [...this.pending.values()];
+    const lastRuns = [...this.lastRuns.values()];
     this.pending = new Map();
+    this.lastRuns = new Map();
     try {
-      await this.o.backend.recordLatency(entries);
+      await this.o.backend.recordLatency(entries, lastRuns);
     } catch (err) {
+      for (const run of lastRuns) if (!this.lastRuns.has(run.scheduler)) this.lastRuns.set(run.scheduler, run);
       // Kept for the next flush, merged with what was counted meanwhile.
       for (const e of entries) {
         const key = `${e.kind}\u0000${e.label}`;

@@ -118,5 +118,6 @@ describe('exact metrics: outcome counters and latency histograms in Redis', () =
     const m = await queue.getExactMetrics();
     const late = m.histograms.find((h) => h.kind === 'lateness' && h.label === 'tick');
     expect(late?.count).toBe(1);
+    expect(m.lastRuns).toEqual([{ scheduler: 'tick', finishedAt: expect.any(Number), durationMs: 0, outcome: 'completed' }]);
   });
 });

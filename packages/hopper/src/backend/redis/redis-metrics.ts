@@ -2,7 +2,16 @@
  * The metrics of finished jobs in Redis (BullMQ's layout, see recordMetrics.lua): the write that
  * adds a worker's per-minute counts, and the read behind `queue.getMetrics`.
  */
-import type { ExactMetricsRecord, LatencyEntry, LatencyKind, MetricsBucket, MetricsRecord, MetricsType } from '../backend.js';
+import type {
+  ExactMetricsRecord,
+  LastRunOutcome,
+  LatencyEntry,
+  LatencyKind,
+  MetricsBucket,
+  MetricsRecord,
+  MetricsType,
+  SchedulerLastRun,
+} from '../backend.js';
 import type { RedisClient } from './connection.js';
 import type { QueueKeys } from './keys.js';
 import { runScript } from './script-runner.js';
@@ -57,14 +66,23 @@ export const LATENCY_ENTRIES_PER_CALL = 200;
 const KIND_CODE = { wait: 'w', run: 'r', lateness: 'l' } as const;
 const CODE_KIND: Record<string, LatencyKind> = { w: 'wait', r: 'run', l: 'lateness' };
 
-/** Adds latency histogram counts, in calls of at most 200 entries. */
-export async function recordLatency(client: RedisClient, keys: QueueKeys, entries: LatencyEntry[]): Promise<void> {
+const OUTCOME_CODE = { completed: 1, failed: 2, retried: 3 } as const;
+const CODE_OUTCOME: Record<string, LastRunOutcome> = { 1: 'completed', 2: 'failed', 3: 'retried' };
+
+/** Adds latency histogram counts and schedulers' last runs, in calls of at most 200 entries. */
+export async function recordLatency(
+  client: RedisClient,
+  keys: QueueKeys,
+  entries: LatencyEntry[],
+  lastRuns: SchedulerLastRun[],
+): Promise<void> {
   const routing = { histograms: keys.histograms, names: keys.counterNames, schedulers: keys.schedulerLabels };
-  for (let i = 0; i < entries.length; i += LATENCY_ENTRIES_PER_CALL) {
-    const rest = entries
-      .slice(i, i + LATENCY_ENTRIES_PER_CALL)
-      .flatMap((e) => [KIND_CODE[e.kind], e.label, [Math.round(e.sum), ...e.counts].join(',')]);
-    await runScript(client, SCRIPTS.recordLatency, routing, {}, rest);
+  const all = [
+    ...entries.map((e) => [KIND_CODE[e.kind], e.label, [Math.round(e.sum), ...e.counts].join(',')]),
+    ...lastRuns.map((r) => ['x', r.scheduler, `${r.finishedAt},${Math.round(r.durationMs)},${OUTCOME_CODE[r.outcome]}`]),
+  ];
+  for (let i = 0; i < all.length; i += LATENCY_ENTRIES_PER_CALL) {
+    await runScript(client, SCRIPTS.recordLatency, routing, {}, all.slice(i, i + LATENCY_ENTRIES_PER_CALL).flat());
   }
 }
 
@@ -82,7 +100,14 @@ export async function getExactMetrics(client: RedisClient, keys: QueueKeys): Pro
     counters.push({ outcome: field.slice(0, sep), name: field.slice(sep + 1), count: Number(value) || 0 });
   }
   const byLabel = new Map<string, ExactMetricsRecord['histograms'][number]>();
+  const lastRuns: SchedulerLastRun[] = [];
   for (const [field, value] of Object.entries(histogramFields)) {
+    if (field.startsWith('x:')) {
+      const [finishedAt, durationMs, code] = value.split(',');
+      const outcome = CODE_OUTCOME[code];
+      if (outcome) lastRuns.push({ scheduler: field.slice(2), finishedAt: Number(finishedAt), durationMs: Number(durationMs), outcome });
+      continue;
+    }
     // `<kind>:<bucket or s>:<label>`: the label is everything after the second colon.
     const first = field.indexOf(':');
     const second = field.indexOf(':', first + 1);
@@ -105,5 +130,5 @@ export async function getExactMetrics(client: RedisClient, keys: QueueKeys): Pro
       }
     }
   }
-  return { counters, histograms: [...byLabel.values()] };
+  return { counters, histograms: [...byLabel.values()], lastRuns };
 }

@@ -11,6 +11,7 @@ import type {
   MetricsBucket,
   MetricsRecord,
   MetricsType,
+  SchedulerLastRun,
   SchedulerRecord,
   StateCounts,
 } from '../backend.js';
@@ -279,8 +280,8 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
     return getMetrics(this.client, this.keys, type, start, end);
   }
 
-  async recordLatency(entries: LatencyEntry[]): Promise<void> {
-    await recordLatency(this.client, this.keys, entries);
+  async recordLatency(entries: LatencyEntry[], lastRuns: SchedulerLastRun[]): Promise<void> {
+    await recordLatency(this.client, this.keys, entries, lastRuns);
   }
 
   async getExactMetrics(): Promise<ExactMetricsRecord> {
