@@ -23,12 +23,12 @@ function start(args: string[], ready: RegExp): Promise<{ child: ChildProcess; ma
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = ready.exec(out);
       if (match) resolve({ child, match, exited });
     });
-    child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     void exited.then((code) => reject(new Error(`hopper ${args.join(' ')} exited ${code} before it was ready: ${err}`)));
   });
 }

@@ -31,6 +31,11 @@ export interface HopperMetricsOptions {
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 
+/** Hopper's typed error for a bad option (typed as Error: its declaration hides its Error base from the linter). */
+function invalid(message: string): Error {
+  return new InvalidOptionsError(message);
+}
+
 /**
  * Registers Hopper's metrics in a prom-client registry.
  *
@@ -55,16 +60,16 @@ export class HopperMetrics {
   constructor(opts: HopperMetricsOptions = {}) {
     const prefix = opts.metricPrefix ?? 'hopper_';
     if (typeof prefix !== 'string' || (prefix !== '' && !NAME.test(prefix))) {
-      throw new InvalidOptionsError(`metricPrefix must match [a-zA-Z_:][a-zA-Z0-9_:]*, got ${JSON.stringify(opts.metricPrefix)}.`);
+      throw invalid(`metricPrefix must match [a-zA-Z_:][a-zA-Z0-9_:]*, got ${JSON.stringify(opts.metricPrefix)}.`);
     }
     const top = opts.groups?.top ?? 0;
     if (!Number.isInteger(top) || top < 0 || top > 1000) {
-      throw new InvalidOptionsError(`groups.top must be an integer from 0 to 1000, got ${JSON.stringify(opts.groups?.top)}.`);
+      throw invalid(`groups.top must be an integer from 0 to 1000, got ${JSON.stringify(opts.groups?.top)}.`);
     }
     const cacheMs = opts.cacheMs ?? 1000;
-    if (!Number.isFinite(cacheMs) || cacheMs < 0) throw new InvalidOptionsError(`cacheMs must be a number >= 0, got ${cacheMs}.`);
+    if (!Number.isFinite(cacheMs) || cacheMs < 0) throw invalid(`cacheMs must be a number >= 0, got ${cacheMs}.`);
     if (opts.queues !== undefined && (!Array.isArray(opts.queues) || opts.queues.some((q) => typeof q !== 'string' || q === ''))) {
-      throw new InvalidOptionsError(`queues must be an array of queue names, got ${JSON.stringify(opts.queues)}.`);
+      throw invalid(`queues must be an array of queue names, got ${JSON.stringify(opts.queues)}.`);
     }
     this.registry = opts.registry ?? new Registry();
     this.queues = opts.queues;

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
-import { collect, once } from '../../hopper/test/helpers/wait.js';
+import { collect } from '../../hopper/test/helpers/wait.js';
 import { HopperMetrics, parseRedisInfo, startMetricsServer } from '../src/index.js';
 import { parseText, sum } from './prom-text.js';
 
@@ -88,7 +88,9 @@ describe('@hopper/metrics', () => {
           await closed;
         }),
       );
-      await Promise.all(children.map((c) => (c.exitCode === null ? once(c, 'exit') : undefined)));
+      await Promise.all(
+        children.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(c.exitCode) : c.once('exit', resolve)))),
+      );
       expect(children.map((c) => c.exitCode)).toEqual([0, 0]);
       const metrics = new HopperMetrics({ connection: env.url, prefix: env.prefix, queues: [name] });
       try {

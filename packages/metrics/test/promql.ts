@@ -236,7 +236,7 @@ export function evaluate(expr: string, scrapes: Scrapes): Element[] {
   };
 
   const binary = (left: Value, op: string, right: Value): Value => {
-    const compare = COMPARE[op];
+    const compare = op in COMPARE ? COMPARE[op] : undefined;
     const apply = (a: number, b: number): number | undefined => {
       if (compare) return compare(a, b) ? a : undefined;
       return ARITH[op](a, b);
@@ -275,7 +275,7 @@ export function evaluate(expr: string, scrapes: Scrapes): Element[] {
 
   const level = (ops: string[], next: () => Value) => (): Value => {
     let left = next();
-    while (peek()?.t === 'op' && ops.includes(peek()!.v)) {
+    while (peek()?.t === 'op' && ops.includes(String(peek()!.v))) {
       const op = (tokens[pos++] as { v: string }).v;
       left = binary(left, op, next());
     }
