@@ -79,6 +79,24 @@ describe('exact metrics: outcome counters and latency histograms in Redis', () =
     expect(slowRun?.sum).toBe(2 * 60_100);
   });
 
+  it('counts an active job cancelled from another process once, as cancelled (not failed)', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const worker = env.worker(name, async (_job, _token, signal) => {
+      await new Promise((resolve) => signal?.addEventListener('abort', resolve));
+      throw new Error('aborted');
+    });
+    const job = await queue.add('long', {});
+    await once(worker, 'active');
+    const failed = once(worker, 'failed');
+    await queue.cancelJob(job.id as string);
+    await failed;
+    const m = await queue.getExactMetrics();
+    expect(count(m, 'cancelled', 'long')).toBe(1);
+    expect(count(m, 'failed', 'long')).toBe(0);
+    expect(count(m, 'retried', 'long')).toBe(0);
+  });
+
   it('counts stalls, and a job failed for stalling', async () => {
     const name = env.queueName();
     const queue = env.queue(name);
