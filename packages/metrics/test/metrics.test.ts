@@ -130,6 +130,26 @@ describe('@hopper/metrics', () => {
     });
   });
 
+  it('exports group labels only when asked, for the top N groups by backlog', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.addBulk([
+      ...Array.from({ length: 3 }, () => ({ name: 'x', data: {}, opts: { group: { id: 'big' } } })),
+      { name: 'x', data: {}, opts: { group: { id: 'small' } } },
+    ]);
+    const plain = new HopperMetrics({ connection: env.url, prefix: env.prefix, queues: [name] });
+    const grouped = new HopperMetrics({ connection: env.url, prefix: env.prefix, queues: [name], groups: { top: 1 } });
+    try {
+      expect(parseText(await plain.metrics()).filter((s) => s.name === 'hopper_group_jobs')).toEqual([]);
+      const samples = parseText(await grouped.metrics()).filter((s) => s.name === 'hopper_group_jobs');
+      expect(samples.map((s) => s.labels.group)).toEqual(['big', 'big', 'big']);
+      expect(sum(samples, 'hopper_group_jobs', { queue: name, group: 'big', state: 'waiting' })).toBe(3);
+    } finally {
+      await plain.close();
+      await grouped.close();
+    }
+  });
+
   it('refuses bad options with a typed error', () => {
     expect(() => new HopperMetrics({ metricPrefix: 'bad prefix' })).toThrow(/metricPrefix/);
     expect(() => new HopperMetrics({ groups: { top: -1 } })).toThrow(/groups.top/);
