@@ -56,7 +56,7 @@ await metrics.close();
 
 // 2. A /metrics endpoint (what `hopper metrics --port 9464` runs), on loopback.
 const server = await startMetricsServer({ port: 0, connection, prefix });
-const scraped = await (await fetch(server.url)).text();
+const scraped = await (await globalThis.fetch(server.url)).text();
 console.log(`GET /metrics: ${scraped.split('\n').filter((l) => l.startsWith('hopper_')).length} samples`);
 await server.close();
 
