@@ -13,6 +13,8 @@ import { queueCommands } from './commands/queue-ops.js';
 import { queuesCommand } from './commands/queues.js';
 import { schedulerCommands } from './commands/schedulers.js';
 import { topCommand } from './commands/top.js';
+import { metricsCommand } from './commands/metrics.js';
+import { dashboardCommand } from './commands/dashboard.js';
 
 /** Every command, in the order `hopper --help` lists them. */
 export const COMMANDS: Command[] = [
@@ -22,6 +24,8 @@ export const COMMANDS: Command[] = [
   ...schedulerCommands,
   ...queueCommands,
   topCommand,
+  dashboardCommand,
+  metricsCommand,
   doctorCommand,
 ];
 

@@ -3,7 +3,7 @@
  * any server can mount under any base path (Node `http`, Express: see `toNodeListener`). It reads
  * and acts through Hopper's `Admin` and Queue APIs; every route is authenticated, every mutation
  * CSRF-checked, audited and role-checked, every reply JSON (job content is never rendered as
- * HTML) with secrets redacted.
+ * HTML) with secrets redacted; `metrics` serves Prometheus text (metrics-route.ts).
  */
 import {
   Admin,
@@ -28,6 +28,7 @@ import {
   type Principal,
   type Redact,
 } from './security.js';
+import { metricsRoute } from './metrics-route.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
@@ -130,6 +131,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     return job;
   };
 
+  const metrics = metricsRoute(admin);
   const routes: Route[] = [];
   const route = (method: Route['method'], path: string, handler: RouteHandler, action?: string): void => {
     const names: string[] = [];
@@ -298,6 +300,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       try {
         const who = await authenticate(auth, request);
         if (request.method === 'GET' && path === 'api/stream') return stream(request);
+        if (request.method === 'GET' && path === 'metrics') return metrics(request);
         for (const r of routes) {
           const m = r.pattern.exec(path);
           if (!m) continue;

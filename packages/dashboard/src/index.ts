@@ -5,4 +5,5 @@
  */
 export { createDashboard, type Dashboard, type DashboardOptions } from './dashboard.js';
 export { toNodeListener } from './node.js';
+export { runStandalone } from './standalone.js';
 export { CSRF_HEADER, defaultRedact, type AuthOptions, type Principal, type Redact, type Role } from './security.js';

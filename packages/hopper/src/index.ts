@@ -42,6 +42,9 @@ export {
 } from './telemetry/telemetry.js';
 export { UNSUPPORTED_OPTIONS, IMPLEMENTED_OPTIONS, type OptionsOwner } from './job/compat.js';
 export { MetricsTime, type MetricsOptions, type Metrics } from './telemetry/metrics-recorder.js';
+export { JOB_OUTCOMES, type JobOutcome, type ExactMetrics, type LatencyHistogram } from './api/queue-metrics.js';
+export { LATENCY_BUCKETS_MS, LATENCY_FLUSH_MS } from './telemetry/latency-recorder.js';
+export type { LastRunOutcome, LatencyKind, SchedulerLastRun } from './backend/backend.js';
 export {
   FlowProducer,
   type FlowProducerOptions,

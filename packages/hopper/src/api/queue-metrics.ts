@@ -6,6 +6,8 @@
 import type { JobCountType } from '../job/states.js';
 import { InvalidOptionsError } from '../job/errors.js';
 import type { Metrics } from '../telemetry/metrics-recorder.js';
+import { LATENCY_BUCKETS_MS } from '../telemetry/latency-recorder.js';
+import type { LatencyKind, SchedulerLastRun } from '../backend/backend.js';
 import { MetricNames, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
 import { validateTelemetry } from '../telemetry/trace.js';
 import { refuseUnsupported } from '../job/compat.js';
@@ -18,6 +20,42 @@ function label(value: string): string {
 }
 
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+/** The outcomes counted exactly per job name (docs/metrics.md). */
+export const JOB_OUTCOMES = [
+  'completed',
+  'failed',
+  'retried',
+  'stalled',
+  'rate-limited',
+  'deduplicated',
+  'cancelled',
+  'timed-out',
+  'dead-lettered',
+] as const;
+/** One of {@link JOB_OUTCOMES}. */
+export type JobOutcome = (typeof JOB_OUTCOMES)[number];
+
+/** A latency histogram: wait time, run time (label: job name) or scheduler lateness (label: scheduler id). */
+export interface LatencyHistogram {
+  kind: LatencyKind;
+  label: string;
+  /** Sum of the values, ms. */
+  sum: number;
+  /** How many values. */
+  count: number;
+  /** Cumulative counts per upper bound `le` (ms; the last is Infinity), as Prometheus buckets. */
+  buckets: { le: number; count: number }[];
+}
+
+/** A queue's exact counters and histograms, aggregated in Redis across every worker. */
+export interface ExactMetrics {
+  /** Outcome counts per job name; names past the label limit (50 per queue) are counted as `other`. */
+  counters: { outcome: JobOutcome; name: string; count: number }[];
+  histograms: LatencyHistogram[];
+  /** Each scheduler's last recorded run: when its attempt ended (ms), how long it ran, and how it ended. */
+  lastRuns: SchedulerLastRun[];
+}
 
 // `any` defaults keep BullMQ's generic signature.
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -56,6 +94,34 @@ export abstract class QueueMetrics<DataType = any, ResultType = any, NameType ex
     await this.ready();
     const record = await this.backend.getMetrics(type, start, end);
     return { meta: { count: record.count, prevTS: record.prevTS, prevCount: record.prevCount }, data: record.data, count: record.length };
+  }
+
+  /**
+   * The queue's exact outcome counters (completed, failed, retried, stalled, rate-limited,
+   * deduplicated, cancelled, timed-out, dead-lettered, per job name) and latency histograms
+   * (wait time, run time per job name; lateness per scheduler), as every script and worker wrote
+   * them: exact across worker processes (docs/metrics.md). One round trip. `@hopper/metrics`
+   * exports them to Prometheus.
+   *
+   * @example const { counters } = await queue.getExactMetrics();
+   */
+  async getExactMetrics(): Promise<ExactMetrics> {
+    await this.ready();
+    const record = await this.backend.getExactMetrics();
+    const known = new Set<string>(JOB_OUTCOMES);
+    const counters = record.counters.filter((c) => known.has(c.outcome)) as ExactMetrics['counters'];
+    const histograms = record.histograms.map((h): LatencyHistogram => {
+      let running = 0;
+      const buckets = [...LATENCY_BUCKETS_MS, Infinity].map((le, i) => {
+        running += h.counts[i] ?? 0;
+        return { le, count: running };
+      });
+      // Counts past the known buckets (none today) go to +Inf, so count stays exact.
+      for (let i = LATENCY_BUCKETS_MS.length + 1; i < h.counts.length; i++) running += h.counts[i];
+      buckets[buckets.length - 1].count = running;
+      return { kind: h.kind, label: h.label, sum: h.sum, count: running, buckets };
+    });
+    return { counters, histograms, lastRuns: record.lastRuns };
   }
 
   /**

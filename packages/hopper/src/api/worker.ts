@@ -29,6 +29,7 @@ import { positiveInteger, startLimitError, type Processor, type WorkerOptions } 
 import { QueueBase } from './queue-base.js';
 import { refuseUnsupported } from '../job/compat.js';
 import type { MetricsRecorder } from '../telemetry/metrics-recorder.js';
+import type { LatencyRecorder } from '../telemetry/latency-recorder.js';
 import { validateTelemetry } from '../telemetry/trace.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
@@ -59,6 +60,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly fetcher: ManualFetcher;
   private readonly schedulerTick: SchedulerTick;
   private readonly metrics: MetricsRecorder | undefined;
+  private readonly latency: LatencyRecorder | undefined;
   /** @internal retention of failed jobs that set none (JobContext). */
   readonly failKeep: Retention;
   /** How long a job's lock lasts without renewal, ms. */
@@ -103,6 +105,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       fetcher: this.fetcher,
       schedulerTick: this.schedulerTick,
       metrics: this.metrics,
+      latency: this.latency,
       failKeep: this.failKeep,
       lockDuration: this.lockDuration,
       closeTimeout: this.closeTimeout,
@@ -461,6 +464,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     const error = await this.shutdown.stop(force, this.closeTimeout);
     this.renewer.stop();
     this.metrics?.stop();
+    this.latency?.stop();
     this.dispatcher.dispose();
     const grace = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
     // The pool ends its children within its kill grace; past the deadline it gets 1 s at most.
@@ -471,7 +475,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     } else {
       const unregistered = this.backend.unregisterWorker(this.id).catch(() => undefined);
       const flushed = this.metrics?.flush().catch((err: unknown) => this.emitError(err));
-      await Promise.race([Promise.all([unregistered, flushed]).then(() => this.backend.close()), grace(RELEASE_GRACE_MS)]);
+      // A failed last flush loses this worker's unflushed latency counts (docs/metrics.md).
+      const latencyFlushed = this.latency?.flush().catch(() => undefined);
+      await Promise.race([Promise.all([unregistered, flushed, latencyFlushed]).then(() => this.backend.close()), grace(RELEASE_GRACE_MS)]);
       this.backend.disconnect();
     }
     this.closed = true;

@@ -449,6 +449,10 @@ export interface QueueBackend {
   recordMetrics(type: MetricsType, buckets: MetricsBucket[], maxDataPoints: number): Promise<void>;
   /** Reads the metrics of `type`: the totals and the data points (newest first) of rank range `start..end`. */
   getMetrics(type: MetricsType, start: number, end: number): Promise<MetricsRecord>;
+  /** Adds a worker's latency histogram counts and its schedulers' last runs (recordLatency.lua). */
+  recordLatency(entries: LatencyEntry[], lastRuns: SchedulerLastRun[]): Promise<void>;
+  /** Reads the exact outcome counters and latency histograms every script and worker wrote. */
+  getExactMetrics(): Promise<ExactMetricsRecord>;
 
   // test and audit support
   /** Checks that every job is in exactly one state structure, agreeing with its stored state; returns the violations. */
@@ -467,6 +471,41 @@ export interface MetricsBucket {
   /** When the first of them finished, ms. */
   first: number;
   count: number;
+}
+
+/** A latency histogram kind: wait time, run time, scheduler lateness. */
+export type LatencyKind = 'wait' | 'run' | 'lateness';
+
+/** One histogram's counts a worker adds: non-cumulative bucket counts and the sum of values, ms. */
+export interface LatencyEntry {
+  kind: LatencyKind;
+  /** The job name (wait, run) or scheduler id (lateness). */
+  label: string;
+  sum: number;
+  /** One count per bucket (LATENCY_BUCKETS_MS, then +Inf). */
+  counts: number[];
+}
+
+/** How a scheduler's last run ended: its attempt completed, failed for good, or failed and will be retried. */
+export type LastRunOutcome = 'completed' | 'failed' | 'retried';
+
+/** A scheduler's last recorded run (the newest by finish time wins across workers). */
+export interface SchedulerLastRun {
+  scheduler: string;
+  /** When its attempt was recorded, ms (Redis time). */
+  finishedAt: number;
+  durationMs: number;
+  outcome: LastRunOutcome;
+}
+
+/** The exact counters and histograms stored for a queue (see docs/metrics.md). */
+export interface ExactMetricsRecord {
+  /** Each scheduler's last recorded run. */
+  lastRuns: SchedulerLastRun[];
+  /** Outcome counts per job name (`other`: names past the label limit). */
+  counters: { outcome: string; name: string; count: number }[];
+  /** Histograms per label: non-cumulative bucket counts (index: LATENCY_BUCKETS_MS, last = +Inf) and sums in ms. */
+  histograms: { kind: LatencyKind; label: string; sum: number; counts: number[] }[];
 }
 
 /** Stored metrics: totals (BullMQ's meta) and one page of per-minute data points, newest first. */

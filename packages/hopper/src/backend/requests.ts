@@ -172,6 +172,8 @@ export interface Failure extends Fence {
   /** -1: fail for good; -2: fail for good, attempts exhausted; 0: retry now; > 0: retry after ms. */
   retryDelay: number;
   keep: Retention;
+  /** The attempt ran past its timeout (counted as timed-out in the queue's metrics). */
+  timedOut?: boolean;
 }
 
 export interface AckResult {

@@ -4,7 +4,7 @@
  */
 import type { Failure, Retention } from '../backend/backend.js';
 import { retryDelay, type BackoffJob } from './backoff.js';
-import { UnrecoverableError } from './errors.js';
+import { TimeoutError, UnrecoverableError } from './errors.js';
 import type { Job } from './job.js';
 import { DEFAULT_STACK_TRACE_LIMIT } from './options.js';
 import { toRetention } from './retention.js';
@@ -55,5 +55,6 @@ export async function failureOf(
     stackTraceLimit: job.opts.stackTraceLimit ?? DEFAULT_STACK_TRACE_LIMIT,
     retryDelay: delay,
     keep: toRetention(job.opts.removeOnFail, failKeep),
+    timedOut: error instanceof TimeoutError,
   };
 }

@@ -4,7 +4,15 @@
  * in batches, lock renewal, stall rescue, shutdown, manual fetching and the scheduler tick. The
  * Worker keeps its public API and its state (running, paused, closing); this is its wiring.
  */
-import type { ClaimedJob, QueueBackend, Retention } from '../backend/backend.js';
+import {
+  WriteCode,
+  type ClaimedJob,
+  type Completion,
+  type Failure,
+  type LastRunOutcome,
+  type QueueBackend,
+  type Retention,
+} from '../backend/backend.js';
 import type { Clock } from '../clock/clock.js';
 import { LockLostError } from '../job/errors.js';
 import type { StrategyFn } from '../job/failure.js';
@@ -15,6 +23,8 @@ import { SchedulerTick } from '../maintenance/scheduler-tick.js';
 import { StallRescuer } from '../maintenance/stall-rescuer.js';
 import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
 import { attemptRecorder, JobMeter, traceAttempt } from '../telemetry/trace.js';
+import { LatencyRecorder } from '../telemetry/latency-recorder.js';
+import { InvalidOptionsError } from '../job/errors.js';
 import { heartbeat, startLimitError, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from '../api/worker-options.js';
 import { Claims } from './claims.js';
 import { Completer } from './completer.js';
@@ -67,6 +77,7 @@ export interface WorkerParts {
   fetcher: ManualFetcher;
   schedulerTick: SchedulerTick;
   metrics: MetricsRecorder | undefined;
+  latency: LatencyRecorder | undefined;
   failKeep: Retention;
   lockDuration: number;
   closeTimeout: number;
@@ -100,6 +111,12 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
   const maxDataPoints = metricsDataPoints(opts.metrics);
   const metrics =
     maxDataPoints === undefined ? undefined : new MetricsRecorder({ backend, clock, maxDataPoints, onError: (err) => host.emitError(err) });
+  if (opts.latencyMetrics !== undefined && typeof opts.latencyMetrics !== 'boolean') {
+    throw new InvalidOptionsError(`latencyMetrics must be a boolean, got ${JSON.stringify(opts.latencyMetrics)}.`);
+  }
+  const latency =
+    opts.latencyMetrics === false ? undefined : new LatencyRecorder({ backend, clock, explicit: opts.latencyMetrics === true });
+  const recorded = attemptRecorder(jobMeter, metrics);
   const completer = new Completer();
   const claims = new Claims();
 
@@ -114,7 +131,15 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     isClosed: () => host.isClosed(),
     schedulePump: () => dispatcher.schedulePump(),
     emit: (event, ...args) => host.emit(event, ...args),
-    onRecorded: attemptRecorder(jobMeter, metrics),
+    onRecorded:
+      latency && recorded
+        ? (batch, item, code, now) => {
+            recorded(batch, item, code, now);
+            latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code));
+          }
+        : latency
+          ? (batch, item, code, now) => latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code))
+          : recorded,
     onError: (err) => host.emitError(err),
   });
   const executor = new Executor({
@@ -240,8 +265,16 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     fetcher,
     schedulerTick,
     metrics,
+    latency,
     failKeep,
     lockDuration,
     closeTimeout,
   };
+}
+
+/** How a recorded attempt left its job, for a scheduler's last run. */
+function lastRunOutcome(kind: 'complete' | 'fail', ack: Completion | Failure, code: WriteCode): LastRunOutcome {
+  if (code === WriteCode.Cancelled) return 'failed';
+  if (kind === 'complete') return 'completed';
+  return (ack as Failure).retryDelay < 0 ? 'failed' : 'retried';
 }

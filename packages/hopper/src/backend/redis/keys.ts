@@ -101,6 +101,14 @@ export interface QueueKeys {
   metrics(type: 'completed' | 'failed'): string;
   /** List of per-minute data points of those metrics, newest first. */
   metricsData(type: 'completed' | 'failed'): string;
+  /** Hash of exact outcome counters, `<outcome>:<job name>` -> count (includes/counters.lua). */
+  readonly counters: string;
+  /** Hash of the job names admitted as metric labels (at most 50). */
+  readonly counterNames: string;
+  /** Hash of latency histogram bucket counts and sums (recordLatency.lua). */
+  readonly histograms: string;
+  /** Hash of the scheduler ids admitted as lateness labels (at most 50). */
+  readonly schedulerLabels: string;
 }
 
 const TAG = /\{[^}]+\}/;
@@ -157,6 +165,10 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     groupWindow: (id) => `${base}gw:${id}`,
     metrics: (type) => `${base}metrics:${type}`,
     metricsData: (type) => `${base}metrics:${type}:data`,
+    counters: `${base}mc`,
+    counterNames: `${base}mn`,
+    histograms: `${base}mh`,
+    schedulerLabels: `${base}ml`,
   };
 }
 

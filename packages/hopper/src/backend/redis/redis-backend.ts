@@ -164,7 +164,7 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
     const rest: (string | number)[] = [];
     for (const f of batch) {
       const stack = f.stack === '' || f.stackTraceLimit <= 0 ? '' : `${f.stackTraceLimit}|${f.stack}`;
-      rest.push(f.id, f.token, f.attempt, f.reason, stack, f.retryDelay, retentionSpec(f.keep));
+      rest.push(f.id, f.token, f.attempt, f.reason, stack, f.retryDelay, retentionSpec(f.keep), f.timedOut ? 't' : '');
     }
     const reply = (await runScript(
       this.client,

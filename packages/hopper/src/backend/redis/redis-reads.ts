@@ -3,13 +3,24 @@
  * invariant audit. Plain commands and pipelines; no script, but for the metrics write
  * (redis-metrics.ts), which sits beside its read.
  */
-import type { EventsRead, JobRecord, MetricsBucket, MetricsRecord, MetricsType, SchedulerRecord, StateCounts } from '../backend.js';
+import type {
+  EventsRead,
+  ExactMetricsRecord,
+  JobRecord,
+  LatencyEntry,
+  MetricsBucket,
+  MetricsRecord,
+  MetricsType,
+  SchedulerLastRun,
+  SchedulerRecord,
+  StateCounts,
+} from '../backend.js';
 import { isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
 import { checkQueueInvariants } from './invariants.js';
 import { Cluster } from 'ioredis';
 import { RedisQueueConnection } from './redis-connection.js';
 import { compareStreamIds, toRecord } from './replies.js';
-import { getMetrics, recordMetrics } from './redis-metrics.js';
+import { getExactMetrics, getMetrics, recordLatency, recordMetrics } from './redis-metrics.js';
 
 export abstract class RedisQueueReads extends RedisQueueConnection {
   async getEpoch(): Promise<string> {
@@ -268,5 +279,13 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
 
   async getMetrics(type: MetricsType, start: number, end: number): Promise<MetricsRecord> {
     return getMetrics(this.client, this.keys, type, start, end);
+  }
+
+  async recordLatency(entries: LatencyEntry[], lastRuns: SchedulerLastRun[]): Promise<void> {
+    await recordLatency(this.client, this.keys, entries, lastRuns);
+  }
+
+  async getExactMetrics(): Promise<ExactMetricsRecord> {
+    return getExactMetrics(this.client, this.keys);
   }
 }

@@ -19,6 +19,7 @@ import type {
   ClaimResult,
   CleanableState,
   Completion,
+  ExactMetricsRecord,
   Failure,
   Fence,
   FlowNodeWrite,
@@ -984,6 +985,14 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
 
   getRun(): Promise<RunRecord | undefined> {
     return Promise.reject(new BackendUnsupportedError('runs (queue.getRun)'));
+  }
+
+  recordLatency(): Promise<void> {
+    return Promise.reject(new BackendUnsupportedError('exact metrics (latency histograms, the worker option latencyMetrics)'));
+  }
+
+  getExactMetrics(): Promise<ExactMetricsRecord> {
+    return Promise.reject(new BackendUnsupportedError('exact metrics (queue.getExactMetrics)'));
   }
 }
 

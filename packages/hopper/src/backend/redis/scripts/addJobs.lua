@@ -12,12 +12,14 @@
     `duplicated` event), 2 when deduplicated onto an existing job (`deduplicated` event; with
     replace, that delayed job took the new data and delay; with keepLastIfActive onto an active job,
     the add is kept in dn:<dedupId> and added when that job finishes, see includes/base).
+  A deduplicated add is counted (includes/counters) under the added job's name.
   A job with a ttl records its deduplication id as `dt` (freed on removal, not on finishing).
   A grouped job (opts.group.id) goes to its group's queue; when an add would take a group past its
   backlog cap (maxSize), nothing is written and the call returns { now, epoch, -1, group, max, size }.
   Codes: none; input is validated before the call. ]]
 --@include base
 --@include requests
+--@include counters
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -167,6 +169,7 @@ for n = 1, #plan do
     if e.replace then replaceDelayed(e.id, e.data, e.opts, e.delay) end
     if e.keep then keepForActive(e.id, i, dedupId, e) end
     if ARGV[i + 10] == '1' and dedupTtl > 0 and not e.keep then redis.call('PEXPIRE', base .. 'de:' .. dedupId, dedupTtl) end
+    countOutcome('deduplicated', ARGV[i])
     emit(k.events, cap, 'deduplicated', 'jobId', e.id, 'deduplicationId', dedupId, 'deduplicatedJobId', ARGV[i + 3])
   elseif e.kind == 'dup' then
     flag = 1
@@ -206,5 +209,6 @@ if #added > 0 then
   end
 end
 
+flushCounts(base)
 recordResult(k.requests, argv.seq, argv.keep, result)
 return result

@@ -7,6 +7,7 @@
   Idempotent (ioredis re-sends a command whose reply was lost): a job already cancelled answers
   as the first call did (1 for one that ended cancelled, 2 for an active one already told), and
   nothing is written or emitted twice (an active job's worker is told again: pub/sub only).
+  A job cancelled here is counted as cancelled (includes/counters); an active one when it ends.
   A job scheduler's pending run is refused (includes/pending): cancel or pause the scheduler.
   KEYS: meta, wait, prio, delayed, failed, events, waitingChildren
   ARGV: now, base, id, reason, channel, failKeep
@@ -16,12 +17,13 @@
 --@include remove
 --@include retention
 --@include pending
+--@include counters
 
 local now = nowMs(argv.now)
 local base = argv.base
 local id = argv.id
 local jk = jobKey(base, id)
-local f = redis.call('HMGET', jk, 's', 'o', 'pl', 'cx')
+local f = redis.call('HMGET', jk, 's', 'o', 'pl', 'cx', 'n')
 local state = f[1]
 if not state then return 0 end
 if state == 'failed' and f[4] then return 1 end
@@ -58,4 +60,6 @@ local kept = finish(fin, jk, id, failKeepOf(f[2], argv.failKeep), { 's', 'failed
 flushFinisher(fin)
 emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', argv.reason, 'prev', state, 'cancelled', '1')
 notifyParent(base, id, f[3], 'failed', argv.reason, now, not kept)
+countOutcome('cancelled', f[5])
+flushCounts(base)
 return 1

@@ -7,7 +7,7 @@
     keep: retention spec (see includes/retention).
   Returns: { now, code per job..., then the claim part (see claim) }
   A child's completion is recorded on its parent, which moves on once its last child is done
-  (includes/flow). When it claims nothing and nothing is ready or active, emits `drained` (BullMQ's).
+  (includes/flow). Outcomes are counted per job name (includes/counters). When it claims nothing and nothing is ready or active, emits `drained` (BullMQ's).
   Codes: 1 done, 3 cancelled (the job was cancelled while running: it ends failed with the cancel
     reason, whatever the processor returned), -1 job missing, -2 stale token or attempt (lock
     lost), -3 not active ]]
@@ -16,6 +16,7 @@
 --@include remove
 --@include scheduler
 --@include claim
+--@include counters
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -33,9 +34,9 @@ for i = REST, #ARGV, 5 do
   -- A queue that never used groups has no grouped job: it reads two fields fewer.
   local f
   if qs.groups then
-    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'g', 'ga')
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'n', 'g', 'ga')
   else
-    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl')
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'n')
   end
   local code = 1
   if not f[1] then
@@ -62,7 +63,7 @@ for i = REST, #ARGV, 5 do
   local f, code = rows[n], codes[n]
   if code == 3 then
     -- Cancelled while running: it ends as cancelled (failed), not completed.
-    noteRelease(rel, f[8], f[9])
+    noteRelease(rel, f[9], f[10])
     if f[5] then releaseDedup(base, jk, id, now) end
     redis.call('ZREM', k.active, id)
     local cancelled = newFinisher(base, k.failed, now)
@@ -70,12 +71,14 @@ for i = REST, #ARGV, 5 do
     flushFinisher(cancelled)
     emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', f[6], 'prev', 'active', 'cancelled', '1')
     notifyParent(base, id, f[7], 'failed', f[6], now)
+    countOutcome('cancelled', f[8])
   elseif code == 1 then
-    noteRelease(rel, f[8], f[9])
+    noteRelease(rel, f[9], f[10])
     if f[5] then releaseDedup(base, jk, id, now) end
     local made = (tonumber(f[4]) or 0) + 1
     finish(fin, jk, id, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made })
     doneIds[#doneIds + 1] = id
+    countOutcome('completed', f[8])
     returnvalues[#returnvalues + 1] = rv
     if f[7] then notifyParent(base, id, f[7], 'completed', rv, now) end
   end
@@ -88,6 +91,7 @@ if #doneIds > 0 then
   emitBatch(k.events, cap, 'completed', doneIds, 'returnvalues', '[' .. table.concat(returnvalues, ',') .. ']')
 end
 flushReleases(base, rel)
+flushCounts(base)
 -- Under a global concurrency limit, a finished job frees a slot another worker may be waiting for.
 if qs.gcc and #doneIds > 0 then signalWork(k.marker) end
 local claimed = claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)

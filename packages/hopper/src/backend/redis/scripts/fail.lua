@@ -4,13 +4,15 @@
   Flags: allow-oom (runs when Redis is full under maxmemory: finishing jobs and renewing their locks
     must not fail while adds are refused, or running jobs would stall and run twice)
   ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, by, queueName, ...jobs
-    jobs: 7 values per job: id, token, attempt, reason, stack ('' = none), retryDelay, keep
+    jobs: 8 values per job: id, token, attempt, reason, stack ('' = none), retryDelay, keep, tag
+    tag: 't' when the attempt timed out (counted as timed-out), else ''.
     retryDelay: -1 fail for good, -2 fail for good because attempts are exhausted (also emits
       retries-exhausted), 0 retry now (behind the delayed jobs already due: they are promoted
       first, as BullMQ does), > 0 retry after that many ms.
     stack: this attempt's stack trace, kept in a JSON list of at most stackTraceLimit entries;
       the limit travels with it as 'limit|stack'.
-  When a job failed for good, it claims nothing, and nothing is ready or active: emits `drained`.
+  Outcomes are counted per job name (includes/counters): retried, failed, cancelled, timed-out,
+  dead-lettered. When a job failed for good, it claims nothing, and nothing is ready or active: emits `drained`.
   Returns: { now, code per job..., then the claim part (see claim) }
   Codes: 1 retried, 2 failed, 3 failed as cancelled (its cx mark), -1 job missing, -2 stale token or attempt, -3 not active ]]
 --@include base
@@ -20,6 +22,7 @@
 --@include flow
 --@include scheduler
 --@include claim
+--@include counters
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -49,15 +52,15 @@ end
 -- Read phase: every job's fate, its new stack traces and its dead-letter route are decided
 -- before the first write (Redis does not roll back a script that errors).
 local plan = {}
-for i = REST, #ARGV, 7 do
+for i = REST, #ARGV, 8 do
   local id, token, attempt, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
   local retryDelay = tonumber(ARGV[i + 5])
   local jk = jobKey(base, id)
   local f
   if qs.groups then
-    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'st', 'g', 'ga')
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'st', 'n', 'g', 'ga')
   else
-    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'st')
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'p', 'de', 'cx', 'pl', 'st', 'n')
   end
   -- A parent link that does not parse (not written by Hopper) is ignored rather than failing the call.
   if f[8] and not isParentLink(f[8]) then f[8] = false end
@@ -104,11 +107,13 @@ for n = 1, #plan do
   local id, jk, f, reason, retryDelay = e.id, e.jk, e.f, e.reason, e.retryDelay
   if e.code > 0 then
     redis.call('ZREM', k.active, id)
-    noteRelease(rel, f[10], f[11])
+    noteRelease(rel, f[11], f[12])
     freed = freed + 1
     local made = (tonumber(f[4]) or 0) + 1
     if e.st then redis.call('HSET', jk, 'st', e.st) end
+    if ARGV[e.i + 7] == 't' then countOutcome('timed-out', f[10]) end
     if e.code == 1 then
+      countOutcome('retried', f[10])
       redis.call('HDEL', jk, 'tk')
       if retryDelay > 0 then
         -- The backoff is the job's delay now (job.delay, as BullMQ).
@@ -117,7 +122,7 @@ for n = 1, #plan do
         emit(k.events, cap, 'delayed', 'jobId', id, 'delay', now + retryDelay, 'prev', 'active')
       else
         redis.call('HSET', jk, 'am', made, 'fr', reason)
-        local state = pushReady(k, jk, id, tonumber(f[5]) or 0, false, qs.groups and f[10] or false)
+        local state = pushReady(k, jk, id, tonumber(f[5]) or 0, false, qs.groups and f[11] or false)
         signalWork(k.marker)
         emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       end
@@ -125,7 +130,8 @@ for n = 1, #plan do
       failedForGood = true
       if f[6] then releaseDedup(base, jk, id, now) end
       -- Before finishing (which may delete the job): the dead letter copies it.
-      deadLetter(base, argv.queueName, id, jk, now, made, reason, e.route)
+      if deadLetter(base, argv.queueName, id, jk, now, made, reason, e.route) then countOutcome('dead-lettered', f[10]) end
+      countOutcome(e.code == 3 and 'cancelled' or 'failed', f[10])
       local kept = finish(fin, jk, id, ARGV[e.i + 6], { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
       if f[7] then emit(k.events, cap, 'cancelled', 'jobId', id, 'reason', reason) end
@@ -140,6 +146,7 @@ for n = 1, #plan do
 end
 flushFinisher(fin)
 flushReleases(base, rel)
+flushCounts(base)
 if qs.gcc and freed > 0 then signalWork(k.marker) end
 local claimed = claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out, firedEarly)
 -- As BullMQ: a job failed for good is finished; a retried one is not.

@@ -2,7 +2,7 @@
   force close, its close deadline passed, or the reply of a claim in flight arrived after close
   began): each goes back to the head of the ready jobs at once, for another worker, without
   counting a stall or spending an attempt (one whose processor never started here does not
-  count as started either). A cancelled job ends failed as cancelled instead (includes/cancel).
+  count as started either). A cancelled job ends failed as cancelled instead (includes/cancel; counted, includes/counters).
   Fenced: only the attempt's own token and attempt number release it. The caller sends at most
   500 jobs per call; reads every job before the first write.
   KEYS: meta, wait, prio, prioCounter, active, failed, events, marker
@@ -15,6 +15,7 @@
     attempt, -3 not active ]]
 --@include base
 --@include cancel
+--@include counters
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -22,7 +23,7 @@ local base = argv.base
 local codes, fields = {}, {}
 for i = REST, #ARGV, 4 do
   local n = #codes + 1
-  local f = redis.call('HMGET', jobKey(base, ARGV[i]), 's', 'tk', 'as', 'p', 'g', 'ga', 'cx', 'am', 'pl', 'o')
+  local f = redis.call('HMGET', jobKey(base, ARGV[i]), 's', 'tk', 'as', 'p', 'g', 'ga', 'cx', 'am', 'pl', 'o', 'n')
   if not f[1] then
     codes[n] = -1
   elseif f[2] ~= ARGV[i + 1] or f[3] ~= ARGV[i + 2] then
@@ -52,6 +53,7 @@ for n = 1, #codes do
     if not started then redis.call('HSET', jk, 'as', math.max((tonumber(f[3]) or 1) - 1, 0)) end
     if codes[n] == 3 then
       endCancelled(fin, base, k.events, cap, jk, id, failKeepOf(f[10], argv.failKeep), { f[7], f[8], f[9] }, now, started)
+      countOutcome('cancelled', f[11])
     else
       local state = pushReady(k, jk, id, tonumber(f[4]) or 0, true, f[5])
       emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
@@ -61,5 +63,6 @@ for n = 1, #codes do
 end
 flushFinisher(fin)
 flushReleases(base, rel)
+flushCounts(base)
 if released > 0 then signalWork(k.marker) end
 return codes

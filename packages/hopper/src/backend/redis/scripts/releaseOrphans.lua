@@ -15,6 +15,7 @@
   Returns: { nextCursor ('0' when done), released count, cancelled count } ]]
 --@include base
 --@include cancel
+--@include counters
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -28,7 +29,7 @@ local members = scan[2]
 local orphans, fields = {}, {}
 for i = 1, #members, 2 do
   local id = members[i]
-  local f = redis.call('HMGET', jobKey(base, id), 'tk', 'as', 'p', 'g', 'ga', 'cx', 'am', 'pl', 'o')
+  local f = redis.call('HMGET', jobKey(base, id), 'tk', 'as', 'p', 'g', 'ga', 'cx', 'am', 'pl', 'o', 'n')
   if f[1] and not known[f[1] .. '\n' .. id] and string.sub(f[1], 1, #owner) == owner then
     orphans[#orphans + 1] = id
     fields[#orphans] = f
@@ -48,6 +49,7 @@ for i = 1, #orphans do
   redis.call('HSET', jk, 'as', math.max((tonumber(f[2]) or 1) - 1, 0))
   if f[6] then
     endCancelled(fin, base, k.events, cap, jk, id, failKeepOf(f[9], argv.failKeep), { f[6], f[7], f[8] }, now, false)
+    countOutcome('cancelled', f[10])
     cancelled = cancelled + 1
   else
     local state = pushReady(k, jk, id, tonumber(f[3]) or 0, true, f[4])
@@ -57,5 +59,6 @@ for i = 1, #orphans do
 end
 flushFinisher(fin)
 flushReleases(base, rel)
+flushCounts(base)
 if released > 0 then signalWork(k.marker) end
 return { scan[1], released, cancelled }

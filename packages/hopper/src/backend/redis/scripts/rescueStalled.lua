@@ -4,7 +4,8 @@
   A stalled job that was cancelled while active ends failed as cancelled (includes/cancel).
   Bounded: at most `limit` (<= 500) jobs per call, so the retention trim it triggers (at most two
   finished jobs per failed job) stays bounded too; the caller calls again while a call returns a
-  full batch. Reads every job it handles before its first write.
+  full batch. Counts outcomes per job name (includes/counters): stalled (each rescue), failed,
+  cancelled, dead-lettered. Reads every job it handles before its first write.
   KEYS: meta, wait, prio, prioCounter, active, failed, events, marker, stalledCheck
   ARGV: now, base, maxStalledCount, limit, intervalMs, force, failKeep, eventsMaxAgeMs, queueName
     force: 1 runs even if another worker checked within the interval (used by tests and tools).
@@ -17,6 +18,7 @@
 --@include deadletter
 --@include flow
 --@include cancel
+--@include counters
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -28,7 +30,7 @@ local cap = eventsCap(k.meta)
 local expired = redis.call('ZRANGEBYSCORE', k.active, '-inf', now, 'LIMIT', 0, limit)
 local fields = {}
 for i = 1, #expired do
-  fields[i] = redis.call('HMGET', jobKey(base, expired[i]), 's', 'sc', 'g', 'ga', 'am', 'o', 'pl', 'p', 'cx')
+  fields[i] = redis.call('HMGET', jobKey(base, expired[i]), 's', 'sc', 'g', 'ga', 'am', 'o', 'pl', 'p', 'cx', 'n')
 end
 -- Then the writes.
 if argv.force ~= '1' then redis.call('SET', k.stalledCheck, now, 'PX', argv.intervalMs) end
@@ -49,12 +51,15 @@ for i = 1, #expired do
       -- Cancelled while it ran: it ends as cancelled, not back in line.
       endCancelled(fin, base, k.events, cap, jk, id, failKeepOf(f[6], argv.failKeep), { f[9], f[5], f[7] }, now, true)
       failed[#failed + 1] = id
+      countOutcome('cancelled', f[10])
     elseif stalls > maxStalled then
       local reason = 'job stalled more than allowable limit'
       local made = (tonumber(f[5]) or 0) + 1
       local keep = failKeepOf(f[6], argv.failKeep)
       releaseDedup(base, jk, id, now)
-      deadLetter(base, argv.queueName, id, jk, now, made, reason)
+      if deadLetter(base, argv.queueName, id, jk, now, made, reason) then countOutcome('dead-lettered', f[10]) end
+      countOutcome('stalled', f[10])
+      countOutcome('failed', f[10])
       local kept = finish(fin, jk, id, keep, { 's', 'failed', 'fo', now, 'fr', reason, 'am', made })
       emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', reason, 'prev', 'active', 'attemptsMade', made)
       notifyParent(base, id, f[7], 'failed', reason, now, not kept)
@@ -64,11 +69,13 @@ for i = 1, #expired do
       emit(k.events, cap, 'stalled', 'jobId', id, 'prev', 'active')
       emit(k.events, cap, 'waiting', 'jobId', id, 'prev', 'active', 'state', state)
       rescued[#rescued + 1] = id
+      countOutcome('stalled', f[10])
     end
   end
 end
 flushFinisher(fin)
 flushReleases(base, rel)
+flushCounts(base)
 if #rescued + #failed > 0 then signalWork(k.marker) end
 if tonumber(argv.eventsMaxAgeMs) > 0 then
   redis.call('XTRIM', k.events, 'MINID', '~', tostring(now - tonumber(argv.eventsMaxAgeMs)))

@@ -47,14 +47,14 @@ end
 -- Adds the dead letter of job `id` (failed for good at `now`) if its options name a queue.
 -- `route`: as read by deadLetterRoute before the caller's first write (nil: read it now). An
 -- unreachable queue gets no dead letter: the job fails for good where it is, and the queue's
--- events say why (`dead-letter-failed`).
+-- events say why (`dead-letter-failed`). Returns the job's name when a dead letter was added, else nil.
 local function deadLetter(base, queueName, id, jk, now, made, reason, route)
   if route == nil then route = deadLetterRoute(base, queueName, id, jk) end
-  if not route then return end
+  if not route then return nil end
   if route.unreachable then
     emit(base .. 'events', eventsCap(base .. 'meta'), 'dead-letter-failed', 'jobId', id, 'deadLetterQueue', route.dlq,
       'reason', route.unreachable)
-    return
+    return nil
   end
   local f, dlq, dbase, dlId, djk = route.f, route.dlq, route.dbase, route.dlId, route.djk
   -- The stack traces as they are now (the caller may have added this attempt's since).
@@ -77,4 +77,5 @@ local function deadLetter(base, queueName, id, jk, now, made, reason, route)
   redis.call('XADD', dbase .. 'events', 'MAXLEN', '~', cap, '*', 'event', 'added', 'ids', cjson.encode({ dlId }),
     'names', cjson.encode({ f[1] }))
   emit(base .. 'events', eventsCap(base .. 'meta'), 'dead-lettered', 'jobId', id, 'deadLetterQueue', dlq, 'deadLetterId', dlId)
+  return f[1] or ''
 end

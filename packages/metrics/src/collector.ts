@@ -1,0 +1,126 @@
+/**
+ * HopperMetrics: Hopper's metrics in a prom-client Registry (the user's own, or a new one). Each
+ * family is registered as a collect-on-scrape metric; one scrape reads Redis once (the families
+ * share one snapshot), so a scrape costs a few round trips per queue, and nothing runs between
+ * scrapes.
+ */
+import { Admin, InvalidOptionsError, type ConnectionOptions } from 'hopper';
+import { Registry } from 'prom-client';
+import { buildFamilies, buildFamily, familySpecs, type Family } from './families.js';
+import { readSnapshot, type Snapshot } from './snapshot.js';
+
+/** Options of {@link HopperMetrics}. */
+export interface HopperMetricsOptions {
+  /** How to reach Redis (ioredis options, a URL, or an ioredis instance you keep). Ignored with `admin`. */
+  connection?: ConnectionOptions;
+  /** The key prefix of the queues (default `hopper`). Ignored with `admin`. */
+  prefix?: string;
+  /** An Admin to read through (you keep ownership: close() does not close it). */
+  admin?: Admin;
+  /** The queues to export (default: every queue under the prefix, listed at each scrape). */
+  queues?: string[];
+  /** The registry to register in (default: a new one, `metrics.registry`). */
+  registry?: Registry;
+  /** A prefix for every metric name. Default `hopper_`. */
+  metricPrefix?: string;
+  /** Export the top N groups by backlog per queue (`hopper_group_jobs`). Default 0: no group labels. */
+  groups?: { top: number };
+  /** How long one reading serves scrapes, ms (several families read in one scrape share it). Default 1000. */
+  cacheMs?: number;
+}
+
+const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+
+/** Hopper's typed error for a bad option (typed as Error: its declaration hides its Error base from the linter). */
+function invalid(message: string): Error {
+  return new InvalidOptionsError(message);
+}
+
+/**
+ * Registers Hopper's metrics in a prom-client registry.
+ *
+ * @example
+ * import { Registry } from 'prom-client';
+ * const registry = new Registry();
+ * const metrics = new HopperMetrics({ connection: { host: '127.0.0.1', port: 6379 }, registry });
+ * app.get('/metrics', async (_req, res) => res.type(registry.contentType).send(await registry.metrics()));
+ * // at shutdown: await metrics.close();
+ */
+export class HopperMetrics {
+  /** The registry the metrics are registered in. */
+  readonly registry: Registry;
+  private readonly admin: Admin;
+  private readonly ownsAdmin: boolean;
+  private readonly queues: string[] | undefined;
+  private readonly groupsTop: number;
+  private readonly cacheMs: number;
+  private reading: { settledAt: number | undefined; snapshot: Promise<Snapshot> } | undefined;
+  private closed = false;
+
+  constructor(opts: HopperMetricsOptions = {}) {
+    const prefix = opts.metricPrefix ?? 'hopper_';
+    if (typeof prefix !== 'string' || (prefix !== '' && !NAME.test(prefix))) {
+      throw invalid(`metricPrefix must match [a-zA-Z_:][a-zA-Z0-9_:]*, got ${JSON.stringify(opts.metricPrefix)}.`);
+    }
+    const top = opts.groups?.top ?? 0;
+    if (!Number.isInteger(top) || top < 0 || top > 1000) {
+      throw invalid(`groups.top must be an integer from 0 to 1000, got ${JSON.stringify(opts.groups?.top)}.`);
+    }
+    const cacheMs = opts.cacheMs ?? 1000;
+    if (!Number.isFinite(cacheMs) || cacheMs < 0) throw invalid(`cacheMs must be a number >= 0, got ${cacheMs}.`);
+    if (opts.queues !== undefined && (!Array.isArray(opts.queues) || opts.queues.some((q) => typeof q !== 'string' || q === ''))) {
+      throw invalid(`queues must be an array of queue names, got ${JSON.stringify(opts.queues)}.`);
+    }
+    this.registry = opts.registry ?? new Registry();
+    this.queues = opts.queues;
+    this.groupsTop = top;
+    this.cacheMs = cacheMs;
+    this.ownsAdmin = !opts.admin;
+    this.admin = opts.admin ?? new Admin({ connection: opts.connection, prefix: opts.prefix });
+    for (const spec of familySpecs()) {
+      const name = prefix + spec.name;
+      // prom-client's registry takes any object with a name and get() (its collect-on-scrape contract).
+      this.registry.registerMetric({
+        name,
+        help: spec.help,
+        type: spec.type,
+        aggregator: 'sum',
+        get: async (): Promise<Family> => buildFamily(spec, prefix, await this.snapshot()),
+      } as unknown as Parameters<Registry['registerMetric']>[0]);
+    }
+  }
+
+  /** Reads every family now (one snapshot), without the text format: for tests and custom exporters. */
+  async collect(): Promise<Family[]> {
+    return buildFamilies('', await this.snapshot());
+  }
+
+  /** The registry's metrics in the Prometheus text format. */
+  metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Closes the Admin it created (not one you passed). The registry keeps the metrics registered. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.ownsAdmin) await this.admin.close();
+  }
+
+  private snapshot(): Promise<Snapshot> {
+    const r = this.reading;
+    // A reading in flight, or settled within cacheMs, serves this call too.
+    if (r && (r.settledAt === undefined || Date.now() - r.settledAt <= this.cacheMs)) return r.snapshot;
+    const snapshot = readSnapshot(this.admin, this.queues, this.groupsTop);
+    const reading: { settledAt: number | undefined; snapshot: Promise<Snapshot> } = { settledAt: undefined, snapshot };
+    this.reading = reading;
+    snapshot.then(
+      () => (reading.settledAt = Date.now()),
+      // A failed reading is not kept: the next scrape tries again.
+      () => {
+        if (this.reading === reading) this.reading = undefined;
+      },
+    );
+    return snapshot;
+  }
+}
