@@ -88,7 +88,8 @@ async function render(): Promise<void> {
       else if (parts[2] === 'settings') await settingsView(main, queue);
       else await queueView(main, queue, query);
     } else replace(main, h('h1', {}, 'Not found'), h('a', { href: route() }, 'Back to the overview'));
-    if (id === rendering) main.setAttribute('data-ready', String(id));
+    // Tests (and anyone scripting the UI) wait for the view of the current hash to be drawn.
+    if (id === rendering) main.setAttribute('data-ready', location.hash);
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return loginView(credentials() ? 'Those credentials were refused.' : undefined);
     replace(main, h('h1', {}, 'Error'), h('p', { class: 'error', 'data-testid': 'error' }, (error as Error).message));
