@@ -15,6 +15,7 @@ import {
   type Job,
   type JobState,
   type Queue,
+  type QueueOverview,
 } from 'hopper';
 import {
   HttpError,
@@ -45,6 +46,11 @@ export interface DashboardOptions {
   redact?: Redact;
   /** How often the live stream sends the overview (ms, default 2,000). */
   streamIntervalMs?: number;
+  /**
+   * How long the list of queue names is reused before it is listed again in the background (ms,
+   * default 30,000). Listing scans the keyspace (seconds with a million jobs); counts are always fresh.
+   */
+  queueListTtlMs?: number;
 }
 
 /** A mounted dashboard: its handler, and `close()` for the connections it opened. */
@@ -136,6 +142,38 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const streams = new Set<() => void>();
   const interval = options.streamIntervalMs ?? 2_000;
 
+  // The overview: fresh counts over a queue list listed at most every queueListTtlMs, in the
+  // background (a request never waits for a listing but the first).
+  const listTtl = options.queueListTtlMs ?? 30_000;
+  let names: string[] | null = null;
+  let namesAt = 0;
+  let relisting: Promise<void> | null = null;
+  const overview = async (): Promise<QueueOverview[]> => {
+    if (names === null) {
+      const all = await admin.overview();
+      names = all.map((o) => o.name);
+      namesAt = Date.now();
+      return all;
+    }
+    if (Date.now() - namesAt > listTtl && !relisting) {
+      relisting = admin
+        .listQueues()
+        .then((listed) => {
+          names = listed;
+          namesAt = Date.now();
+        })
+        .catch(() => undefined)
+        .finally(() => (relisting = null));
+    }
+    try {
+      return await admin.overview(names);
+    } catch (error) {
+      if (hopperErrorCode(error) !== ErrorCode.QueueNotFound) throw error;
+      names = null; // a queue went away: list again now
+      return overview();
+    }
+  };
+
   const queueOf = async (params: Params): Promise<Queue> => {
     try {
       return await admin.queue(params.queue);
@@ -156,7 +194,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     routes.push({ method, pattern, names, handler, action });
   };
 
-  route('GET', 'api/queues', async () => admin.overview());
+  route('GET', 'api/queues', async () => overview());
   route('GET', 'api/queues/:queue/jobs', async ({ url, params }) => {
     const queue = await queueOf(params);
     const state = url.searchParams.get('state') ?? 'waiting';
@@ -259,7 +297,10 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     ]);
     return { paused, globalConcurrency, rateLimit, groupDefaults };
   });
-  route('GET', 'api/queues/:queue/schedulers', async ({ params }) => (await queueOf(params)).getJobSchedulerStates(0, 999, true));
+  route('GET', 'api/queues/:queue/schedulers', async ({ params }) =>
+    // The templates' data and options go through the redaction hook, as jobs do.
+    (await (await queueOf(params)).getJobSchedulerStates(0, 999, true)).map((s) => redactDeep(s, redact)),
+  );
   route('GET', 'api/queues/:queue/schedulers/:id/preview', async ({ url, params }) => {
     const s = await (await queueOf(params)).getJobSchedulerState(params.id);
     if (!s) throw new HttpError(404, `No job scheduler "${params.id}".`);
@@ -454,8 +495,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         let closed = false;
         const send = async (): Promise<void> => {
           try {
-            const overview = await admin.overview();
-            if (!closed) controller.enqueue(encoder.encode(`event: overview\ndata: ${JSON.stringify(overview)}\n\n`));
+            const current = await overview();
+            if (!closed) controller.enqueue(encoder.encode(`event: overview\ndata: ${JSON.stringify(current)}\n\n`));
           } catch (error) {
             if (!closed)
               controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ error: (error as Error).message })}\n\n`));

@@ -193,6 +193,13 @@ describe('dashboard API behind the views', () => {
     await call('POST', `api/queues/${name}/settings`, { body: { globalConcurrency: null, rateLimit: null } });
     expect(await queue.getGlobalConcurrency()).toBeNull();
     expect(await queue.getGlobalRateLimit()).toBeNull();
+    // Scheduler templates are redacted like jobs.
+    await queue.upsertJobScheduler('sync', { every: 60_000 }, { name: 'sync', data: { apiKey: 'k-1', region: 'eu' } });
+    const schedulers = await call('GET', `api/queues/${name}/schedulers`);
+    expect((schedulers.body as unknown as { template: { data: unknown } }[])[0].template.data).toEqual({
+      apiKey: '[redacted]',
+      region: 'eu',
+    });
   });
 
   it('groups: lists them and pauses one; dead letters: lists them with filters', async () => {
