@@ -4,6 +4,7 @@
 // series). Not part of `npm test`: `npm run scale -w @hopper/dashboard` (after `npm run build`).
 //
 // Options: --jobs 1000000 --port 6510 --runs 20
+/* global fetch, performance */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
@@ -16,7 +17,6 @@ const JOBS = Number(values.jobs ?? 1_000_000);
 const PORT = Number(values.port ?? 6510);
 const RUNS = Number(values.runs ?? 20);
 const TOKEN = 'million-token-0123456789';
-const url = `redis://127.0.0.1:${PORT}`;
 
 const redis = spawn('redis-server', ['--port', String(PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
   stdio: 'ignore',
