@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import express from 'express';
 import Fastify from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import { collect } from '../../hopper/test/helpers/wait.js';
 import { createDashboard, fastifyDashboard, toNodeListener } from '../src/index.js';
@@ -36,10 +36,11 @@ const CHROMIUM = process.env.HOPPER_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../../docs/screenshots/', import.meta.url));
 const TOKEN = 'browser-token-0123456789abc';
 const env = useHopper();
-let browser: Browser;
+let browser: Browser | undefined;
 const closers: (() => Promise<void>)[] = [];
 
-beforeAll(async () => {
+/** The browser, launched by the first test; with Chromium missing every test fails (none is skipped) saying how to install it. */
+async function launch(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(
       `The browser tests need Chromium at ${CHROMIUM} and it is not there. Install Debian's: ` +
@@ -47,8 +48,9 @@ beforeAll(async () => {
     );
   }
   mkdirSync(SHOTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
-});
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  return browser;
+}
 afterAll(async () => {
   await browser?.close();
 });
@@ -92,7 +94,7 @@ interface Traps {
 
 /** A page with traps: any dialog, page error or CSP violation is recorded; signed in unless `signedIn` is false. */
 async function open(signedIn = true): Promise<{ page: Page; traps: Traps }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const context = await (await launch()).newContext({ viewport: { width: 1280, height: 860 } });
   closers.push(() => context.close());
   const page = await context.newPage();
   const traps: Traps = { dialogs: [], errors: [] };
