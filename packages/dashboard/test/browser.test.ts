@@ -222,6 +222,9 @@ describe('dashboard in the browser', () => {
     await page.getByTestId('paused-badge').waitFor();
     expect(await queue.isPaused()).toBe(true);
     await shot(page, 'queue-paused');
+    // The page's per-state counts follow the live stream.
+    await queue.add('order', { late: true });
+    await page.waitForFunction(() => document.querySelector('[data-testid=state-waiting]')?.textContent === 'waiting (2995)');
     expect(traps).toEqual({ dialogs: [], errors: [] });
   });
 

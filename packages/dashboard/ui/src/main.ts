@@ -112,6 +112,15 @@ async function start(): Promise<void> {
       state.overview = data as QueueOverview[];
       // The overview redraws live; other views keep their state (a reload re-reads them).
       if (location.hash.replace(/^#\/?/, '') === '' && !document.querySelector('.overlay')) void overviewView(main, true);
+      // A queue's page keeps its list; its per-state counts follow live.
+      const heading = main.querySelector('[data-live-queue]');
+      const current = heading && state.overview.find((o) => o.name === heading.getAttribute('data-live-queue'));
+      if (current) {
+        for (const link of main.querySelectorAll('a[data-state]')) {
+          const name = link.getAttribute('data-state') ?? '';
+          link.textContent = `${name} (${current.counts[name] ?? 0})`;
+        }
+      }
     },
     (up) => {
       liveBadge.textContent = up ? 'live' : 'offline';

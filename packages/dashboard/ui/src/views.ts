@@ -144,6 +144,7 @@ function jobTable(queue: string, jobs: JobView[], selected: Set<string>): HTMLTa
       else selected.delete(box.value);
     }
   });
+  all.checked = jobs.length > 0 && jobs.every((job) => selected.has(job.id));
   const rows = jobs.map((job) => {
     const box = h('input', { type: 'checkbox', value: job.id, 'aria-label': `select ${job.id}` });
     box.checked = selected.has(job.id);
@@ -236,7 +237,7 @@ export async function queueView(main: HTMLElement, queue: string, query: URLSear
     main,
     h(
       'h1',
-      {},
+      { 'data-live-queue': queue },
       'Queue ',
       h('span', { 'data-testid': 'queue-name' }, queue),
       paused ? h('span', { class: 'badge', 'data-testid': 'paused-badge' }, 'paused') : null,
@@ -275,7 +276,12 @@ export async function queueView(main: HTMLElement, queue: string, query: URLSear
       ...STATES.map((s) =>
         h(
           'a',
-          { href: link({ state: s, offset: 0 }), class: s === stateName ? 'state current' : 'state', 'data-testid': `state-${s}` },
+          {
+            href: link({ state: s, offset: 0 }),
+            class: s === stateName ? 'state current' : 'state',
+            'data-testid': `state-${s}`,
+            'data-state': s,
+          },
           `${s} (${overview?.counts[s] ?? 0})`,
         ),
       ),
