@@ -4,9 +4,11 @@ import { runStandalone } from '../dist/standalone.js';
 
 try {
   const running = await runStandalone(process.argv.slice(2));
-  console.log(`Hopper dashboard API on ${running.url}api/ (queues: ${running.url}api/queues)`);
+  console.log(`Hopper dashboard on ${running.url} (API: ${running.url}api/queues)`);
   console.log(
-    running.token ? `Authenticate with the header: Authorization: Bearer ${running.token}` : 'Authentication is OFF (--no-auth).',
+    running.token
+      ? `Sign in with the token ${running.token} (API: header Authorization: Bearer <token>)`
+      : 'Authentication is OFF (--no-auth).',
   );
   for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void running.stop().then(() => process.exit(0)));
 } catch (error) {

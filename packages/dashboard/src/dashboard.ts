@@ -15,6 +15,7 @@ import {
   type Job,
   type JobState,
   type Queue,
+  type QueueOverview,
 } from 'hopper';
 import {
   HttpError,
@@ -29,6 +30,8 @@ import {
   type Redact,
 } from './security.js';
 import { metricsRoute } from './metrics-route.js';
+import { loadAssets, type Asset } from './static.js';
+import { MAX_SCAN, SEARCH_FIELDS, duplicateOptions, latency, matcher, perMinuteSeries, scanJobs, type SearchField } from './views.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
@@ -44,6 +47,11 @@ export interface DashboardOptions {
   redact?: Redact;
   /** How often the live stream sends the overview (ms, default 2,000). */
   streamIntervalMs?: number;
+  /**
+   * How long the list of queue names is reused before it is listed again in the background (ms,
+   * default 30,000). Listing scans the keyspace (seconds with a million jobs); counts are always fresh.
+   */
+  queueListTtlMs?: number;
 }
 
 /** A mounted dashboard: its handler, and `close()` for the connections it opened. */
@@ -85,6 +93,20 @@ function intParam(url: URL, name: string, fallback: number, max: number): number
   return n;
 }
 
+function stateParam(url: URL, fallback = 'waiting'): JobState {
+  const state = url.searchParams.get('state') ?? fallback;
+  if (!(JOB_STATES as readonly string[]).includes(state)) throw new HttpError(400, `state must be one of ${JOB_STATES.join(', ')}.`);
+  return state as JobState;
+}
+
+/** Job ids of a bulk action: a non-empty array of strings, at most 1,000. */
+function idsOf(body: Record<string, unknown>): string[] {
+  const ids = body.ids;
+  if (!Array.isArray(ids) || ids.length === 0 || ids.length > 1000 || ids.some((id) => typeof id !== 'string' || id === ''))
+    throw new HttpError(400, 'ids must be an array of 1 to 1,000 job ids (strings).');
+  return ids as string[];
+}
+
 /** A job as the API returns it (redacted). */
 function jobView(job: Job, state: string | undefined, redact: Redact): Record<string, unknown> {
   return {
@@ -102,6 +124,9 @@ function jobView(job: Job, state: string | undefined, redact: Redact): Record<st
     stacktrace: job.stacktrace,
     returnvalue: redactDeep(job.returnvalue, redact),
     parentKey: job.parentKey ?? null,
+    delay: job.delay,
+    priority: job.priority,
+    deadLetterOrigin: job.deadLetterOrigin ?? null,
   };
 }
 
@@ -117,6 +142,38 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const admin = new Admin({ connection: options.connection, prefix: options.prefix });
   const streams = new Set<() => void>();
   const interval = options.streamIntervalMs ?? 2_000;
+
+  // The overview: fresh counts over a queue list listed at most every queueListTtlMs, in the
+  // background (a request never waits for a listing but the first).
+  const listTtl = options.queueListTtlMs ?? 30_000;
+  let names: string[] | null = null;
+  let namesAt = 0;
+  let relisting: Promise<void> | null = null;
+  const overview = async (): Promise<QueueOverview[]> => {
+    if (names === null) {
+      const all = await admin.overview();
+      names = all.map((o) => o.name);
+      namesAt = Date.now();
+      return all;
+    }
+    if (Date.now() - namesAt > listTtl && !relisting) {
+      relisting = admin
+        .listQueues()
+        .then((listed) => {
+          names = listed;
+          namesAt = Date.now();
+        })
+        .catch(() => undefined)
+        .finally(() => (relisting = null));
+    }
+    try {
+      return await admin.overview(names);
+    } catch (error) {
+      if (hopperErrorCode(error) !== ErrorCode.QueueNotFound) throw error;
+      names = null; // a queue went away: list again now
+      return overview();
+    }
+  };
 
   const queueOf = async (params: Params): Promise<Queue> => {
     try {
@@ -139,24 +196,113 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     routes.push({ method, pattern, names, handler, action });
   };
 
-  route('GET', 'api/queues', async () => admin.overview());
+  route('GET', 'api/queues', async () => overview());
   route('GET', 'api/queues/:queue/jobs', async ({ url, params }) => {
     const queue = await queueOf(params);
     const state = url.searchParams.get('state') ?? 'waiting';
     if (!(JOB_STATES as readonly string[]).includes(state)) throw new HttpError(400, `state must be one of ${JOB_STATES.join(', ')}.`);
     const offset = intParam(url, 'offset', 0, 10_000_000);
     const limit = intParam(url, 'limit', 50, 500);
+    const order = url.searchParams.get('order') ?? 'desc';
+    if (order !== 'asc' && order !== 'desc')
+      throw new HttpError(400, `order must be asc (oldest first) or desc (newest first), not "${order}".`);
     const total = (await queue.getJobCounts(state as JobState))[state] ?? 0;
-    const jobs = limit === 0 ? [] : await queue.getJobs(state as JobState, offset, offset + limit - 1);
-    return { state, offset, limit, total, jobs: jobs.map((j) => jobView(j, state, redact)) };
+    const jobs = limit === 0 ? [] : await queue.getJobs(state as JobState, offset, offset + limit - 1, order === 'asc');
+    return { state, offset, limit, order, total, jobs: jobs.map((j) => jobView(j, state, redact)) };
   });
   route('GET', 'api/queues/:queue/jobs/:id', async ({ params }) => {
     const queue = await queueOf(params);
     const job = await jobOf(queue, params.id);
-    const [state, logs] = await Promise.all([job.getState(), queue.getJobLogs(params.id, -100, -1)]);
-    return { ...jobView(job, state, redact), logs: logs.logs, logCount: logs.count };
+    const [state, logs, steps, pending, processed] = await Promise.all([
+      job.getState(),
+      queue.getJobLogs(params.id, -100, -1),
+      job.getSteps(),
+      queue.getDependencies(params.id, 'pending', 0, 49),
+      queue.getDependencies(params.id, 'processed', 0, 49),
+    ]);
+    return {
+      ...jobView(job, state, redact),
+      logs: logs.logs,
+      logCount: logs.count,
+      steps: redactDeep(steps, redact),
+      children: {
+        pending: pending.items.map((i) => i.id),
+        pendingTotal: pending.total,
+        processed: processed.items.map((i) => i.id),
+        processedTotal: processed.total,
+      },
+    };
   });
-  route('GET', 'api/queues/:queue/schedulers', async ({ params }) => (await queueOf(params)).getJobSchedulerStates(0, 999, true));
+  route('GET', 'api/queues/:queue/search', async ({ url, params }) => {
+    const queue = await queueOf(params);
+    const q = url.searchParams.get('q') ?? '';
+    if (q === '' || q.length > 200) throw new HttpError(400, 'q must be the text to search for (1 to 200 characters).');
+    const field = (url.searchParams.get('field') ?? 'any') as SearchField;
+    if (!SEARCH_FIELDS.includes(field)) throw new HttpError(400, `field must be one of ${SEARCH_FIELDS.join(', ')}.`);
+    const state = stateParam(url);
+    const cursor = intParam(url, 'cursor', 0, 100_000_000);
+    const scan = intParam(url, 'scan', 1000, MAX_SCAN);
+    // An exact id is found at once, whatever the state and the queue's size.
+    const exact = cursor === 0 && (field === 'any' || field === 'id') ? await queue.getJob(q) : undefined;
+    const exactState = exact ? await exact.getState() : undefined;
+    const page = await scanJobs(queue, state, cursor, scan, url.searchParams.get('order') === 'asc', matcher(field, q));
+    const matches = page.matches.filter((j) => j.id !== exact?.id).map((j) => jobView(j, state, redact));
+    if (exact) matches.unshift(jobView(exact, exactState, redact));
+    return { state, field, q, cursor: page.cursor, scanned: page.scanned, total: page.total, jobs: matches };
+  });
+  route('GET', 'api/queues/:queue/series', async ({ url, params }) => {
+    const queue = await queueOf(params);
+    const minutes = intParam(url, 'minutes', 60, 1440);
+    const [series, lat] = await Promise.all([perMinuteSeries(queue, Math.max(1, minutes)), latency(queue)]);
+    return { ...series, latency: lat };
+  });
+  route('GET', 'api/queues/:queue/groups', async ({ url, params }) => {
+    const queue = await queueOf(params);
+    const offset = intParam(url, 'offset', 0, 10_000_000);
+    const limit = intParam(url, 'limit', 50, 500);
+    const [total, groups] = await Promise.all([queue.getGroupsCount(), limit === 0 ? [] : queue.getGroups(offset, offset + limit - 1)]);
+    return { total, offset, limit, groups };
+  });
+  route('GET', 'api/queues/:queue/dead-letters', async ({ url, params }) => {
+    const queue = await queueOf(params);
+    const name = url.searchParams.get('name') ?? '';
+    const reason = url.searchParams.get('reason') ?? '';
+    const state = stateParam(url);
+    const cursor = intParam(url, 'cursor', 0, 100_000_000);
+    const scan = intParam(url, 'scan', 1000, MAX_SCAN);
+    const page = await scanJobs(
+      queue,
+      state,
+      cursor,
+      scan,
+      true,
+      (job) =>
+        job.deadLetterOrigin !== undefined &&
+        (name === '' || job.name === name) &&
+        (reason === '' || (job.failedReason ?? '').includes(reason)),
+    );
+    return {
+      state,
+      cursor: page.cursor,
+      scanned: page.scanned,
+      total: page.total,
+      jobs: page.matches.map((j) => jobView(j, state, redact)),
+    };
+  });
+  route('GET', 'api/queues/:queue/settings', async ({ params }) => {
+    const queue = await queueOf(params);
+    const [paused, globalConcurrency, rateLimit, groupDefaults] = await Promise.all([
+      queue.isPaused(),
+      queue.getGlobalConcurrency(),
+      queue.getGlobalRateLimit(),
+      queue.getGroupDefaults(),
+    ]);
+    return { paused, globalConcurrency, rateLimit, groupDefaults };
+  });
+  route('GET', 'api/queues/:queue/schedulers', async ({ params }) =>
+    // The templates' data and options go through the redaction hook, as jobs do.
+    (await (await queueOf(params)).getJobSchedulerStates(0, 999, true)).map((s) => redactDeep(s, redact)),
+  );
   route('GET', 'api/queues/:queue/schedulers/:id/preview', async ({ url, params }) => {
     const s = await (await queueOf(params)).getJobSchedulerState(params.id);
     if (!s) throw new HttpError(404, `No job scheduler "${params.id}".`);
@@ -251,6 +397,97 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     'replay',
   );
 
+  route(
+    'POST',
+    'api/queues/:queue/jobs/:id/duplicate',
+    async ({ params }) => {
+      const queue = await queueOf(params);
+      const job = await jobOf(queue, params.id);
+      const copy = await queue.add(job.name, job.data, duplicateOptions(job.opts));
+      return { duplicated: params.id, jobId: copy.id };
+    },
+    'duplicate',
+  );
+  /** One job action by name (the single-job routes' rules), for bulk actions. */
+  const act = async (queue: Queue, action: string, id: string): Promise<void> => {
+    if (action === 'retry') {
+      const job = await jobOf(queue, id);
+      const state = await job.getState();
+      if (state !== 'failed' && state !== 'completed')
+        throw new HttpError(409, `Job "${id}" is ${state}: only failed or completed jobs are retried.`);
+      await job.retry(state);
+    } else if (action === 'promote') await (await jobOf(queue, id)).promote();
+    else if (action === 'remove') {
+      if ((await queue.remove(id)) === 0) throw new HttpError(404, `No job "${id}".`);
+    } else if (action === 'cancel') {
+      const outcome = await queue.cancelJob(id, 'cancelled from the dashboard');
+      if (outcome === 'missing') throw new HttpError(404, `No job "${id}".`);
+    } else throw new HttpError(400, `action must be retry, promote, remove or cancel, not "${action}".`);
+  };
+  route(
+    'POST',
+    'api/queues/:queue/bulk',
+    async ({ params, body }) => {
+      const queue = await queueOf(params);
+      const action = typeof body.action === 'string' ? body.action : '';
+      if (!['retry', 'promote', 'remove', 'cancel'].includes(action))
+        throw new HttpError(400, `action must be retry, promote, remove or cancel, not "${action}".`);
+      const ids = idsOf(body);
+      let done = 0;
+      const failed: { id: string; error: string }[] = [];
+      for (const id of ids) {
+        try {
+          await act(queue, action, id);
+          done++;
+        } catch (error) {
+          failed.push({ id, error: (error as Error).message });
+        }
+      }
+      return { action, done, failed };
+    },
+    'bulk',
+  );
+  route(
+    'POST',
+    'api/queues/:queue/settings',
+    async ({ params, body }) => {
+      const queue = await queueOf(params);
+      if ('globalConcurrency' in body) {
+        const c = body.globalConcurrency;
+        if (c === null) await queue.removeGlobalConcurrency();
+        else if (typeof c === 'number' && Number.isInteger(c) && c > 0) await queue.setGlobalConcurrency(c);
+        else throw new HttpError(400, 'globalConcurrency must be a positive integer, or null to remove it.');
+      }
+      if ('rateLimit' in body) {
+        const r = body.rateLimit as { max?: unknown; duration?: unknown } | null;
+        if (r === null) await queue.removeGlobalRateLimit();
+        else if (
+          typeof r === 'object' &&
+          Number.isInteger(r.max) &&
+          Number.isInteger(r.duration) &&
+          (r.max as number) > 0 &&
+          (r.duration as number) > 0
+        )
+          await queue.setGlobalRateLimit(r.max as number, r.duration as number);
+        else throw new HttpError(400, 'rateLimit must be { max, duration } (positive integers, duration in ms), or null to remove it.');
+      }
+      const [globalConcurrency, rateLimit] = await Promise.all([queue.getGlobalConcurrency(), queue.getGlobalRateLimit()]);
+      return { globalConcurrency, rateLimit };
+    },
+    'settings',
+  );
+  route(
+    'POST',
+    'api/queues/:queue/groups/:group/:op',
+    async ({ params }) => {
+      const queue = await queueOf(params);
+      if (params.op === 'pause') return { changed: await queue.pauseGroup(params.group) };
+      if (params.op === 'resume') return { changed: await queue.resumeGroup(params.group) };
+      throw new HttpError(404, `Unknown group action "${params.op}" (pause, resume).`);
+    },
+    'group',
+  );
+
   /** The live stream: the overview now and every interval, keep-alive comments, ends on disconnect. */
   const stream = (request: Request): Response => {
     const encoder = new TextEncoder();
@@ -260,8 +497,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
         let closed = false;
         const send = async (): Promise<void> => {
           try {
-            const overview = await admin.overview();
-            if (!closed) controller.enqueue(encoder.encode(`event: overview\ndata: ${JSON.stringify(overview)}\n\n`));
+            const current = await overview();
+            if (!closed) controller.enqueue(encoder.encode(`event: overview\ndata: ${JSON.stringify(current)}\n\n`));
           } catch (error) {
             if (!closed)
               controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ error: (error as Error).message })}\n\n`));
@@ -292,11 +529,27 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     return new Response(body, { headers: { 'content-type': 'text/event-stream', connection: 'keep-alive', ...SECURITY_HEADERS } });
   };
 
+  let assets: Promise<Map<string, Asset> | null> | undefined;
+  const serveUi = async (path: string, method: string): Promise<Response> => {
+    assets ??= loadAssets();
+    const files = await assets;
+    if (!files) return json(404, { error: 'The web UI is not built: run `npm run build -w @hopper/dashboard`. The API is under api/.' });
+    const asset = files.get(path === '' ? 'index.html' : path);
+    if (!asset) return json(404, { error: 'Not found.' });
+    return new Response(method === 'HEAD' ? null : asset.body, {
+      headers: { ...SECURITY_HEADERS, 'content-type': asset.type, 'cache-control': asset.cache },
+    });
+  };
+
   return {
     async fetch(request) {
       const url = new URL(request.url);
+      if (url.pathname === basePath.slice(0, -1) && request.method === 'GET')
+        return new Response(null, { status: 308, headers: { location: `${basePath}${url.search}`, ...SECURITY_HEADERS } });
       if (!url.pathname.startsWith(basePath)) return json(404, { error: 'Not found.' });
       const path = url.pathname.slice(basePath.length);
+      // The UI's files hold no data: served without authentication (the UI then asks for it).
+      if ((request.method === 'GET' || request.method === 'HEAD') && !path.startsWith('api/')) return serveUi(path, request.method);
       try {
         const who = await authenticate(auth, request);
         if (request.method === 'GET' && path === 'api/stream') return stream(request);
@@ -322,13 +575,17 @@ export function createDashboard(options: DashboardOptions): Dashboard {
           }
           const result = await r.handler({ request, url, params, who, body });
           if (r.action) {
-            const target = params.id ? `${params.queue}/${params.id}` : params.queue;
+            const target = params.id
+              ? `${params.queue}/${params.id}`
+              : params.group
+                ? `${params.queue}/group:${params.group}`
+                : params.queue;
             await admin.recordAudit({
               at: Date.now(),
               who: who.user,
-              action: r.action,
+              action: params.op ? `${r.action} ${params.op}` : r.action,
               target,
-              detail: params.op ?? JSON.stringify(result).slice(0, 200),
+              detail: JSON.stringify(result).slice(0, 200),
             });
           }
           return json(200, result);

@@ -1,9 +1,10 @@
 /**
  * @hopper/dashboard: see and operate every Hopper queue over HTTP, secure by default. This
- * release is the HTTP API (JSON, live Server-Sent Events, audit log); the web UI comes next.
+ * package serves a web UI and its HTTP API (JSON, live Server-Sent Events, audit log).
  * Public exports only.
  */
 export { createDashboard, type Dashboard, type DashboardOptions } from './dashboard.js';
 export { toNodeListener } from './node.js';
 export { runStandalone } from './standalone.js';
 export { CSRF_HEADER, defaultRedact, type AuthOptions, type Principal, type Redact, type Role } from './security.js';
+export { fastifyDashboard } from './fastify.js';

@@ -104,17 +104,28 @@ export class Admin {
         names.length > 0 ? `queues under it: ${names.slice(0, 20).join(', ')}${names.length > 20 ? ', …' : ''}` : 'it holds no queue';
       throw new QueueNotFoundError(`No queue named "${name}" under the prefix "${this.prefix}" (${hint}). Check the name and the prefix.`);
     }
-    const queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
-    this.queues.set(name, queue);
+    return this.open(name);
+  }
+
+  /** The Admin's Queue for `name`, known to exist. */
+  private async open(name: string): Promise<Queue> {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.connection, prefix: this.prefix });
+      this.queues.set(name, queue);
+    }
     await queue.waitUntilReady();
     return queue;
   }
 
   /** One {@link QueueOverview} per queue (all queues under the prefix, or the named ones), sorted by name. */
   async overview(names?: string[]): Promise<QueueOverview[]> {
+    const listed = names === undefined;
     const wanted = names ?? (await this.listQueues());
     const out: QueueOverview[] = [];
-    for (const name of wanted) out.push(await this.overviewOf(await this.queue(name)));
+    // Names just listed exist: opening them needs no second listing each (a listing scans the
+    // keyspace, seconds on a server holding a million jobs).
+    for (const name of wanted) out.push(await this.overviewOf(listed ? await this.open(name) : await this.queue(name)));
     return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
