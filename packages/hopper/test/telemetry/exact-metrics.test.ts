@@ -42,8 +42,9 @@ describe('exact metrics: outcome counters and latency histograms in Redis', () =
 
     // A timed-out attempt (the fake clock passes its deadline), then its retry times out too.
     const slowFailed = collect(worker, 'failed', 2);
+    const slowActive = once(worker, 'active');
     await queue.add('slow', {}, { timeout: 100, attempts: 2 });
-    await once(worker, 'active');
+    await slowActive;
     env.clock!.advance(100);
     env.clock!.advance(60_000); // the grace period ends: the attempt is given up
     await once(worker, 'active');
@@ -86,8 +87,10 @@ describe('exact metrics: outcome counters and latency histograms in Redis', () =
       await new Promise((resolve) => signal?.addEventListener('abort', resolve));
       throw new Error('aborted');
     });
+    // Listening before the add: the worker may take the job before `add` returns.
+    const active = once(worker, 'active');
     const job = await queue.add('long', {});
-    await once(worker, 'active');
+    await active;
     const failed = once(worker, 'failed');
     await queue.cancelJob(job.id as string);
     await failed;
