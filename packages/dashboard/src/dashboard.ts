@@ -31,7 +31,17 @@ import {
 } from './security.js';
 import { metricsRoute } from './metrics-route.js';
 import { loadAssets, type Asset } from './static.js';
-import { MAX_SCAN, SEARCH_FIELDS, duplicateOptions, latency, matcher, perMinuteSeries, scanJobs, type SearchField } from './views.js';
+import {
+  MAX_SCAN,
+  SEARCH_FIELDS,
+  duplicateOptions,
+  latency,
+  matcher,
+  perMinuteSeries,
+  scanJobs,
+  storedOutput,
+  type SearchField,
+} from './views.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
@@ -225,6 +235,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       logs: logs.logs,
       logCount: logs.count,
       steps: redactDeep(steps, redact),
+      output: await storedOutput(queue, params.id, (value) => redactDeep(value, redact)),
       children: {
         pending: pending.items.map((i) => i.id),
         pendingTotal: pending.total,

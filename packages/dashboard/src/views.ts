@@ -161,3 +161,32 @@ export function duplicateOptions(opts: JobsOptions): JobsOptions {
     delete copy[key];
   return copy;
 }
+
+/** Chunks of a job's output the job view shows at most (the first ones of its latest attempt). */
+export const MAX_OUTPUT_CHUNKS = 500;
+
+/** A job's stored output (`job.stream`), for the job view. */
+export interface OutputView {
+  chunks: { id: string; attempt: number; data: unknown }[];
+  /** More chunks are stored than the view shows. */
+  truncated: boolean;
+}
+
+/**
+ * The stored output of job `id` (its latest attempt's chunks, at most MAX_OUTPUT_CHUNKS, JSON
+ * chunks passed through `redact`), without following live writes; null when the backend keeps no
+ * output streams (SQLite today).
+ */
+export async function storedOutput(queue: Queue, id: string, redact: (value: unknown) => unknown): Promise<OutputView | null> {
+  const chunks: OutputView['chunks'] = [];
+  try {
+    for await (const chunk of queue.readStream(id, { follow: false })) {
+      if (chunks.length === MAX_OUTPUT_CHUNKS) return { chunks, truncated: true };
+      chunks.push({ id: chunk.id, attempt: chunk.attempt, data: typeof chunk.data === 'string' ? chunk.data : redact(chunk.data) });
+    }
+  } catch (err) {
+    if ((err as { name?: string }).name === 'BackendUnsupportedError') return null;
+    throw err;
+  }
+  return { chunks, truncated: false };
+}

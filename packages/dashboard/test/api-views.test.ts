@@ -238,6 +238,30 @@ describe('dashboard API behind the views', () => {
     expect(await source.getJobState('p1')).toBe('failed');
   });
 
+  it('job detail: the streamed output as stored, JSON chunks redacted, hostile text kept as text', async () => {
+    const name = env.queueName('output');
+    const queue = env.queue(name);
+    const worker = env.worker(name, async (job) => {
+      await job.stream.write('<img src=x onerror=alert(1)> ');
+      await job.stream.write({ password: 'hunter2', words: 12 });
+      await job.stream.end();
+    });
+    const done = collect(worker, 'completed', 1);
+    await queue.add('gen', {}, { jobId: 'g1' });
+    await queue.add('quiet', {}, { jobId: 'q1' });
+    await done;
+    const call = await serve();
+    const res = await call('GET', `api/queues/${name}/jobs/g1`);
+    expect(res.body.output).toEqual({
+      chunks: [
+        { id: expect.stringMatching(/^\d+-\d+$/) as unknown, attempt: 1, data: '<img src=x onerror=alert(1)> ' },
+        { id: expect.stringMatching(/^\d+-\d+$/) as unknown, attempt: 1, data: { password: '[redacted]', words: 12 } },
+      ],
+      truncated: false,
+    });
+    expect((await call('GET', `api/queues/${name}/jobs/q1`)).body.output).toEqual({ chunks: [], truncated: false });
+  });
+
   it('job detail: steps, children, logs; pages sorted oldest or newest first', async () => {
     const name = env.queueName('detail');
     const queue = env.queue(name);

@@ -35,6 +35,8 @@ export interface JobDetail extends JobView {
   logCount: number;
   steps: { key: string; result?: unknown; error?: string; durationMs: number; at: number }[];
   children: { pending: string[]; pendingTotal: number; processed: string[]; processedTotal: number };
+  /** The job's streamed output (job.stream), null where the backend keeps none. */
+  output: { chunks: { id: string; attempt: number; data: unknown }[]; truncated: boolean } | null;
 }
 
 export interface JobPage {

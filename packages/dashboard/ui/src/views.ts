@@ -457,6 +457,17 @@ export async function jobView(main: HTMLElement, queue: string, id: string): Pro
       h('p', {}, `children pending (${job.children.pendingTotal}): `, job.children.pending.join(', ') || 'none'),
       h('p', {}, `children processed (${job.children.processedTotal}): `, job.children.processed.join(', ') || 'none'),
     ),
+    job.output && job.output.chunks.length
+      ? section(
+          `Output (attempt ${job.output.chunks[job.output.chunks.length - 1].attempt}${job.output.truncated ? ', first chunks only' : ''})`,
+          // Text chunks as they were written, JSON chunks as JSON: all as text, never as markup.
+          h(
+            'pre',
+            { class: 'output', 'data-testid': 'job-output' },
+            job.output.chunks.map((c) => (typeof c.data === 'string' ? c.data : `${JSON.stringify(c.data)}\n`)).join(''),
+          ),
+        )
+      : null,
     job.steps.length
       ? section(
           'Steps',

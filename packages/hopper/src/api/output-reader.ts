@@ -32,6 +32,8 @@ export interface ReadStreamOptions {
    * retry starts writing, its chunks follow with a higher `attempt`); 'all': every chunk kept.
    */
   attempts?: 'latest' | 'all';
+  /** false: stop after what is stored (no live following). Default true. */
+  follow?: boolean;
 }
 
 /** Chunks read per XRANGE page while replaying. */
@@ -170,6 +172,9 @@ function checkOptions(opts: ReadStreamOptions): string {
       `readStream: from must be 'start' or an entry id such as '1700000000000-0' (a chunk's id), got ${JSON.stringify(from)}.`,
     );
   }
+  if (opts.follow !== undefined && typeof opts.follow !== 'boolean') {
+    throw new InvalidDataError(`readStream: follow must be a boolean, got ${JSON.stringify(opts.follow)}.`);
+  }
   if (opts.attempts !== undefined && opts.attempts !== 'latest' && opts.attempts !== 'all') {
     throw new InvalidDataError(`readStream: attempts must be 'latest' or 'all', got ${JSON.stringify(opts.attempts)}.`);
   }
@@ -216,6 +221,7 @@ export async function* readOutput(
     if (done) return;
     if (page.length < PAGE) break;
   }
+  if (opts.follow === false) return;
   // Live: wait for entries after the last one read.
   for (;;) {
     const entries = await hub().wait(jobId, after, opts.signal);

@@ -68,6 +68,10 @@ describe('job output streams', () => {
     expect(again).toEqual(chunks);
     const resumed = await readAll(queue.readStream(job.id as string, { from: chunks[499].id }));
     expect(resumed).toEqual(chunks.slice(500));
+    expect(() => queue.readStream(job.id as string, { follow: 'no' as unknown as boolean })).not.toThrow(); // checked on first read
+    await expect(queue.readStream(job.id as string, { follow: 'no' as unknown as boolean }).next()).rejects.toBeInstanceOf(
+      InvalidDataError,
+    );
   });
 
   it('a retried attempt does not mix with the previous one: latest by default, all on request', async () => {
@@ -124,6 +128,9 @@ describe('job output streams', () => {
     expect((await readAll(queue.readStream(done.id as string))).map((c) => c.data)).toEqual(['only']);
 
     const hang = await queue.add('hang', {});
+    await until(async () => (await queue.getJobState(hang.id as string)) === 'active', 'the hanging job running');
+    // follow: false returns what is stored, without waiting for more.
+    await until(async () => (await readAll(queue.readStream(hang.id as string, { follow: false }))).length === 1, 'its first chunk');
     const abort = new AbortController();
     const seen: unknown[] = [];
     for await (const chunk of queue.readStream(hang.id as string, { signal: abort.signal })) {
