@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Queue, QueueEvents } from '../../src/index.js';
 import { assertInvariants } from '../helpers/hopper.js';
-import { collect } from '../helpers/wait.js';
+import { collect, until } from '../helpers/wait.js';
 
 const workerScript = fileURLToPath(new URL('../fixtures/sqlite-worker.mjs', import.meta.url));
 
@@ -64,7 +64,9 @@ describe('SQLite file database shared by processes', () => {
         active: 0,
         failed: 0,
       });
-      // Exactly once: no job was processed twice, by one process or by both.
+      // Exactly once: no job was processed twice, by one process or by both. The workers' reports
+      // come over IPC and may trail the completion events: wait for every job's first report.
+      await until(async () => seen.size >= total, 'every processed report', 20_000);
       expect(seen.size).toBe(total);
       expect([...seen.values()].filter((pids) => pids.length !== 1)).toEqual([]);
       expect(errors).toEqual([]);
