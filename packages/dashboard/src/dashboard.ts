@@ -560,7 +560,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       if (!url.pathname.startsWith(basePath)) return json(404, { error: 'Not found.' });
       const path = url.pathname.slice(basePath.length);
       // The UI's files hold no data: served without authentication (the UI then asks for it).
-      if ((request.method === 'GET' || request.method === 'HEAD') && !path.startsWith('api/')) return serveUi(path, request.method);
+      if ((request.method === 'GET' || request.method === 'HEAD') && !path.startsWith('api/') && path !== 'metrics') {
+        return serveUi(path, request.method);
+      }
       try {
         const who = await authenticate(auth, request);
         if (request.method === 'GET' && path === 'api/stream') return stream(request);
