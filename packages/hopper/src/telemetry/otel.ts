@@ -101,6 +101,7 @@ class HopperOtelTracer implements Tracer<Context> {
  * and Baggage); when it wrote none, Hopper writes `traceparent` and `baggage` itself.
  */
 class HopperOtelContextManager implements ContextManager<Context> {
+  // `any`: the signature of ContextManager.with (BullMQ's interface, telemetry.ts), which takes any function.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   with<A extends (...args: any[]) => any>(ctx: Context, fn: A): ReturnType<A> {
     return otelContext.with(ctx, fn as () => ReturnType<A>);
