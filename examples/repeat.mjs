@@ -40,7 +40,8 @@ const threeBirds = new Promise((resolve) => {
   );
 });
 const worker = await threeBirds;
-console.log(`bird iterations: ${runs.join(', ')}`);
+// Sorted: two occurrences due at once (a slow start) may run in either order, as in BullMQ.
+console.log(`bird iterations: ${runs.sort((a, b) => a - b).join(', ')}`);
 
 for (const r of await queue.getRepeatableJobs(0, -1, true)) {
   console.log(`repeatable ${r.name}: id=${r.id} every=${r.every} pattern=${r.pattern} tz=${r.tz}`);

@@ -1,6 +1,8 @@
 // The fault-injection suite (issue 14). `npm run faults` runs the quick tier (every row once);
 // `npm run faults:soak` runs random faults for `--minutes` (default 60).
-//   node test/faults/run.mjs [--tier quick|soak] [--rows a,b] [--seed n] [--scale x] [--minutes m] [--json file] [--strict]
+//   node test/faults/run.mjs [--tier quick|soak] [--rows a,b] [--seed n] [--scale x] [--minutes m] [--json file] [--strict] [--jobs n]
+// --jobs n runs up to n rows side by side (each on its own Redis and ports; a row with its own
+// topology — Sentinel, Cluster, network namespace — always runs alone). Default 1.
 // A row whose tool is missing (redis-sentinel mode, redis-cli, faketime) is reported as SKIPPED,
 // never as passed; --strict makes a skipped row fail the run. FAULTS_TIMING=1 prints each row's phases.
 import { writeFileSync, mkdirSync } from 'node:fs';
@@ -19,6 +21,7 @@ const seed = Number(arg('seed', Date.now() % 100_000));
 const out = arg('json', `test/faults/results/last-${tier}.json`);
 // The quick tier (CI) runs half the jobs per row; --scale 1 runs the full counts.
 const scale = Number(arg('scale', tier === 'quick' ? 0.5 : 1));
+const jobs = Math.max(1, Math.floor(Number(arg('jobs', 1)) || 1));
 
 function line(r) {
   const m = r.metrics;
@@ -31,32 +34,57 @@ function line(r) {
   );
 }
 
+/** Runs one row and prints its line; never throws (a crashed row is a failed result). */
+async function runOne(row) {
+  let result;
+  try {
+    result = await runRow(row, { seed, scale });
+  } catch (err) {
+    result = { id: row.id, title: row.title, pass: false, failures: [`row crashed: ${err?.stack ?? err}`], metrics: undefined };
+  }
+  if (result.skipped) {
+    console.log(`SKIP ${row.id.padEnd(30)} ${result.skipped} (NOT run, NOT passed)`);
+    return { ...result, promise: row.promise };
+  }
+  if (result.metrics) {
+    delete result.metrics.effects;
+    delete result.metrics.starts;
+    delete result.metrics.records;
+    console.log(line(result));
+  } else console.log(`FAIL ${row.id}: ${result.failures[0]}`);
+  return { ...result, promise: row.promise };
+}
+
 async function main() {
   const rows = tier === 'soak' ? (await import('./soak.mjs')).soakRows(Number(arg('minutes', 60))) : ROWS;
   const selected = only.length ? [...rows, ...FINDING_ROWS].filter((r) => only.includes(r.id)) : rows;
   const t0 = Date.now();
-  const results = [];
-  console.log(`fault suite, tier ${tier}, seed ${seed}, scale ${scale}, ${selected.length} rows`);
-  for (const row of selected) {
-    let result;
-    try {
-      result = await runRow(row, { seed, scale });
-    } catch (err) {
-      result = { id: row.id, title: row.title, pass: false, failures: [`row crashed: ${err?.stack ?? err}`], metrics: undefined };
-    }
-    if (result.skipped) {
-      console.log(`SKIP ${row.id.padEnd(30)} ${result.skipped} (NOT run, NOT passed)`);
-      results.push({ ...result, promise: row.promise });
-      continue;
-    }
-    if (result.metrics) {
-      delete result.metrics.effects;
-      delete result.metrics.starts;
-      delete result.metrics.records;
-      console.log(line(result));
-    } else console.log(`FAIL ${row.id}: ${result.failures[0]}`);
-    results.push({ ...result, promise: row.promise });
-  }
+  const results = new Array(selected.length);
+  console.log(`fault suite, tier ${tier}, seed ${seed}, scale ${scale}, ${selected.length} rows, ${jobs} at a time`);
+  const running = new Set();
+  let exclusive = false;
+  let next = 0;
+  await new Promise((resolve) => {
+    const fill = () => {
+      if (next === selected.length && running.size === 0) return resolve();
+      while (next < selected.length && !exclusive && running.size < jobs) {
+        const row = selected[next];
+        // A row with its own topology (Sentinel, Cluster, a network namespace) runs alone.
+        const alone = jobs > 1 && !!row.topology;
+        if (alone && running.size > 0) return;
+        const index = next++;
+        exclusive = alone;
+        const run = runOne(row).then((result) => {
+          results[index] = result;
+          running.delete(run);
+          if (alone) exclusive = false;
+          fill();
+        });
+        running.add(run);
+      }
+    };
+    fill();
+  });
   const seconds = Math.round((Date.now() - t0) / 1000);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify({ tier, seed, scale, seconds, at: new Date().toISOString(), results }, null, 2) + '\n');

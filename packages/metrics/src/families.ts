@@ -61,10 +61,10 @@ const SPECS: FamilySpec[] = [
     name: `jobs_${outcome.replace('-', '_')}_total`,
     help: `${outcomeHelp[outcome]}, per queue and job name (exact across workers; names past 50 per queue as "other").`,
     type: 'counter',
-    // Every job name seen under any outcome gets every outcome's series, at 0 until it happens:
-    // Prometheus needs a series before its first increase to see that increase.
+    // Every known job name (admitted when its first job is added) gets every outcome's series, at 0
+    // until it happens: Prometheus needs a series before its first increase to see that increase.
     read: perQueue((q) => {
-      const names = new Set(q.exact.counters.map((c) => c.name));
+      const names = new Set(q.exact.names);
       const counts = new Map(q.exact.counters.filter((c) => c.outcome === outcome).map((c) => [c.name, c.count]));
       return [...names].sort().map((name) => ({ labels: { queue: q.name, name }, value: counts.get(name) ?? 0 }));
     }),

@@ -52,6 +52,9 @@ describe('@hopper/metrics', () => {
       expect(sum(samples, 'hopper_jobs_completed_total', { queue: name, name: 'ok' })).toBe(2);
       expect(sum(samples, 'hopper_jobs_retried_total', { queue: name, name: 'bad' })).toBe(1);
       expect(sum(samples, 'hopper_jobs_failed_total', { queue: name, name: 'bad' })).toBe(1);
+      // A name whose jobs have no outcome yet already has its series, at 0 (admitted at add).
+      const later = samples.filter((s) => s.name === 'hopper_jobs_failed_total' && s.labels.queue === name && s.labels.name === 'later');
+      expect(later.map((s) => s.value)).toEqual([0]);
       expect(sum(samples, 'hopper_queue_jobs', { queue: name, state: 'delayed' })).toBe(1);
       expect(sum(samples, 'hopper_queue_jobs', { queue: name, state: 'failed' })).toBe(1);
       expect(sum(samples, 'hopper_job_run_seconds_count', { queue: name })).toBe(4);

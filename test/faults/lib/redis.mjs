@@ -27,12 +27,26 @@ function portBusy(port) {
   });
 }
 
-/** The first port of the range with nothing listening (and, for cluster nodes, a free bus port). */
+/** Ports handed out and not yet released: rows run side by side (`--jobs`) never share one. */
+const claimed = new Set();
+
+/**
+ * The first port of the range with nothing listening and not handed out to another row (and, for
+ * cluster nodes, a free bus port). The port stays claimed until `releaseSuitePort`.
+ */
 export async function freeSuitePort(range = PORTS, bus = false) {
   for (let port = range.first; port <= range.last; port++) {
+    if (claimed.has(port)) continue;
+    claimed.add(port);
     if (!(await portBusy(port)) && !(bus && (await portBusy(port + 10_000)))) return port;
+    claimed.delete(port);
   }
   throw new Error(`No free port in ${range.first}-${range.last} for the fault suite's Redis.`);
+}
+
+/** Gives a port from `freeSuitePort` back (its server is gone for good). */
+export function releaseSuitePort(port) {
+  claimed.delete(port);
 }
 
 /** Sends one command (inline) to a server and resolves with its reply line, or rejects. */
@@ -150,5 +164,6 @@ export class RedisProc {
     this.thaw();
     await this.kill();
     rmSync(this.dir, { recursive: true, force: true });
+    if (this.port) releaseSuitePort(this.port);
   }
 }

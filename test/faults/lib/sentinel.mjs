@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RedisProc, SENTINEL_PORTS, SENTINEL_REDIS_PORTS, freeSuitePort, waitForPing } from './redis.mjs';
+import { RedisProc, SENTINEL_PORTS, SENTINEL_REDIS_PORTS, freeSuitePort, releaseSuitePort, waitForPing } from './redis.mjs';
 import { admin, info, until } from './admin.mjs';
 import { sentinelCommand } from './tools.mjs';
 
@@ -46,6 +46,7 @@ class SentinelProc {
       await exited;
     }
     rmSync(this.dir, { recursive: true, force: true });
+    releaseSuitePort(this.port);
   }
 }
 

@@ -52,6 +52,11 @@ export interface LatencyHistogram {
 export interface ExactMetrics {
   /** Outcome counts per job name; names past the label limit (50 per queue) are counted as `other`. */
   counters: { outcome: JobOutcome; name: string; count: number }[];
+  /**
+   * The job names the counters know (at most 50 per queue): admitted when first added or at their
+   * first outcome. An exporter shows every outcome's series for each, at 0 until it happens.
+   */
+  names: string[];
   histograms: LatencyHistogram[];
   /** Each scheduler's last recorded run: when its attempt ended (ms), how long it ran, and how it ended. */
   lastRuns: SchedulerLastRun[];
@@ -121,7 +126,9 @@ export abstract class QueueMetrics<DataType = any, ResultType = any, NameType ex
       buckets[buckets.length - 1].count = running;
       return { kind: h.kind, label: h.label, sum: h.sum, count: running, buckets };
     });
-    return { counters, histograms, lastRuns: record.lastRuns };
+    // Every name with a counter is known, admitted or not (the `other` bucket, names from before admission at add).
+    const names = [...new Set([...record.names, ...counters.map((c) => c.name)])].sort();
+    return { counters, names, histograms, lastRuns: record.lastRuns };
   }
 
   /**

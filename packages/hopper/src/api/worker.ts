@@ -11,7 +11,7 @@
  * worker.on('failed', (job, err) => console.error(job?.id, err.message));
  */
 import { randomBytes } from 'node:crypto';
-import type { Retention } from '../backend/backend.js';
+import type { LastRunOutcome, Retention } from '../backend/backend.js';
 import { CancelledError, InvalidOptionsError, LockLostError, RateLimitError } from '../job/errors.js';
 import type { StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
@@ -68,6 +68,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   /** @internal the `telemetry` option, for the spans of durable steps (JobContext). */
   get stepTelemetry(): Telemetry | undefined {
     return this.opts.telemetry;
+  }
+  /** @internal counts a manually finished attempt in the latency histograms (JobContext). */
+  noteManualAttempt(job: Job, now: number, outcome: LastRunOutcome): void {
+    this.latency?.note(job, now, outcome);
   }
   private readonly closeTimeout: number;
   private concurrencyValue: number;

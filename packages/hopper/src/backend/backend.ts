@@ -504,6 +504,8 @@ export interface ExactMetricsRecord {
   lastRuns: SchedulerLastRun[];
   /** Outcome counts per job name (`other`: names past the label limit). */
   counters: { outcome: string; name: string; count: number }[];
+  /** The job names admitted to the counters (at most 50), including those with no outcome yet. */
+  names: string[];
   /** Histograms per label: non-cumulative bucket counts (index: LATENCY_BUCKETS_MS, last = +Inf) and sums in ms. */
   histograms: { kind: LatencyKind; label: string; sum: number; counts: number[] }[];
 }

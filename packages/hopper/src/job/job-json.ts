@@ -2,7 +2,7 @@
  * The shapes around a Job: what it needs to reach storage (JobContext), its JSON forms, and the
  * parsing of stored values.
  */
-import type { QueueBackend, Retention } from '../backend/backend.js';
+import type { LastRunOutcome, QueueBackend, Retention } from '../backend/backend.js';
 import type { Clock } from '../clock/clock.js';
 import type { StrategyFn } from './failure.js';
 import type { Job } from './job.js';
@@ -31,6 +31,8 @@ export interface JobContext {
   readonly lockDuration?: number;
   /** The worker's telemetry adapter: `job.step` runs in a child span of the attempt's. */
   readonly stepTelemetry?: Telemetry;
+  /** Counts an attempt finished by manual processing in the worker's latency histograms. */
+  noteManualAttempt?(job: Job, now: number, outcome: LastRunOutcome): void;
 }
 
 /** Anything that can wait for a job to finish (QueueEvents). */

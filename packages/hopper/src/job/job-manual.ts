@@ -64,6 +64,7 @@ export async function completeHeld(job: Job, returnValue: unknown, token: string
   job.returnvalue = returnValue;
   job.finishedOn = result.now;
   job.attemptsMade += 1;
+  job.ctx.noteManualAttempt?.(job, result.now, 'completed');
   return { job: result.next.jobs[0], now: result.now };
 }
 
@@ -91,6 +92,7 @@ export async function failHeld(job: Job, err: Error, token: string, fetchNext: b
   job.stacktrace = error.stack && limit > 0 ? [error.stack, ...job.stacktrace].slice(0, limit) : limit > 0 ? job.stacktrace : [];
   if (failure.retryDelay < 0) job.finishedOn = result.now;
   else if (failure.retryDelay > 0) job.delay = failure.retryDelay;
+  job.ctx.noteManualAttempt?.(job, result.now, failure.retryDelay < 0 ? 'failed' : 'retried');
   return { job: result.next.jobs[0], now: result.now };
 }
 

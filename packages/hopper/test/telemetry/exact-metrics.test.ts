@@ -80,6 +80,57 @@ describe('exact metrics: outcome counters and latency histograms in Redis', () =
     expect(slowRun?.sum).toBe(2 * 60_100);
   });
 
+  it('counts a parent failed by its child (failParentOnFailure, another queue) as failed and dead-lettered in its own queue', async () => {
+    const parentName = env.queueName('parent');
+    const childName = env.queueName('child');
+    const dlq = env.queueName('dlq');
+    const parents = env.queue(parentName);
+    const children = env.queue(childName);
+    env.queue(dlq);
+    const node = await env.flows().add({
+      name: 'report',
+      queueName: parentName,
+      opts: { deadLetter: { queue: dlq } },
+      children: [{ name: 'part', queueName: childName, opts: { failParentOnFailure: true } }],
+    });
+    const worker = env.worker(childName, async () => {
+      throw new UnrecoverableError('bad part');
+    });
+    await once(worker, 'failed');
+    expect(await parents.getJobState(node.job.id as string)).toBe('failed');
+    const pm = await parents.getExactMetrics();
+    expect(count(pm, 'failed', 'report')).toBe(1);
+    expect(count(pm, 'dead-lettered', 'report')).toBe(1);
+    const cm = await children.getExactMetrics();
+    expect(count(cm, 'failed', 'part')).toBe(1);
+    expect(count(cm, 'failed', 'report')).toBe(0);
+  });
+
+  it('counts manually processed attempts (getNextJob, moveToCompleted, moveToFailed) in the histograms', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.add('manual', {}, { attempts: 2 });
+    // Known from its add, before any outcome (exporters show its series at 0).
+    expect((await queue.getExactMetrics()).names).toEqual(['manual']);
+    const worker = env.worker(name, null);
+    const token = 'manual-token';
+    const first = await worker.getNextJob(token);
+    env.clock!.advance(30);
+    await first!.moveToFailed(new Error('first try'), token);
+    const second = await worker.getNextJob(token);
+    expect(second?.id).toBe(first!.id);
+    env.clock!.advance(70);
+    await second!.moveToCompleted('ok', token);
+    await worker.close();
+    const m = await queue.getExactMetrics();
+    const run = m.histograms.find((h) => h.kind === 'run' && h.label === 'manual');
+    expect(run?.count).toBe(2);
+    expect(run?.sum).toBe(100);
+    expect(m.histograms.find((h) => h.kind === 'wait' && h.label === 'manual')?.count).toBe(1);
+    expect(count(m, 'retried', 'manual')).toBe(1);
+    expect(count(m, 'completed', 'manual')).toBe(1);
+  });
+
   it('counts an active job cancelled from another process once, as cancelled (not failed)', async () => {
     const name = env.queueName();
     const queue = env.queue(name);

@@ -88,7 +88,7 @@ export async function recordLatency(
 
 /** Reads the queue's exact counters and histograms (one round trip; both hashes are bounded). */
 export async function getExactMetrics(client: RedisClient, keys: QueueKeys): Promise<ExactMetricsRecord> {
-  const replies = await client.multi().hgetall(keys.counters).hgetall(keys.histograms).exec();
+  const replies = await client.multi().hgetall(keys.counters).hgetall(keys.histograms).hkeys(keys.counterNames).exec();
   if (!replies) throw new Error('getExactMetrics: the transaction was aborted');
   for (const [err] of replies) if (err) throw err;
   const counterFields = replies[0][1] as Record<string, string>;
@@ -130,5 +130,6 @@ export async function getExactMetrics(client: RedisClient, keys: QueueKeys): Pro
       }
     }
   }
-  return { counters, histograms: [...byLabel.values()], lastRuns };
+  const names = (replies[2][1] as string[]).sort();
+  return { counters, names, histograms: [...byLabel.values()], lastRuns };
 }

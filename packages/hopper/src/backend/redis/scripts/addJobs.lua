@@ -12,7 +12,8 @@
     `duplicated` event), 2 when deduplicated onto an existing job (`deduplicated` event; with
     replace, that delayed job took the new data and delay; with keepLastIfActive onto an active job,
     the add is kept in dn:<dedupId> and added when that job finishes, see includes/base).
-  A deduplicated add is counted (includes/counters) under the added job's name.
+  A deduplicated add is counted (includes/counters) under the added job's name. The new jobs'
+  names are admitted to the metrics' names (includes/counters) on first sight.
   A job with a ttl records its deduplication id as `dt` (freed on removal, not on finishing).
   A grouped job (opts.group.id) goes to its group's queue; when an add would take a group past its
   backlog cap (maxSize), nothing is written and the call returns { now, epoch, -1, group, max, size }.
@@ -27,8 +28,10 @@ local base = argv.base
 local previous = previousResult(k.requests, argv.seq)
 if previous then return previous end
 
-local cap = eventsCap(k.meta)
-local result = { now, redis.call('HGET', k.meta, 'epoch') or '' }
+-- The events cap and the queue's epoch in one read.
+local meta = redis.call('HMGET', k.meta, 'maxEvents', 'epoch')
+local cap = eventsCapOf(meta[1])
+local result = { now, meta[2] or '' }
 
 -- The call's new jobs, for one RPUSH and one `added` event at the end.
 local fifo = {}
@@ -209,6 +212,7 @@ if #added > 0 then
   end
 end
 
+admitNames(base, names)
 flushCounts(base)
 recordResult(k.requests, argv.seq, argv.keep, result)
 return result

@@ -31,8 +31,13 @@ end
 
 -- Events go to a capped stream in the same script that changes state. The cap lives in the
 -- queue's meta hash (set by the Queue), read once per script call.
+-- The events cap from the meta hash's `maxEvents` value (nil: the default).
+local function eventsCapOf(value)
+  return tonumber(value) or 10000
+end
+
 local function eventsCap(metaKey)
-  return tonumber(redis.call('HGET', metaKey, 'maxEvents')) or 10000
+  return eventsCapOf(redis.call('HGET', metaKey, 'maxEvents'))
 end
 
 -- The events cap, whether the queue is paused, and its limits, in one read (for the claiming

@@ -20,6 +20,7 @@
 --@include base
 --@include retention
 --@include deadletter
+--@include counters
 
 -- The keys of the queue whose base is `b` that flow steps touch (names as in keys.ts).
 local function queueKeysOf(b)
@@ -123,7 +124,7 @@ local childFailed
 -- Fails parent `pid` because a child failed with failParentOnFailure. A parent that has not
 -- reached waiting-children yet (dynamic children) is marked (`ff`): its moveToWaitingChildren fails it.
 local function failParent(pb, pid, pjk, reason, now, depth)
-  local f = redis.call('HMGET', pjk, 's', 'o', 'am', 'pl', 'de')
+  local f = redis.call('HMGET', pjk, 's', 'o', 'am', 'pl', 'de', 'n')
   if f[1] == 'completed' or f[1] == 'failed' or not f[1] then return end
   if f[1] ~= 'waiting-children' then
     redis.call('HSET', pjk, 'ff', reason)
@@ -135,7 +136,8 @@ local function failParent(pb, pid, pjk, reason, now, depth)
   if f[5] then releaseDedup(pb, pjk, pid, now) end
   local made = tonumber(f[3]) or 0
   local pname = queueNameOf(pb)
-  deadLetter(pb, pname, pid, pjk, now, made, reason)
+  if deadLetter(pb, pname, pid, pjk, now, made, reason) then countOutcome('dead-lettered', f[6], 1, pb) end
+  countOutcome('failed', f[6], 1, pb)
   -- Recorded before finishing (which may delete the parent, and its own parent link with it).
   local grand = f[4]
   local fin = newFinisher(pb, pk.failed, now)
