@@ -75,6 +75,8 @@ function halfOpenRow(socketTimeout) {
 const schedulersKillRow = {
   id: 'schedulers-sigkill',
   title: "Worker SIGKILL as it fires a scheduler's occurrence and at random moments (every 500 ms)",
+  // Its criteria are timed (every 500 ms, late by at most 5 s): run alone under --jobs.
+  alone: true,
   promise:
     'A job scheduler keeps its schedule through worker kills: no occurrence is created twice or runs early, and every instant of the schedule either ran or is counted by the scheduler (skipped by overlap while a killed run is unfinished, or missed); an interrupted occurrence runs again like any job.',
   unledgered: isOccurrence,

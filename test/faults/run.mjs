@@ -2,7 +2,7 @@
 // `npm run faults:soak` runs random faults for `--minutes` (default 60).
 //   node test/faults/run.mjs [--tier quick|soak] [--rows a,b] [--seed n] [--scale x] [--minutes m] [--json file] [--strict] [--jobs n]
 // --jobs n runs up to n rows side by side (each on its own Redis and ports; a row with its own
-// topology — Sentinel, Cluster, network namespace — always runs alone). Default 1.
+// topology — Sentinel, Cluster, network namespace — or marked `alone` always runs alone). Default 1.
 // A row whose tool is missing (redis-sentinel mode, redis-cli, faketime) is reported as SKIPPED,
 // never as passed; --strict makes a skipped row fail the run. FAULTS_TIMING=1 prints each row's phases.
 import { writeFileSync, mkdirSync } from 'node:fs';
@@ -69,8 +69,8 @@ async function main() {
       if (next === selected.length && running.size === 0) return resolve();
       while (next < selected.length && !exclusive && running.size < jobs) {
         const row = selected[next];
-        // A row with its own topology (Sentinel, Cluster, a network namespace) runs alone.
-        const alone = jobs > 1 && !!row.topology;
+        // A row with its own topology (Sentinel, Cluster, a network namespace) or timed criteria runs alone.
+        const alone = jobs > 1 && (!!row.topology || !!row.alone);
         if (alone && running.size > 0) return;
         const index = next++;
         exclusive = alone;
