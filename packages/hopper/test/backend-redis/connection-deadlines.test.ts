@@ -92,8 +92,10 @@ describe('connection deadlines', () => {
     const healed = proxy.accepted;
     // The subscription is opened again, on a connection made after the heal.
     await until(async () => [...proxy.subscribed].some((id) => id >= healed), 'the cancel subscription to be opened again', 15_000);
+    // Listening before the add: the worker may take the job before `add` returns.
+    const longActive = once(worker, 'active', (job: Job) => job.name === 'long');
     const long = await queue.add('long', {});
-    await once(worker, 'active', (job: Job) => job.id === long.id);
+    await longActive;
     const at = performance.now();
     expect(await queue.cancelJob(long.id as string, 'stop')).toBe('signalled');
     const [, err] = await once<[Job, Error]>(worker, 'failed', (job) => job.id === long.id, 15_000);

@@ -104,8 +104,10 @@ describe('worker.cancelJob and cancelAllJobs (in-process, BullMQ)', () => {
       return 'ok';
     });
     const other = env.worker(name, async () => 'ok', { autorun: false });
+    // Listening before the add: the worker may take the job before `add` returns.
+    const busyActive = once(busy, 'active');
     const running = await queue.add('running', {});
-    await once(busy, 'active');
+    await busyActive;
     // Another worker of the queue does not run it: false, and the runner's signal is untouched.
     expect(other.cancelJob(running.id as string)).toBe(false);
     const completed = once(busy, 'completed');
