@@ -1,45 +1,56 @@
-// Hopper's main job in one file: a producer adds jobs, a worker runs them (with a retry and a
-// delayed job along the way), and both print what they do. Run with `npm run demo`.
-// Uses REDIS_URL, or a Redis on 127.0.0.1:6379; without one it starts a throwaway redis-server.
-import { Queue, QueueEvents, Worker } from 'hopper';
-import { redisUrl } from './lib/redis.mjs';
+// The Hopper demo: the founding guide's scenarios (an invoice pipeline, stock sync per
+// marketplace, a daily digest, a newsletter fan-out over tenants, a streamed generation with a
+// budget) running against simulated services, with the dashboard to watch them.
+//
+//   npm run demo                      # until Ctrl-C (a bounded 15 s run in CI or without a terminal)
+//   npm run demo -- --duration 60     # a bounded run
+//   node examples/demo.mjs --help
+//
+// The scenarios are in examples/demo/*.mjs; `hopper demo` runs the same thing.
+import { parseArgs } from 'node:util';
+import { runDemo } from './demo/main.mjs';
 
-const { url, stop } = await redisUrl();
-const connection = url;
-const prefix = `demo-${process.pid}`;
-const queue = new Queue('emails', { connection, prefix });
-const events = new QueueEvents('emails', { connection, prefix });
-await events.waitUntilReady();
+const USAGE = `Usage: npm run demo -- [--duration <s>] [--port <n>] [--redis <url>] [--sqlite] [--prefix <p>]
+  --duration <s>  stop by itself after <s> seconds (0: run until Ctrl-C). Default: until Ctrl-C in a
+                  terminal; 15 s when CI is set or stdout is not a terminal.
+  --port <n>      the dashboard's port on 127.0.0.1 (default 3000, or a free one if 3000 is taken)
+  --redis <url>   the Redis to use (default: $REDIS_URL, else 127.0.0.1:6379, else a throwaway
+                  redis-server, else the embedded SQLite backend)
+  --sqlite        use the embedded SQLite backend even when a Redis is there
+  --prefix <p>    the key prefix of the demo's queues (default hopper-demo; cleared at start)`;
 
-let flaky = 0;
-const worker = new Worker(
-  'emails',
-  async (job) => {
-    console.log(`  worker: ${job.name} #${job.id} for ${job.data.to} (attempt ${job.attemptsMade + 1})`);
-    if (job.name === 'flaky' && flaky++ === 0) throw new Error('SMTP timeout (will retry)');
-    await job.updateProgress(100);
-    return { sentTo: job.data.to };
-  },
-  { connection, prefix, concurrency: 2 },
-);
-worker.on('completed', (job, result) => console.log(`  worker: #${job.id} completed -> ${JSON.stringify(result)}`));
-worker.on('failed', (job, err) => console.log(`  worker: #${job?.id} failed: ${err.message}`));
-
-console.log('producer: adding 3 jobs (one welcome with a deduplicating id, one flaky, one delayed by 500 ms)');
-const welcome = await queue.add('welcome', { to: 'ada@example.com' }, { jobId: 'welcome:ada' });
-const again = await queue.add('welcome', { to: 'ada@example.com' }, { jobId: 'welcome:ada' });
-console.log(`producer: added welcome as #${welcome.id}; adding it again returned the same job #${again.id}`);
-const flakyJob = await queue.add('flaky', { to: 'bob@example.com' }, { attempts: 3, backoff: { type: 'fixed', delay: 200 } });
-const later = await queue.add('digest', { to: 'eve@example.com' }, { delay: 500 });
-
-for (const job of [welcome, flakyJob, later]) {
-  const result = await job.waitUntilFinished(events, 10_000);
-  console.log(`producer: #${job.id} finished with ${JSON.stringify(result)}`);
+let values;
+try {
+  ({ values } = parseArgs({
+    options: {
+      duration: { type: 'string' },
+      port: { type: 'string' },
+      redis: { type: 'string' },
+      sqlite: { type: 'boolean' },
+      prefix: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }));
+} catch (err) {
+  console.error(`${err.message}\n${USAGE}`);
+  process.exit(2);
 }
-console.log('producer: counts', await queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed'));
-
-await worker.close();
-await events.close();
-await queue.close();
-stop();
-console.log('done.');
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const number = (name, raw, max) => {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > max) {
+    console.error(`--${name} must be an integer from 0 to ${max}, not "${raw}".\n${USAGE}`);
+    process.exit(2);
+  }
+  return n;
+};
+process.exitCode = await runDemo({
+  duration: values.duration !== undefined ? number('duration', values.duration, 86_400) : undefined,
+  port: values.port !== undefined ? number('port', values.port, 65_535) : undefined,
+  redis: values.redis,
+  sqlite: values.sqlite,
+  prefix: values.prefix,
+});

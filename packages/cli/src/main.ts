@@ -15,6 +15,7 @@ import { schedulerCommands } from './commands/schedulers.js';
 import { topCommand } from './commands/top.js';
 import { metricsCommand } from './commands/metrics.js';
 import { dashboardCommand } from './commands/dashboard.js';
+import { demoCommand } from './commands/demo.js';
 
 /** Every command, in the order `hopper --help` lists them. */
 export const COMMANDS: Command[] = [
@@ -27,6 +28,7 @@ export const COMMANDS: Command[] = [
   dashboardCommand,
   metricsCommand,
   doctorCommand,
+  demoCommand,
 ];
 
 const GLOBAL_HELP = `Global options:

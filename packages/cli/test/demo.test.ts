@@ -1,0 +1,26 @@
+/**
+ * `hopper demo`: the repository's demo through the CLI, bounded with --duration, against the test
+ * Redis (REDIS_URL) on its own prefix; and its usage errors.
+ */
+import { describe, expect, inject, it } from 'vitest';
+import { hopper } from './run-cli.js';
+
+describe('hopper demo', () => {
+  it('runs the scenarios for --duration seconds, then stops with every job accounted for', async () => {
+    const result = await hopper(inject('redisUrl'), `cli-demo-${process.pid}`, 'demo', '--duration', '2', '--port', '0');
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    expect(result.stdout).toMatch(/backend: Redis at redis:\/\/.* \(REDIS_URL\)/);
+    expect(result.stdout).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\//);
+    for (const name of ['invoices', 'stock', 'digest', 'newsletter', 'generation']) expect(result.stdout).toContain(`[${name}] started`);
+    expect(result.stdout).toMatch(/no job lost: all \d+ jobs the demo added are accounted for/);
+  });
+
+  it('refuses contradictory or bad options, changing nothing', async () => {
+    const both = await hopper(inject('redisUrl'), 'cli-demo-usage', 'demo', '--sqlite', '--redis', 'redis://127.0.0.1:1');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--sqlite and --redis contradict each other');
+    const duration = await hopper(inject('redisUrl'), 'cli-demo-usage', 'demo', '--duration', 'soon');
+    expect(duration.code).toBe(2);
+    expect(duration.stderr).toContain('--duration must be an integer >= 0, not "soon"');
+  });
+});
