@@ -29,6 +29,7 @@ import { BackendUnsupportedError } from '../../job/errors.js';
 import { failKeepOf, Tx } from './sqlite-ops.js';
 import { addFlow, moveToWaitingChildren, removeChildDependency, sealParent } from './sqlite-flow-writes.js';
 import { notifyParent } from './sqlite-flows.js';
+import { readLimits, writeLimits, QUEUE_LIMIT_FIELDS } from './sqlite-limits.js';
 import { SqliteQueueManagement } from './sqlite-management.js';
 import { refuseUnsupportedOpts, unsupported, type SqliteBackendOptions } from './sqlite-writer.js';
 
@@ -265,15 +266,44 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
   }
 
   // Not implemented yet: each refuses with a typed error naming it.
-  rateLimit(_ms: number): Promise<number> {
-    return Promise.reject(new BackendUnsupportedError('rate limits (rateLimit)'));
+  /** The manual rate limit (worker.rateLimit, queue.rateLimit); with 0, lifts it and the window's record of starts. */
+  async rateLimit(ms: number): Promise<number> {
+    return this.write(undefined, (tx) => {
+      const limits = readLimits(tx.s, tx.qid);
+      if (ms > 0) {
+        writeLimits(tx, { ...limits, limitedUntil: Date.now() + ms });
+        return 1;
+      }
+      const manual = limits.limitedUntil !== undefined && limits.limitedUntil > Date.now() ? 1 : 0;
+      delete limits.limitedUntil;
+      writeLimits(tx, limits);
+      const window = tx.s.stmt('DELETE FROM rate_window WHERE qid = ?').run(tx.qid).changes > 0 ? 1 : 0;
+      tx.signalWork();
+      return manual + window;
+    });
   }
+
   configureGroup(_group: string, _op: 'set' | 'pause' | 'resume', _fields?: Record<string, string>): Promise<number> {
     return Promise.reject(new BackendUnsupportedError('groups (configureGroup)'));
   }
-  configureQueue(_fields: Record<string, string>): Promise<void> {
-    return Promise.reject(new BackendUnsupportedError('queue-wide limits and group defaults (configureQueue)'));
+
+  /** Sets (or, with an empty value, removes) the global concurrency and the queue's rate limit; wakes idle workers. */
+  async configureQueue(fields: Record<string, string>): Promise<void> {
+    const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f));
+    if (refused.length > 0) {
+      throw new BackendUnsupportedError(`group defaults (setGroupDefaults: ${refused.join(', ')}), since groups are not on SQLite yet`);
+    }
+    await this.write(undefined, (tx) => {
+      const limits = readLimits(tx.s, tx.qid) as Record<string, number>;
+      for (const [field, value] of Object.entries(fields)) {
+        if (value === '') delete limits[field];
+        else limits[field] = Number(value);
+      }
+      writeLimits(tx, limits);
+      tx.signalWork();
+    });
   }
+
   replayDeadLetters(_ids: string[], _now?: number): Promise<number[]> {
     return Promise.reject(new BackendUnsupportedError('dead letters (replayDeadLetters)'));
   }

@@ -20,7 +20,8 @@ import type {
 import { WriteCode } from '../requests.js';
 import { failKeepOf, Tx, type JobRow } from './sqlite-ops.js';
 import { notifyParent } from './sqlite-flows.js';
-import { refuseUnsupportedOpts, SqliteQueueWriter, unsupported } from './sqlite-writer.js';
+import { readLimits } from './sqlite-limits.js';
+import { refuseUnsupportedOpts, SqliteQueueWriter } from './sqlite-writer.js';
 
 /** Adding jobs, claiming and acknowledging them, locks and stall rescue on SQLite. */
 export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
@@ -159,7 +160,6 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
   }
 
   async claim(request: ClaimRequest, now?: number): Promise<ClaimResult> {
-    if (request.limiter) unsupported('rate limits (the worker option limiter)');
     return this.write(now, (tx) => {
       const claimed = tx.claimJobs(request, tx.settings().paused);
       this.seenSignal = this.readSignal(tx.s, tx.qid);
@@ -168,7 +168,6 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
   }
 
   async complete(batch: Completion[], next: ClaimRequest, now?: number): Promise<AckResult> {
-    if (next.limiter) unsupported('rate limits (the worker option limiter)');
     return this.write(now, (tx) => {
       const rows = batch.map((c) => tx.job(c.id));
       const codes = batch.map((c, i): WriteCode => {
@@ -196,6 +195,8 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
         values.push(c.returnvalue);
       });
       if (done.length > 0) tx.emit('completed', { ids: JSON.stringify(done), returnvalues: `[${values.join(',')}]` });
+      // A slot of the global concurrency freed: an idle worker may claim now.
+      if (codes.some((c) => c > 0) && readLimits(tx.s, tx.qid).gcc !== undefined) tx.signalWork();
       const claimed = tx.claimJobs(next, tx.settings().paused);
       this.seenSignal = this.readSignal(tx.s, tx.qid);
       if (claimed.jobs.length === 0 && done.length > 0) tx.emitIfDrained();
@@ -204,7 +205,6 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
   }
 
   async fail(batch: Failure[], next: ClaimRequest, now?: number): Promise<AckResult> {
-    if (next.limiter) unsupported('rate limits (the worker option limiter)');
     return this.write(now, (tx) => {
       const rows = batch.map((f) => tx.job(f.id));
       const codes: WriteCode[] = batch.map((f, i) => {
@@ -247,6 +247,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
         // A child failed for good: its parent's side follows the child's failure policy.
         notifyParent(tx, row, 'failed', reason, !kept);
       });
+      if (codes.some((c) => c > 0) && readLimits(tx.s, tx.qid).gcc !== undefined) tx.signalWork();
       const claimed = tx.claimJobs(next, tx.settings().paused);
       this.seenSignal = this.readSignal(tx.s, tx.qid);
       if (claimed.jobs.length === 0 && failedForGood) tx.emitIfDrained();

@@ -108,7 +108,7 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
       for (const { id } of ids) tx.deleteJob(id);
       if (ids.length === count) return { cursor: '1', deleted: ids.length };
       // Everything else of the queue; its row stays with only its epoch (an obliteration is not a dataset reset).
-      for (const table of ['events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps', 'cancel_children']) {
+      for (const table of ['events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps', 'cancel_children', 'rate_window']) {
         tx.s.stmt(`DELETE FROM ${table} WHERE qid = ?`).run(tx.qid);
       }
       tx.s

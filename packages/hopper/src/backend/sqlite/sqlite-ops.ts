@@ -13,6 +13,7 @@ import type { ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from
 import { isJobState } from '../../job/states.js';
 import type { SqliteStore } from './database.js';
 import { childRemoved, notifyParent } from './sqlite-flows.js';
+import { allowClaim, recordStarts } from './sqlite-limits.js';
 
 /** A job row as stored. */
 export interface JobRow {
@@ -285,16 +286,22 @@ export class Tx {
     this.promoteDue();
     const result: ClaimResult = { now: this.now, paused, nextDue: null, limitedFor: 0, schedulersDue: false, jobs: [] };
     if (paused) return result;
+    const allowed = allowClaim(this, request, count);
+    if (allowed.limitedFor > 0 && count > 0) {
+      result.limitedFor = allowed.limitedFor;
+      return result;
+    }
+    const want = allowed.want;
     const rows: JobRow[] = [];
-    if (count > 0) {
+    if (want > 0) {
       rows.push(
-        ...(this.s.stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'waiting' ORDER BY score LIMIT ?").all(this.qid, count) as JobRow[]),
+        ...(this.s.stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'waiting' ORDER BY score LIMIT ?").all(this.qid, want) as JobRow[]),
       );
-      if (rows.length < count) {
+      if (rows.length < want) {
         rows.push(
           ...(this.s
             .stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'prioritized' ORDER BY score, rowid LIMIT ?")
-            .all(this.qid, count - rows.length) as JobRow[]),
+            .all(this.qid, want - rows.length) as JobRow[]),
         );
       }
     }
@@ -336,6 +343,13 @@ export class Tx {
       result.jobs.push(job);
     });
     if (ids.length > 0) this.emit('active', { ids: JSON.stringify(ids) });
+    if (allowed.window && rows.length > 0) {
+      recordStarts(
+        this,
+        allowed.window,
+        result.jobs.map((j) => `${j.id}:${j.attemptsStarted}`),
+      );
+    }
     return result;
   }
 
