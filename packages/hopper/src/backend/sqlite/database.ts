@@ -11,7 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { BackendDriverMissingError, InvalidOptionsError } from '../../job/errors.js';
 
 /** The schema version this code writes and reads (the `meta` table's `schema_version`). */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** How long a write waits for another process's transaction before failing (ms). */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -160,6 +160,8 @@ const MIGRATIONS: Record<number, string> = {
     );
     CREATE INDEX rate_window_by_queue ON rate_window (qid, at);
   `,
+  // A dead letter's origin (sqlite-deadletters.ts).
+  3: `ALTER TABLE jobs ADD COLUMN origin TEXT;`,
 };
 
 /** One open database, shared by every component of the process that uses its URL. */

@@ -30,6 +30,7 @@ import { failKeepOf, Tx } from './sqlite-ops.js';
 import { addFlow, moveToWaitingChildren, removeChildDependency, sealParent } from './sqlite-flow-writes.js';
 import { notifyParent } from './sqlite-flows.js';
 import { readLimits, writeLimits, QUEUE_LIMIT_FIELDS } from './sqlite-limits.js';
+import { replayDeadLetter } from './sqlite-deadletters.js';
 import { SqliteQueueManagement } from './sqlite-management.js';
 import { refuseUnsupportedOpts, unsupported, type SqliteBackendOptions } from './sqlite-writer.js';
 
@@ -304,8 +305,9 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
     });
   }
 
-  replayDeadLetters(_ids: string[], _now?: number): Promise<number[]> {
-    return Promise.reject(new BackendUnsupportedError('dead letters (replayDeadLetters)'));
+  /** Replays dead letters of this queue into their origin queues (codes as replayDeadLetter's). */
+  async replayDeadLetters(ids: string[], now?: number): Promise<number[]> {
+    return this.write(now, (tx) => ids.map((id) => replayDeadLetter(tx, id)));
   }
   upsertScheduler(_scheduler: SchedulerWrite, _now?: number): Promise<number> {
     return Promise.reject(new BackendUnsupportedError('job schedulers (upsertScheduler)'));

@@ -21,6 +21,7 @@ import { WriteCode } from '../requests.js';
 import { failKeepOf, Tx, type JobRow } from './sqlite-ops.js';
 import { notifyParent } from './sqlite-flows.js';
 import { readLimits } from './sqlite-limits.js';
+import { deadLetter } from './sqlite-deadletters.js';
 import { refuseUnsupportedOpts, SqliteQueueWriter } from './sqlite-writer.js';
 
 /** Adding jobs, claiming and acknowledging them, locks and stall rescue on SQLite. */
@@ -240,6 +241,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
         failedForGood = true;
         const reason = row.cancel_reason ?? f.reason;
         tx.releaseDedup(row);
+        deadLetter(tx, row, made, reason);
         const kept = tx.finish(f.id, 'failed', f.keep, { failed_reason: reason, attempts_made: made });
         tx.emit('failed', { jobId: f.id, failedReason: reason, prev: 'active', attemptsMade: made });
         if (row.cancel_reason) tx.emit('cancelled', { jobId: f.id, reason });
@@ -316,6 +318,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
           const reason = 'job stalled more than allowable limit';
           const made = row.attempts_made + 1;
           tx.releaseDedup(row);
+          deadLetter(tx, row, made, reason);
           const kept = tx.finish(row.id, 'failed', failKeepOf(row.opts, options.failKeep), { failed_reason: reason, attempts_made: made });
           tx.emit('failed', { jobId: row.id, failedReason: reason, prev: 'active', attemptsMade: made });
           notifyParent(tx, row, 'failed', reason, !kept);

@@ -14,6 +14,7 @@ import { isJobState } from '../../job/states.js';
 import type { SqliteStore } from './database.js';
 import { childRemoved, notifyParent } from './sqlite-flows.js';
 import { allowClaim, recordStarts } from './sqlite-limits.js';
+import { originOf } from './sqlite-deadletters.js';
 
 /** A job row as stored. */
 export interface JobRow {
@@ -54,6 +55,8 @@ export interface JobRow {
   fail_mark: string | null;
   /** Set when the job was cancelled (`cx`): the cancel reason. */
   cancel_reason: string | null;
+  /** A dead letter's origin (JSON, sqlite-deadletters.ts); null for any other job. */
+  origin: string | null;
   /** The parent's queue name, joined by reads. */
   parent_queue?: string | null;
 }
@@ -414,7 +417,7 @@ export function toRecord(row: JobRow | undefined): JobRecord | undefined {
     stacktrace: row.stacktrace ?? undefined,
     token: row.token ?? undefined,
     deduplicationId: row.dedup_id ?? undefined,
-    origin: undefined,
+    origin: originOf(row),
     parent: row.parent_id !== null && row.parent_queue ? { queue: row.parent_queue, id: row.parent_id } : undefined,
     awaitingSeal: row.unsealed === 1,
   };

@@ -29,7 +29,6 @@ export function refuseUnsupportedOpts(job: NewJob): void {
   if (job.dedup?.keepLast) unsupported('deduplication.keepLastIfActive');
   if (job.opts === '') return;
   if (job.opts.includes('"group":')) unsupported('groups (the job option group)');
-  if (job.opts.includes('"deadLetter":')) unsupported('dead letters (the job option deadLetter)');
 }
 
 /** The write transaction and the fence checks of the SQLite backend's writes. */
