@@ -11,7 +11,9 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/backend-sqlite/**/*.test.ts',
   'test/cancel/timeout.test.ts',
   'test/cancel/worker-cancel.test.ts',
+  'test/compat/behaviour.test.ts',
   'test/compat/bullmq-options.test.ts',
+  'test/deadletter/deadletter.test.ts',
   'test/dedup/removal.test.ts',
   'test/events/queue-events.test.ts',
   'test/flows/dedup.test.ts',
@@ -24,6 +26,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/job/methods.test.ts',
   'test/queue/add.test.ts',
   'test/queue/deduplication.test.ts',
+  'test/queue/getters.test.ts',
   'test/queue/management.test.ts',
   'test/queue/startup.test.ts',
   'test/queue/validation-messages.test.ts',
@@ -34,7 +37,10 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/worker/delay.test.ts',
   'test/worker/large-concurrency.test.ts',
   'test/worker/lifecycle.test.ts',
+  'test/worker/manual.test.ts',
   'test/worker/process.test.ts',
+  'test/worker/rate-limit-delay.test.ts',
+  'test/worker/rate-limit.test.ts',
   'test/worker/retries.test.ts',
 ];
 

@@ -25,6 +25,13 @@ async function example(file: string, env: Record<string, string> = {}): Promise<
 }
 
 describe('examples', () => {
+  it('testing.mjs: hopper/testing runs retries and a day-long delay on a fake clock, without Redis', async () => {
+    const out = await example('testing.mjs');
+    expect(out).toContain('charged after 3 attempts: {"charged":42}');
+    expect(out).toContain('reminder ran at 2026-06-02T09:00:05.000Z');
+    expect(out).toContain('a day and a few retries in well under 5 s of real time');
+  });
+
   it('telemetry.mjs: a trace from add to processing, meter counts, metrics, Prometheus, a refused option', async () => {
     const out = await example('telemetry.mjs');
     expect(out).toMatch(/span process emails \(consumer\) trace=(t\d+) parent="add emails\.welcome"/);

@@ -11,7 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { BackendDriverMissingError, InvalidOptionsError } from '../../job/errors.js';
 
 /** The schema version this code writes and reads (the `meta` table's `schema_version`). */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 3;
 
 /** How long a write waits for another process's transaction before failing (ms). */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -150,6 +150,18 @@ const MIGRATIONS: Record<number, string> = {
     );
     CREATE TABLE audit (n INTEGER PRIMARY KEY AUTOINCREMENT, prefix TEXT NOT NULL, entry TEXT NOT NULL);
   `,
+  // The sliding-window rate limit's starts (sqlite-limits.ts).
+  2: `
+    CREATE TABLE rate_window (
+      qid INTEGER NOT NULL,
+      at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL,
+      member TEXT NOT NULL
+    );
+    CREATE INDEX rate_window_by_queue ON rate_window (qid, at);
+  `,
+  // A dead letter's origin (sqlite-deadletters.ts).
+  3: `ALTER TABLE jobs ADD COLUMN origin TEXT;`,
 };
 
 /** One open database, shared by every component of the process that uses its URL. */
@@ -159,6 +171,23 @@ export class SqliteStore {
   /** In-process wake-ups: `work:<qid>` when work may be ready, `events:<qid>` when events were added. */
   readonly hub = new EventEmitter();
   private readonly statements = new Map<string, BetterSqlite3.Statement>();
+  /**
+   * The QueueEvents readers open in this process, by queue row id (queue.getQueueEvents): a
+   * process lists its own readers only, as the database holds no connections to list.
+   */
+  readonly readers = new Map<number, Set<{ id: number; name: string }>>();
+  private nextReader = 0;
+
+  /** Registers a reader of queue `qid` named `name`; returns the function that removes it. */
+  addReader(qid: number, name: string): () => void {
+    const entry = { id: ++this.nextReader, name };
+    let set = this.readers.get(qid);
+    if (!set) this.readers.set(qid, (set = new Set()));
+    set.add(entry);
+    return () => {
+      set.delete(entry);
+    };
+  }
   refs = 0;
 
   constructor(db: BetterSqlite3.Database, memory: boolean) {

@@ -13,6 +13,8 @@ import type { ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from
 import { isJobState } from '../../job/states.js';
 import type { SqliteStore } from './database.js';
 import { childRemoved, notifyParent } from './sqlite-flows.js';
+import { allowClaim, recordStarts } from './sqlite-limits.js';
+import { originOf } from './sqlite-deadletters.js';
 
 /** A job row as stored. */
 export interface JobRow {
@@ -53,6 +55,8 @@ export interface JobRow {
   fail_mark: string | null;
   /** Set when the job was cancelled (`cx`): the cancel reason. */
   cancel_reason: string | null;
+  /** A dead letter's origin (JSON, sqlite-deadletters.ts); null for any other job. */
+  origin: string | null;
   /** The parent's queue name, joined by reads. */
   parent_queue?: string | null;
 }
@@ -285,16 +289,22 @@ export class Tx {
     this.promoteDue();
     const result: ClaimResult = { now: this.now, paused, nextDue: null, limitedFor: 0, schedulersDue: false, jobs: [] };
     if (paused) return result;
+    const allowed = allowClaim(this, request, count);
+    if (allowed.limitedFor > 0 && count > 0) {
+      result.limitedFor = allowed.limitedFor;
+      return result;
+    }
+    const want = allowed.want;
     const rows: JobRow[] = [];
-    if (count > 0) {
+    if (want > 0) {
       rows.push(
-        ...(this.s.stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'waiting' ORDER BY score LIMIT ?").all(this.qid, count) as JobRow[]),
+        ...(this.s.stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'waiting' ORDER BY score LIMIT ?").all(this.qid, want) as JobRow[]),
       );
-      if (rows.length < count) {
+      if (rows.length < want) {
         rows.push(
           ...(this.s
             .stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'prioritized' ORDER BY score, rowid LIMIT ?")
-            .all(this.qid, count - rows.length) as JobRow[]),
+            .all(this.qid, want - rows.length) as JobRow[]),
         );
       }
     }
@@ -336,6 +346,13 @@ export class Tx {
       result.jobs.push(job);
     });
     if (ids.length > 0) this.emit('active', { ids: JSON.stringify(ids) });
+    if (allowed.window && rows.length > 0) {
+      recordStarts(
+        this,
+        allowed.window,
+        result.jobs.map((j) => `${j.id}:${j.attemptsStarted}`),
+      );
+    }
     return result;
   }
 
@@ -400,7 +417,7 @@ export function toRecord(row: JobRow | undefined): JobRecord | undefined {
     stacktrace: row.stacktrace ?? undefined,
     token: row.token ?? undefined,
     deduplicationId: row.dedup_id ?? undefined,
-    origin: undefined,
+    origin: originOf(row),
     parent: row.parent_id !== null && row.parent_queue ? { queue: row.parent_queue, id: row.parent_id } : undefined,
     awaitingSeal: row.unsealed === 1,
   };

@@ -8,6 +8,7 @@ import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '.
 import { ClosedError } from '../../job/errors.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
+import { rateLimitTtl, readLimits } from './sqlite-limits.js';
 
 /** The adaptive poll of a wait: the first check after 1 ms, doubling up to 10 ms (other processes' writes). */
 const POLL_FIRST_MS = 1;
@@ -123,6 +124,7 @@ export abstract class SqliteQueueReads {
     if (this.closed) return;
     this.closed = true;
     this.interruptWait();
+    this.dropReader?.();
     for (const cancel of [...this.waits]) cancel();
     for (const { s, wake, fn } of this.cancelListeners.splice(0)) s.hub.off(wake, fn);
     const pending = this.storePromise;
@@ -307,13 +309,22 @@ export abstract class SqliteQueueReads {
     return rows.map((r) => ({ id: r.worker_id, info: r.info }));
   }
 
+  private dropReader: (() => void) | undefined;
+
+  /** Registers this QueueEvents reader with its process's database (listed by getEventsReaders). */
   async openEventsReader(): Promise<void> {
-    await this.q();
+    const { s, qid } = await this.q();
+    if (this.closed || this.dropReader) return;
+    this.dropReader = s.addReader(qid, `hopper:${Buffer.from(`${this.prefix}:${this.queueName}`).toString('base64url')}:qe`);
   }
 
-  /** Events readers are not registered in the database (Redis lists its named connections). */
+  /**
+   * The QueueEvents readers of this queue open in this process (a database has no connections to
+   * list, unlike Redis's CLIENT LIST: another process's readers are not seen).
+   */
   async getEventsReaders(): Promise<Record<string, string>[]> {
-    return Promise.resolve([]);
+    const { s, qid } = await this.q();
+    return [...(s.readers.get(qid) ?? [])].map((r) => ({ id: String(r.id), name: r.name, pid: String(process.pid) }));
   }
 
   async getMeta(): Promise<Record<string, string>> {
@@ -330,6 +341,9 @@ export abstract class SqliteQueueReads {
       meta.v = '1';
     }
     if (row.paused === 1) meta.paused = '1';
+    // The queue-wide limits, under the Redis meta's field names.
+    const limits = readLimits(s, qid);
+    for (const field of ['gcc', 'lmax', 'ldur'] as const) if (limits[field] !== undefined) meta[field] = String(limits[field]);
     return meta;
   }
 
@@ -412,8 +426,9 @@ export abstract class SqliteQueueReads {
   async getGroupJobIds(_id: string, _start: number, _end: number): Promise<string[]> {
     return Promise.resolve([]);
   }
-  async getRateLimitTtl(_maxJobs?: number): Promise<number> {
-    return Promise.resolve(-2);
+  async getRateLimitTtl(maxJobs?: number): Promise<number> {
+    const { s, qid } = await this.q();
+    return rateLimitTtl(s, qid, Date.now(), maxJobs);
   }
   async getScheduler(_id: string): Promise<SchedulerRecord | undefined> {
     return Promise.resolve(undefined);

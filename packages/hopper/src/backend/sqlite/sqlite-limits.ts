@@ -1,0 +1,116 @@
+/**
+ * Queue-wide limits on SQLite: the global concurrency (`gcc`), the sliding-window rate limit
+ * (the worker's `limiter`, else the queue's `lmax`/`ldur`) and the manual rate limit
+ * (`rateLimit(ms)`, BullMQ's worker.rateLimit). The counterpart of the limit part of
+ * includes/claim.lua: the limits live in the queue row's `settings` (JSON), the window's starts
+ * in `rate_window` (one row per start, dropped once out of every window).
+ */
+import type { ClaimRequest } from '../backend.js';
+import type { SqliteStore } from './database.js';
+import type { Tx } from './sqlite-ops.js';
+
+/** The limits a queue row keeps in its `settings` column. */
+export interface QueueLimits {
+  /** Global concurrency: at most this many active jobs across all workers. */
+  gcc?: number;
+  /** The queue's rate limit: at most `lmax` starts in any `ldur` ms. */
+  lmax?: number;
+  ldur?: number;
+  /**
+   * The manual rate limit's end, on the process clock (Date.now(), never a fake `now`): like the
+   * Redis key with a PX expiry it stands for, it runs out in real time.
+   */
+  limitedUntil?: number;
+}
+
+/** The settings fields configureQueue accepts on SQLite (group defaults need groups). */
+export const QUEUE_LIMIT_FIELDS = new Set(['gcc', 'lmax', 'ldur']);
+
+/** Reads a queue's limits. */
+export function readLimits(s: SqliteStore, qid: number): QueueLimits {
+  const row = s.stmt('SELECT settings FROM queues WHERE qid = ?').get(qid) as { settings: string } | undefined;
+  return row ? (JSON.parse(row.settings) as QueueLimits) : {};
+}
+
+/** Writes a queue's limits. */
+export function writeLimits(tx: Tx, limits: QueueLimits): void {
+  tx.s.stmt('UPDATE queues SET settings = ? WHERE qid = ?').run(JSON.stringify(limits), tx.qid);
+}
+
+/** What a claim may take: `want` jobs, or none for `limitedFor` ms; `window` when its starts are recorded. */
+export interface ClaimAllowance {
+  want: number;
+  limitedFor: number;
+  window: { duration: number } | undefined;
+}
+
+/** Judges a claim of `count` jobs against the queue's limits (reads, and drops starts out of the window). */
+export function allowClaim(tx: Tx, request: ClaimRequest, count: number): ClaimAllowance {
+  const limits = readLimits(tx.s, tx.qid);
+  let limitedFor = limits.limitedUntil !== undefined ? Math.max(limits.limitedUntil - Date.now(), 0) : 0;
+  const max = request.limiter?.max ?? limits.lmax;
+  const duration = request.limiter?.duration ?? limits.ldur;
+  let want = count;
+  const window = max !== undefined && max > 0 && duration !== undefined ? { duration } : undefined;
+  if (limitedFor <= 0 && want > 0 && window && max !== undefined) {
+    tx.s.stmt('DELETE FROM rate_window WHERE qid = ? AND at <= ?').run(tx.qid, tx.now - window.duration);
+    const { used, first } = tx.s.stmt('SELECT COUNT(*) AS used, MIN(at) AS first FROM rate_window WHERE qid = ?').get(tx.qid) as {
+      used: number;
+      first: number | null;
+    };
+    if (used >= max) limitedFor = Math.max((first ?? tx.now) + window.duration - tx.now, 1);
+    else want = Math.min(want, max - used);
+  }
+  if (limitedFor > 0) return { want: 0, limitedFor, window };
+  if (want > 0 && limits.gcc !== undefined) {
+    const { active } = tx.s.stmt("SELECT COUNT(*) AS active FROM jobs WHERE qid = ? AND state = 'active'").get(tx.qid) as {
+      active: number;
+    };
+    want = Math.min(want, Math.max(limits.gcc - active, 0));
+  }
+  return { want, limitedFor: 0, window };
+}
+
+/**
+ * Records the starts of a claim in the sliding window: `at` on the database's clock (judged by
+ * claims), `expires_at` on the process clock (the window's time left, as the Redis window key's
+ * PTTL).
+ */
+export function recordStarts(tx: Tx, window: { duration: number }, starts: string[]): void {
+  for (const member of starts) {
+    tx.s
+      .stmt('INSERT INTO rate_window (qid, at, expires_at, member) VALUES (?, ?, ?, ?)')
+      .run(tx.qid, tx.now, Date.now() + window.duration, member);
+  }
+}
+
+/**
+ * The time left of a queue's rate limit (Queue.getRateLimitTtl, as the Redis backend reads it):
+ * with `maxJobs`, the manual limit, else the window's time left once it holds `maxJobs` starts;
+ * without, -2 when the queue has neither limit, else the longer of the manual limit and a full
+ * queue-wide window's wait.
+ */
+export function rateLimitTtl(s: SqliteStore, qid: number, now: number, maxJobs: number | undefined): number {
+  const limits = readLimits(s, qid);
+  const manual = limits.limitedUntil !== undefined && limits.limitedUntil > now ? limits.limitedUntil - now : -2;
+  if (maxJobs !== undefined) {
+    if (manual > 0) return manual;
+    const { started, last } = s
+      .stmt('SELECT COUNT(*) AS started, MAX(expires_at) AS last FROM rate_window WHERE qid = ? AND expires_at > ?')
+      .get(qid, now) as {
+      started: number;
+      last: number | null;
+    };
+    return started >= maxJobs && last !== null ? last - now : 0;
+  }
+  if (limits.lmax === undefined || limits.ldur === undefined) return manual;
+  let ttl = Math.max(manual, 0);
+  const { recent, first } = s
+    .stmt('SELECT COUNT(*) AS recent, MIN(at) AS first FROM rate_window WHERE qid = ? AND at > ?')
+    .get(qid, now - limits.ldur) as {
+    recent: number;
+    first: number | null;
+  };
+  if (recent >= limits.lmax && first !== null) ttl = Math.max(ttl, first + limits.ldur - now);
+  return ttl;
+}

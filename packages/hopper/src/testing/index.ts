@@ -1,0 +1,140 @@
+/**
+ * `hopper/testing`: a test kit for users. {@link createTestQueue} gives a Queue (and, with a
+ * processor, a Worker) on a process-local SQLite database (`sqlite::memory:`, no Redis) with a
+ * {@link FakeClock}, so a processor, a retry policy, a delay or a timeout is tested in
+ * milliseconds: {@link TestQueue.advance} moves the clock and runs what fell due,
+ * {@link TestQueue.runUntilIdle} waits until nothing is left to run now. Needs the optional
+ * dependency `better-sqlite3` (version 12). See docs/testing.md.
+ *
+ * @example
+ * import { createTestQueue } from 'hopper/testing';
+ * const t = await createTestQueue('emails', { processor: async (job) => `sent ${job.data.to}` });
+ * const job = await t.queue.add('welcome', { to: 'ada' }, { delay: 60_000 });
+ * await t.advance(60_000); // no waiting: the clock is fake
+ * console.log(await job.getState()); // 'completed'
+ * await t.close();
+ */
+import { randomBytes } from 'node:crypto';
+import { Queue, type QueueOptions } from '../api/queue.js';
+import { Worker, type Processor, type WorkerOptions } from '../api/worker.js';
+import { FakeClock } from '../clock/fake-clock.js';
+import { InvalidOptionsError } from '../job/errors.js';
+
+export { FakeClock } from '../clock/fake-clock.js';
+
+/** Options of {@link createTestQueue}. */
+export interface TestQueueOptions<DataType, ResultType, NameType extends string> {
+  /** The processor of the test's worker; without one, no worker is started (test the producer side, or run `getNextJob` yourself). */
+  processor?: Processor<DataType, ResultType, NameType>;
+  /** Queue options (the connection, prefix and clock are the kit's). */
+  queue?: Omit<QueueOptions, 'connection' | 'prefix' | 'clock'>;
+  /** Worker options (the connection, prefix and clock are the kit's). */
+  worker?: Omit<WorkerOptions, 'connection' | 'prefix' | 'clock'>;
+  /** Where the fake clock starts: ms since the epoch or a Date (default 2026-01-01T00:00:00Z). */
+  now?: number | Date;
+}
+
+/** A queue under test: see {@link createTestQueue}. */
+export interface TestQueue<DataType, ResultType, NameType extends string> {
+  readonly queue: Queue<DataType, ResultType, NameType>;
+  /** The worker running the processor, when one was given. */
+  readonly worker: Worker<DataType, ResultType, NameType> | undefined;
+  /** The fake clock every component of this test queue reads. */
+  readonly clock: FakeClock;
+  /** The connection (`sqlite::memory:`) and prefix, to open more components on the same queue (pass `clock` too). */
+  readonly connection: string;
+  readonly prefix: string;
+  /**
+   * Moves the clock forward by `ms`, stopping at each delayed job's due time on the way to run
+   * what fell due (delays, retries' backoffs, timeouts, lock and stall checks fire as the clock
+   * passes them), then {@link runUntilIdle}. Without a processor, only moves the clock.
+   */
+  advance(ms: number): Promise<void>;
+  /**
+   * Resolves once no job is waiting, prioritized or active (delayed jobs wait for the clock: use
+   * {@link advance}). Rejects after `timeoutMs` of real time (default 5,000) with the counts left.
+   */
+  runUntilIdle(options?: { timeoutMs?: number }): Promise<void>;
+  /** Closes the worker and the queue. */
+  close(): Promise<void>;
+}
+
+/** Quiet checks in a row, a few ms apart, before the queue counts as idle (a wake-up may be in flight). */
+const QUIET_CHECKS = 3;
+const CHECK_EVERY_MS = 2;
+/** Most due times one advance steps through (a bound on a schedule that keeps adding due jobs). */
+const MAX_STEPS = 10_000;
+
+/**
+ * Creates a queue named `name` (and, with `processor`, its worker) on an in-memory SQLite
+ * database with its own prefix and a fake clock. Each call is isolated from the others.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function createTestQueue<DataType = any, ResultType = any, NameType extends string = string>(
+  name: string,
+  options: TestQueueOptions<DataType, ResultType, NameType> = {},
+): Promise<TestQueue<DataType, ResultType, NameType>> {
+  const start = options.now instanceof Date ? options.now.getTime() : options.now;
+  if (start !== undefined && !Number.isFinite(start)) {
+    throw new InvalidOptionsError(`createTestQueue: now must be a Date or ms since the epoch, got ${String(options.now)}.`);
+  }
+  const clock = new FakeClock(start);
+  const connection = 'sqlite::memory:';
+  const prefix = `test-${randomBytes(6).toString('hex')}`;
+  const queue = new Queue<DataType, ResultType, NameType>(name, { ...options.queue, connection, prefix, clock });
+  const worker = options.processor
+    ? new Worker<DataType, ResultType, NameType>(name, options.processor, { ...options.worker, connection, prefix, clock })
+    : undefined;
+  await queue.waitUntilReady();
+  if (worker) await worker.waitUntilReady();
+
+  const busy = async (): Promise<Record<string, number>> => {
+    const counts = await queue.getJobCounts('waiting', 'prioritized', 'active');
+    return Object.values(counts).some((n) => n > 0) ? counts : {};
+  };
+  const runUntilIdle = async ({ timeoutMs = 5_000 } = {}): Promise<void> => {
+    const deadline = performance.now() + timeoutMs;
+    let quiet = 0;
+    for (;;) {
+      const left = await busy();
+      quiet = Object.keys(left).length === 0 ? quiet + 1 : 0;
+      if (quiet >= QUIET_CHECKS) return;
+      if (performance.now() > deadline) {
+        throw new Error(
+          `runUntilIdle: jobs still to run after ${timeoutMs} ms: ${JSON.stringify(left)}${worker ? '' : ' (no processor was given)'}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, CHECK_EVERY_MS));
+    }
+  };
+  return {
+    queue,
+    worker,
+    clock,
+    connection,
+    prefix,
+    runUntilIdle,
+    async advance(ms: number): Promise<void> {
+      if (!(Number.isFinite(ms) && ms >= 0)) throw new InvalidOptionsError(`advance(ms): ms must be a number >= 0, got ${ms}.`);
+      const target = clock.now() + ms;
+      // Without a worker nothing runs: the clock just moves (due jobs are promoted by the claims below).
+      const settle = worker ? runUntilIdle : async (): Promise<void> => undefined;
+      await settle();
+      // From one delayed job's due time to the next, so what a job due on the way schedules (a
+      // retry's backoff, a moved job) runs within the same advance. A claim of 0 jobs reads the
+      // next due time (and promotes what is due) without taking anything.
+      for (let step = 0; step < MAX_STEPS; step++) {
+        const { nextDue } = await queue.backend.claim({ count: 0, lockMs: 1, tokenPrefix: 'test-kit' }, clock.now());
+        if (nextDue === null || nextDue > target) break;
+        clock.set(Math.max(nextDue, clock.now()));
+        await settle();
+      }
+      clock.set(target);
+      await settle();
+    },
+    async close(): Promise<void> {
+      await worker?.close();
+      await queue.close();
+    },
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * hopper/testing: the test kit users get (an in-memory SQLite queue on a fake clock). No Redis:
+ * this file runs in the engine-sqlite project only.
+ */
+import { describe, expect, it } from 'vitest';
+import { InvalidOptionsError, type Job } from '../../src/index.js';
+import { createTestQueue } from '../../src/testing/index.js';
+
+describe('hopper/testing', () => {
+  it('runs a job delayed by an hour at once when the clock is advanced', async () => {
+    const t = await createTestQueue<{ to: string }, string>('emails', { processor: async (job) => `sent to ${job.data.to}` });
+    try {
+      const started = performance.now();
+      const job = await t.queue.add('welcome', { to: 'ada' }, { delay: 3_600_000 });
+      await t.runUntilIdle();
+      expect(await job.getState()).toBe('delayed');
+      await t.advance(3_600_000);
+      expect(await job.getState()).toBe('completed');
+      expect((await t.queue.getJob(job.id as string))?.returnvalue).toBe('sent to ada');
+      expect(performance.now() - started).toBeLessThan(2_000);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('runs every retry of an exponential backoff within one advance, on the fake clock', async () => {
+    const runs: number[] = [];
+    const t = await createTestQueue('payments', {
+      now: new Date('2026-03-29T00:30:00Z'),
+      processor: async () => {
+        runs.push(t.clock.now());
+        if (runs.length < 3) throw new Error('gateway 502');
+        return 'paid';
+      },
+    });
+    try {
+      const job = await t.queue.add('charge', {}, { attempts: 3, backoff: { type: 'exponential', delay: 1000 } });
+      await t.advance(10_000);
+      const done = (await t.queue.getJob(job.id as string)) as Job;
+      expect(await done.getState()).toBe('completed');
+      expect(done.attemptsMade).toBe(3);
+      // 1 s, then 2 s of backoff, as the clock tells.
+      expect(runs.map((r) => r - runs[0])).toEqual([0, 1000, 3000]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('without a processor: the producer side, and runUntilIdle says what is left', async () => {
+    const t = await createTestQueue('reports');
+    try {
+      await t.queue.add('daily', {}, { priority: 2 });
+      await t.advance(1000);
+      expect(await t.queue.getJobCounts('prioritized')).toEqual({ prioritized: 1 });
+      await expect(t.runUntilIdle({ timeoutMs: 50 })).rejects.toThrow(/prioritized.*no processor/);
+      // Two test queues of the same name do not see each other.
+      const other = await createTestQueue('reports');
+      expect(await other.queue.count()).toBe(0);
+      await other.close();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('refuses a clock start or an advance that is not a number', async () => {
+    await expect(createTestQueue('x', { now: Number.NaN })).rejects.toBeInstanceOf(InvalidOptionsError);
+    const t = await createTestQueue('x');
+    await expect(t.advance(-1)).rejects.toBeInstanceOf(InvalidOptionsError);
+    await t.close();
+  });
+});
