@@ -13,6 +13,7 @@ import type {
   AddFlowResult,
   AddOutcome,
   AddRequest,
+  AddCharge,
   AddResult,
   BoundedStep,
   ClaimRequest,
@@ -119,7 +120,9 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
     });
   }
 
-  async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number): Promise<AddResult> {
+  async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number, charge?: AddCharge): Promise<AddResult> {
+    // The cost option alone is kept on the job (job.opts.cost); charging it to a budget is Redis-only.
+    if (charge?.budget && jobs.some((job) => job.cost !== undefined)) unsupported('tenant budgets (the Queue option budget)');
     for (const job of jobs) refuseUnsupportedOpts(job);
     return this.write(now, (tx) => {
       if (request) {
@@ -981,6 +984,10 @@ export class SqliteQueueBackend extends SqliteQueueReads implements QueueBackend
 
   cancelRun(): Promise<string | undefined> {
     return Promise.reject(new BackendUnsupportedError('runs (queue.cancelRun)'));
+  }
+
+  getBudgetUse(): Promise<number> {
+    return Promise.reject(new BackendUnsupportedError('tenant budgets (queue.getBudget and the Queue option budget)'));
   }
 
   getRun(): Promise<RunRecord | undefined> {
