@@ -265,6 +265,17 @@ local function recordStart(starts, key, ttl, now, id, started)
   list[#list + 1] = id .. ':' .. started
 end
 
+-- Refuses a weighted limit on a queue that uses groups, before the calling script writes anything
+-- (claim, complete and fail call it right after reading the queue's settings).
+local function checkWeighted(qs, limit)
+  if not qs.groups then return end
+  local weighted
+  if limit ~= '' then weighted = select(2, string.gsub(limit, ':', '')) == 2 else weighted = qs.lwt and qs.lmax ~= nil end
+  if weighted then
+    error({ err = 'HOPPER_WEIGHTED_GROUPS weighted rate limits (limiter.weight, setGlobalRateLimit weighted) do not apply to a queue that uses groups: use a plain limiter, or a queue without groups' })
+  end
+end
+
 -- `firedBefore`: the caller already promoted due jobs itself (fail), and a scheduler's occurrence fell due.
 local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, by, out, firedBefore)
   if count > CLAIM_MAX then count = CLAIM_MAX end
@@ -278,9 +289,6 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     weighted = sep2 ~= nil
   end
   weighted = weighted and lmax ~= nil and lmax > 0
-  if weighted and qs.groups then
-    error({ err = 'HOPPER_WEIGHTED_GROUPS weighted rate limits (limiter.weight, setGlobalRateLimit weighted) do not apply to a queue that uses groups: use a plain limiter, or a queue without groups' })
-  end
   local promoted, fired = promoteDue(k, base, now, cap)
   -- Promoting a due grouped job may have turned groups on after the settings were read.
   if promoted > 0 and not qs.groups and redis.call('HEXISTS', k.meta, 'gm') == 1 then qs.groups = true end
@@ -295,6 +303,9 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     return 0
   end
   local limited = redis.call('PTTL', k.limiter)
+  -- Groups turned on by this call's promotion under a weighted limit (refused by checkWeighted at
+  -- the next call): take nothing now.
+  if weighted and qs.groups and limited <= 0 then limited = 1000 end
   local want = count
   local lw = base .. 'lw'
   local wkey, wsum, wuse, wexpired, wfreed = base .. 'lx', base .. 'lxs', 0, nil, 0
