@@ -1,10 +1,13 @@
 // A streamed LLM-style generation served over HTTP, the founding guide's endpoint: POST adds a
 // generation job, GET streams its output as Server-Sent Events (resumable with Last-Event-ID),
-// and a client that goes away cancels the job so the generation stops spending. A fake model
-// streams tokens, so this runs offline. The script plays the browser itself.
+// and a client that goes away cancels the job so the generation stops spending. Each tenant has a
+// token budget (docs/budgets.md): POST charges the job's estimate to it atomically with the add and
+// answers 429 when it is spent; the job reports its actual tokens, which correct the estimate. A
+// weighted limiter keeps the workers under the provider's tokens-per-minute quota (docs/limits.md).
+// A fake model streams tokens, so this runs offline. The script plays the browser itself.
 // Run with `npm run build && node examples/generation.mjs` (uses REDIS_URL or a local Redis).
 import { createServer } from 'node:http';
-import { Queue, Worker, sendStreamAsSSE } from 'hopper';
+import { BudgetExceededError, Queue, Worker, sendStreamAsSSE } from 'hopper';
 import { redisUrl } from './lib/redis.mjs';
 
 // A fake streaming model: one token every 20 ms; stops when the signal aborts.
@@ -19,20 +22,31 @@ async function* fakeModel(prompt, signal) {
 
 const { url: connection, stop } = await redisUrl();
 const prefix = `generation-example-${process.pid}`;
-const queue = new Queue('generations', { connection, prefix });
-let tokensSpent = 0;
+// Each tenant may spend 50 tokens a minute (a real app: millions a day); a job's cost is its estimate.
+const queue = new Queue('generations', { connection, prefix, budget: { key: (data) => data.tenant, limit: 50, window: 60_000 } });
+const ESTIMATE = 25;
 const worker = new Worker(
   'generations',
   async (job, _token, signal) => {
+    let tokens = 0;
     for await (const token of fakeModel(job.data.prompt, signal)) {
-      tokensSpent++;
+      tokens++;
       await job.stream.write(token);
     }
+    // The actual spend replaces the estimate in the tenant's budget.
+    await job.reportCost(tokens);
     await job.stream.end();
-    return { tokens: tokensSpent };
+    return { tokens };
   },
-  // The model SDK's own retries stay off (maxRetries: 0 in a real SDK): Hopper retries the job.
-  { connection, prefix, concurrency: 10 },
+  {
+    connection,
+    prefix,
+    concurrency: 10,
+    // The provider's tokens-per-minute quota: each job weighs its `cost` (its estimate).
+    limiter: { max: 90_000, duration: 60_000, weight: 'cost' },
+  },
+  // The model SDK's own retries stay off (maxRetries: 0 in a real SDK): Hopper retries the job
+  // (attempts: 2 below), so the two do not multiply.
 );
 worker.on('failed', (job, err) => console.log(`job ${job.id} ended: ${err.name}`));
 
@@ -40,8 +54,14 @@ const server = createServer(async (req, res) => {
   if (req.method === 'POST' && req.url === '/generations') {
     let body = '';
     for await (const part of req) body += part;
-    const job = await queue.add('generate', { prompt: JSON.parse(body).prompt }, { attempts: 2 });
-    res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ id: job.id }));
+    const { prompt, tenant, estimate = ESTIMATE } = JSON.parse(body);
+    try {
+      const job = await queue.add('generate', { prompt, tenant }, { attempts: 2, cost: estimate });
+      res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ id: job.id }));
+    } catch (err) {
+      if (!(err instanceof BudgetExceededError)) throw err;
+      res.writeHead(429, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err.message }));
+    }
   } else if (req.method === 'GET' && req.url?.startsWith('/generations/')) {
     await sendStreamAsSSE(queue, req.url.slice('/generations/'.length), req, res, { cancelOnDisconnect: true });
   } else {
@@ -77,10 +97,16 @@ async function readEvents(res, stopAfter = Infinity, abort) {
 }
 
 // 1. A full generation, read to the end.
-const post = async (prompt) => (await (await fetch(`${base}/generations`, { method: 'POST', body: JSON.stringify({ prompt }) })).json()).id;
+const send = (prompt, estimate) =>
+  fetch(`${base}/generations`, { method: 'POST', body: JSON.stringify({ prompt, tenant: 'acme', estimate }) });
+const post = async (prompt) => (await (await send(prompt)).json()).id;
 const first = await post('What is a job queue?');
 const text = (await readEvents(await fetch(`${base}/generations/${first}`))).join('');
 console.log(`streamed: ${text.trim()}`);
+const afterFirst = await queue.getBudget('acme');
+console.log(
+  `acme budget: ${afterFirst.use} of ${afterFirst.limit} tokens used (the estimate of ${ESTIMATE}, corrected by the job's report)`,
+);
 
 // 2. A tab closed after 3 tokens: the job is cancelled, the model stops.
 const second = await post('Tell me a long story');
@@ -90,6 +116,12 @@ const seen = await readEvents(await fetch(`${base}/generations/${second}`, { sig
 console.log(`read ${seen.length} tokens, then closed the tab`);
 await cancelled;
 console.log(`job ${second} state: ${await queue.getJobState(second)}`);
+
+// 3. The tenant's budget: 17 tokens of the first job and the few the cancelled one spent leave
+// less than 40 of 50, so a job estimated at 40 is refused (nothing is added).
+const refused = await send('Write a long essay', 40);
+const { error } = await refused.json();
+console.log(`POST refused: ${refused.status} ${error.slice(0, error.indexOf(':'))}`);
 
 server.close();
 await worker.close();

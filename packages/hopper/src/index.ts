@@ -62,6 +62,7 @@ export { Job, type JobJson, type JobJsonRaw, type JobJsonSandbox, type JobProgre
 export type { NextJobReply } from './job/job-manual.js';
 export type { JobsOptions, BackoffOptions, KeepJobs, DeduplicationOptions, GroupOptions } from './job/options.js';
 export type { GroupInfo, GroupSettings, RateLimiterOptions } from './api/queue-groups.js';
+export type { BudgetOptions, BudgetUse } from './api/budget.js';
 export type { GroupStatus } from './backend/backend.js';
 export { MAX_PRIORITY, DEFAULT_REMOVE_ON_COMPLETE } from './job/options.js';
 export type { BackoffStrategy, BackoffJob } from './job/backoff.js';
@@ -98,6 +99,8 @@ export {
   FlowConflictError,
   FlowTooLargeError,
   GroupMaxSizeExceededError,
+  BudgetExceededError,
+  CostAboveRateLimitError,
   UnsupportedOptionError,
   SchedulerJobError,
   RedisFullError,

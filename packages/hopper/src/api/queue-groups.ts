@@ -14,6 +14,19 @@ export interface RateLimiterOptions {
   max: number;
   /** The window, ms. */
   duration: number;
+  /**
+   * `'cost'`: a weighted limit (docs/limits.md). Each job counts its `cost` job option (default
+   * 1) instead of 1: at most `max` units (tokens, cents...) of jobs start in any `duration` ms,
+   * exact across workers (counted in Redis, atomically with the claim). A job that does not fit
+   * the window's remaining room waits at the head of the queue until it fits; a job whose cost
+   * is above `max` could never fit and is failed (UnrecoverableError) instead of waiting forever.
+   * Only on a worker's `limiter` (and `queue.setGlobalRateLimit(max, duration, { weighted: true })`),
+   * not on groups. A function (`weight: (job) => ...`) is refused: Redis cannot call it; set the
+   * job's `cost` at add instead. Default: unweighted (each job counts 1).
+   * @example new Worker('llm', processor, { limiter: { max: 90_000, duration: 60_000, weight: 'cost' } });
+   *   await queue.add('generate', data, { cost: estimatedTokens });
+   */
+  weight?: 'cost';
 }
 
 /**
@@ -63,14 +76,32 @@ function positiveInteger(value: unknown, name: string): number {
   return value;
 }
 
-/** Checks a rate limiter ({ max, duration }, positive integers). */
-export function validateLimiter(value: unknown, name: string): asserts value is RateLimiterOptions {
+/**
+ * Checks a rate limiter ({ max, duration }, positive integers; `weight: 'cost'` only where
+ * `weighted` is allowed: a worker's limiter).
+ */
+export function validateLimiter(value: unknown, name: string, weighted = false): asserts value is RateLimiterOptions {
   if (typeof value !== 'object' || value === null) {
     throw new InvalidOptionsError(`${name} must be { max, duration } (jobs per ms), got ${JSON.stringify(value)}.`);
   }
-  const { max, duration } = value as Record<string, unknown>;
+  const { max, duration, weight } = value as Record<string, unknown>;
   positiveInteger(max, `${name}.max`);
   positiveInteger(duration, `${name}.duration`);
+  if (weight === undefined) return;
+  if (!weighted) {
+    throw new InvalidOptionsError(
+      `${name}.weight: weighted rate limits are not supported here (group limits count jobs); remove weight, or put a weighted limiter on the worker.`,
+    );
+  }
+  if (typeof weight === 'function') {
+    throw new InvalidOptionsError(
+      `${name}.weight must be 'cost', not a function: the limit is counted inside Redis, which cannot call it. ` +
+        `Compute the weight when adding the job: queue.add(name, data, { cost: job.data.estimatedTokens }), and set weight: 'cost'.`,
+    );
+  }
+  if (weight !== 'cost') {
+    throw new InvalidOptionsError(`${name}.weight must be 'cost' (each job weighs its cost option), got ${JSON.stringify(weight)}.`);
+  }
 }
 
 /** Turns settings into stored fields ('' removes). */
@@ -170,18 +201,23 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
    * precedence over it.
    * @example await queue.setGlobalRateLimit(100, 1000); // 100 jobs per second
    */
-  async setGlobalRateLimit(max: number, duration: number): Promise<void> {
+  async setGlobalRateLimit(max: number, duration: number, opts: { weighted?: boolean } = {}): Promise<void> {
     validateLimiter({ max, duration }, 'Rate limit');
+    if (opts.weighted !== undefined && typeof opts.weighted !== 'boolean') {
+      throw new InvalidOptionsError(`setGlobalRateLimit: weighted must be a boolean, got ${String(opts.weighted)}.`);
+    }
     await this.ready();
-    await this.backend.configureQueue({ lmax: String(max), ldur: String(duration) });
+    // Weighted (docs/limits.md): `max` units of the jobs' `cost` option per `duration` ms.
+    await this.backend.configureQueue({ lmax: String(max), ldur: String(duration), lwt: opts.weighted ? '1' : '' });
   }
 
-  /** The queue's rate limit, or null when there is none. */
+  /** The queue's rate limit (`weight: 'cost'` when weighted), or null when there is none. */
   async getGlobalRateLimit(): Promise<RateLimiterOptions | null> {
     await this.ready();
     const meta = await this.backend.getMeta();
     const max = numberField(meta, 'lmax');
-    return max === undefined ? null : { max, duration: Number(meta.ldur) };
+    if (max === undefined) return null;
+    return meta.lwt === '1' ? { max, duration: Number(meta.ldur), weight: 'cost' } : { max, duration: Number(meta.ldur) };
   }
 
   /**
@@ -227,7 +263,7 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
   /** Removes the queue's rate limit. */
   async removeGlobalRateLimit(): Promise<void> {
     await this.ready();
-    await this.backend.configureQueue({ lmax: '', ldur: '' });
+    await this.backend.configureQueue({ lmax: '', ldur: '', lwt: '' });
   }
 
   /**

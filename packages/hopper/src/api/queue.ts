@@ -6,7 +6,8 @@
  * await queue.add('welcome', { userId: 'u1' }, { jobId: 'welcome:u1', attempts: 3 });
  */
 import { randomBytes } from 'node:crypto';
-import { WriteCode, type NewJob, type QueueBackend } from '../backend/backend.js';
+import { WriteCode, type AddCharge, type NewJob, type QueueBackend } from '../backend/backend.js';
+import { tenantOf, validateBudget, validateTenant, type BudgetOptions, type BudgetUse } from './budget.js';
 import { cancelChildren, checkFlowSlots, explainRefusal, toFlowNode } from './flows.js';
 import { InvalidDataError, InvalidOptionsError, JobNotFoundError, SchedulerJobError } from '../job/errors.js';
 import { Job } from '../job/job.js';
@@ -54,6 +55,14 @@ export interface QueueOptions extends QueueBaseOptions {
    * spans, and their context travels with each job to the worker's processing span.
    */
   telemetry?: Telemetry;
+  /**
+   * A budget per tenant (docs/budgets.md): adds with a `cost` option are charged to the tenant
+   * `key(data)` and refused with `BudgetExceededError` past `limit` per sliding `window` ms.
+   * Redis backend only. Default: none.
+   */
+  // `any`: QueueOptions is not generic (BullMQ's shape), so `key` cannot name the queue's data type.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  budget?: BudgetOptions<any>;
 }
 
 /** A job to add in `addBulk`. */
@@ -75,6 +84,8 @@ interface PendingAdd<DataType, ResultType, NameType extends string> {
   data: DataType;
   merged: JobsOptions;
   prepared: NewJob;
+  /** The tenant its cost is charged to ('' = none). */
+  tenant: string;
   resolve?: (job: Job<DataType, ResultType, NameType>) => void;
   reject?: (err: unknown) => void;
 }
@@ -109,6 +120,22 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     if (maxLen !== undefined && !(Number.isInteger(maxLen) && maxLen >= 0)) {
       throw new InvalidOptionsError(`streams.events.maxLen must be an integer >= 0, got ${String(maxLen)}.`);
     }
+    if (opts.budget !== undefined) validateBudget(opts.budget);
+  }
+
+  /**
+   * A tenant's use of this queue's `budget`: the costs charged to it in the last `window` ms
+   * (estimates at add, corrected by `job.reportCost`). Throws if the queue has no budget.
+   * @example const { use, remaining } = await queue.getBudget('acme');
+   */
+  async getBudget(tenant: string): Promise<BudgetUse> {
+    const budget = this.opts.budget;
+    if (!budget)
+      throw new InvalidOptionsError('getBudget: this Queue has no budget option; create it with { budget: { key, limit, window } }.');
+    validateTenant(tenant, 'getBudget(tenant)');
+    await this.ready();
+    const use = await this.backend.getBudgetUse(tenant, budget.window, this.clock.backendNow());
+    return { tenant, use, limit: budget.limit, window: budget.window, remaining: Math.max(budget.limit - use, 0) };
   }
 
   protected override async init(): Promise<void> {
@@ -169,7 +196,17 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     validateJobOptions(job.opts, this.backoffTypes);
     const merged = job.opts ? { ...this.defaultJobOptions, ...job.opts } : this.defaultJobOptions;
     if (merged.deadLetter) this.checkDeadLetterQueue(merged.deadLetter.queue);
-    return { name: job.name, data: job.data, merged, prepared: toNewJob(job.name, job.data, merged) };
+    let tenant = '';
+    const budget = this.opts.budget;
+    if (budget && merged.cost !== undefined) {
+      if (merged.parent) {
+        throw new InvalidOptionsError(
+          'A job with a parent cannot be charged to a budget (flows are not budgeted): add it without cost, or without parent.',
+        );
+      }
+      tenant = tenantOf(budget as BudgetOptions<unknown>, job.data);
+    }
+    return { name: job.name, data: job.data, merged, prepared: toNewJob(job.name, job.data, merged), tenant };
   }
 
   private flushAdds(): void {
@@ -180,8 +217,9 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     const others = children.length === 0 ? taken : taken.filter((entry) => !entry.merged.parent);
     for (const batch of [others, children]) {
       if (batch.length === 0) continue;
-      this.send(batch).then(
-        (jobs) => batch.forEach((entry, i) => entry.resolve?.(jobs[i])),
+      // Separate adds coalesced into one call: a job refused by its budget refuses only itself.
+      this.send(batch, false).then(
+        (jobs) => batch.forEach((entry, i) => (jobs[i] instanceof Error ? entry.reject?.(jobs[i]) : entry.resolve?.(jobs[i]))),
         (err: unknown) => batch.forEach((entry) => entry.reject?.(err)),
       );
     }
@@ -189,7 +227,8 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
 
   /**
    * Adds several jobs atomically: all are written or none. Keep batches to about 1,000 jobs
-   * so one call does not hold Redis for long.
+   * so one call does not hold Redis for long. With a `budget`, all or nothing too: one job over
+   * its tenant's budget refuses the whole call (BudgetExceededError names it).
    */
   async addBulk(jobs: BulkJob<DataType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
     if (!this.telemetry) return this.addAll(jobs);
@@ -220,11 +259,18 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     if (!Array.isArray(jobs)) throw new InvalidOptionsError('addBulk takes an array of { name, data, opts }.');
     const entries = jobs.map((job) => this.prepare(job));
     if (entries.length === 0) return [];
-    return this.send(entries);
+    // All-or-nothing: a refusal throws, so every element is a Job.
+    return (await this.send(entries, true)) as Job<DataType, ResultType, NameType>[];
   }
 
-  /** Writes prepared jobs in one atomic call and builds their Job objects. */
-  private async send(entries: PendingAdd<DataType, ResultType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
+  /**
+   * Writes prepared jobs in one atomic call and builds their Job objects; with `allOrNothing`
+   * false, a job refused by its budget (or a weighted limit) gets its error in its place.
+   */
+  private async send(
+    entries: PendingAdd<DataType, ResultType, NameType>[],
+    allOrNothing: boolean,
+  ): Promise<(Job<DataType, ResultType, NameType> | Error)[]> {
     await this.ready();
     if (entries.some((entry) => entry.merged.parent)) return this.sendChildren(entries);
     this.inFlight++;
@@ -234,20 +280,28 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
         entries.map((entry) => entry.prepared),
         { producerId: this.producerId, seq: ++this.seq, keep: Math.max(64, 2 * this.inFlight + 16) },
         this.clock.backendNow(),
+        this.charge(entries, allOrNothing),
       );
     } finally {
       this.inFlight--;
     }
     this.checkEpoch(result.epoch);
-    const out = new Array<Job<DataType, ResultType, NameType>>(entries.length);
+    const out = new Array<Job<DataType, ResultType, NameType> | Error>(entries.length);
     // The existing jobs of duplicates are read together (one round trip for a large re-sent bulk).
     const existingJobs = await Promise.all(
-      result.outcomes.map((outcome, i) => (outcome === 'added' ? Promise.resolve(undefined) : this.getJob(result.ids[i]))),
+      result.outcomes.map((outcome, i) =>
+        outcome === 'added' || outcome === 'refused' ? Promise.resolve(undefined) : this.getJob(result.ids[i]),
+      ),
     );
     for (let i = 0; i < entries.length; i++) {
       const id = result.ids[i];
       const outcome = result.outcomes[i];
       const { name, data, merged } = entries[i];
+      const refused = result.refused?.[i];
+      if (refused) {
+        out[i] = refused;
+        continue;
+      }
       if (outcome !== 'added') {
         const existing = existingJobs[i];
         if (existing) {
@@ -262,6 +316,13 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
       this.emit('waiting', job);
     }
     return out;
+  }
+
+  /** What an add call charges: the budget and each job's tenant (only when a job has a cost). */
+  private charge(entries: PendingAdd<DataType, ResultType, NameType>[], allOrNothing: boolean): AddCharge {
+    const budget = this.opts.budget;
+    if (!budget || !entries.some((entry) => entry.tenant !== '')) return { allOrNothing };
+    return { allOrNothing, budget: { limit: budget.limit, window: budget.window, tenants: entries.map((entry) => entry.tenant) } };
   }
 
   /** Writes prepared jobs some of which join an existing parent (one atomic flow call). */

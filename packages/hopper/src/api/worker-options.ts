@@ -159,7 +159,7 @@ export function workerSettings(opts: WorkerOptions): {
       `maxStartedAttempts must be greater or equal than 0: an integer, got ${String(opts.maxStartedAttempts)}.`,
     );
   }
-  if (opts.limiter !== undefined) validateLimiter(opts.limiter, 'limiter');
+  if (opts.limiter !== undefined) validateLimiter(opts.limiter, 'limiter', true);
   const drainDelaySeconds = opts.drainDelay ?? 5;
   if (!(drainDelaySeconds > 0))
     throw new InvalidOptionsError(`drainDelay must be greater than 0: a number of seconds, got ${String(opts.drainDelay)}.`);
@@ -184,6 +184,19 @@ export function workerSettings(opts: WorkerOptions): {
 export function startLimitError(job: Job, maxStartedAttempts: number | undefined): UnrecoverableError | undefined {
   if (maxStartedAttempts === undefined || job.attemptsStarted <= maxStartedAttempts) return undefined;
   return new UnrecoverableError('job started more than allowable limit');
+}
+
+/**
+ * The error that fails, for good and without running it, a job whose `cost` is above a weighted
+ * rate limit's whole window (`overweight` = 'max:durationMs' from the claim): it could never fit.
+ */
+export function overweightError(job: Job, overweight: string | undefined): UnrecoverableError | undefined {
+  if (overweight === undefined) return undefined;
+  const [max, duration] = overweight.split(':');
+  return new UnrecoverableError(
+    `job cost ${String(job.opts.cost ?? 1)} is above the weighted rate limit of ${max} per ${duration} ms: it could never start. ` +
+      `Split the job, lower its cost option, or raise limiter.max.`,
+  );
 }
 
 /** A worker's heartbeat entry, shown by `queue.getWorkers()`; it lives twice the renewal interval. */

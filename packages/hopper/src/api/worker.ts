@@ -25,7 +25,7 @@ import type { ManualFetcher } from '../runtime/manual-fetcher.js';
 import type { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
 import { RELEASE_GRACE_MS, type Shutdown } from '../runtime/shutdown.js';
 import { buildWorkerParts } from '../runtime/worker-parts.js';
-import { positiveInteger, startLimitError, type Processor, type WorkerOptions } from './worker-options.js';
+import { overweightError, positiveInteger, startLimitError, type Processor, type WorkerOptions } from './worker-options.js';
 import { QueueBase } from './queue-base.js';
 import { refuseUnsupported } from '../job/compat.js';
 import type { MetricsRecorder } from '../telemetry/metrics-recorder.js';
@@ -183,7 +183,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     const next = await this.fetcher.next(token, opts.block ?? true);
     if (!next) return undefined;
     const job = Job.fromClaimed<DataType, ResultType, NameType>(this, next.claimed, next.now, this.opts.name);
-    const overLimit = startLimitError(job, this.opts.maxStartedAttempts);
+    const overLimit = startLimitError(job, this.opts.maxStartedAttempts) ?? overweightError(job, next.claimed.overweight);
     if (overLimit) {
       // Taken beyond maxStartedAttempts: failed for good here, and the next job is taken instead.
       await job.moveToFailed(overLimit, token);

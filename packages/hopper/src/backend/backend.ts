@@ -22,6 +22,7 @@ export type {
   AddFlowResult,
   Dependencies,
   AddRequest,
+  AddCharge,
   AddOutcome,
   AddResult,
   ClaimedJob,
@@ -42,6 +43,7 @@ import {
   type AddFlowResult,
   type Dependencies,
   type AddRequest,
+  type AddCharge,
   type AddResult,
   type ClaimRequest,
   type ClaimResult,
@@ -177,7 +179,12 @@ export interface QueueBackend {
   disconnect(): void;
 
   // writes
-  addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number): Promise<AddResult>;
+  /**
+   * Adds jobs atomically. `charge`: the tenant budget to charge and check, and whether a refused
+   * job (budget, or cost above the queue's weighted rate limit) refuses the call (throws) or only
+   * itself (`refused` in the result).
+   */
+  addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number, charge?: AddCharge): Promise<AddResult>;
   claim(request: ClaimRequest, now?: number): Promise<ClaimResult>;
   complete(batch: Completion[], next: ClaimRequest, now?: number): Promise<AckResult>;
   fail(batch: Failure[], next: ClaimRequest, now?: number): Promise<AckResult>;
@@ -337,6 +344,11 @@ export interface QueueBackend {
    * then (undefined when the job is in no run).
    */
   reportCost(id: string, runId: string, cost: number, fence: Fence | undefined): Promise<{ code: WriteCode; runCost: number | undefined }>;
+  /**
+   * A tenant's use of the queue's budget: the sum of the costs charged in the last `windowMs`
+   * (docs/budgets.md). Reads only.
+   */
+  getBudgetUse(tenant: string, windowMs: number, now?: number): Promise<number>;
   /** Marks a run cancelled (no turn is added any more); returns its latest turn's id, if it continued. */
   cancelRun(runId: string, reason: string): Promise<string | undefined>;
   /** A run's record: its latest turn, cost so far, and cancel reason; undefined when it has none. */

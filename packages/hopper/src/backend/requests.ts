@@ -18,6 +18,20 @@ export interface NewJob {
   lifo: boolean;
   /** Creation time to record (ms), or 0 for the backend's now. */
   timestamp: number;
+  /** The job's `cost` option (weighted rate limits, budgets), if any. */
+  cost?: number;
+}
+
+/**
+ * What an add call charges and checks beyond writing its jobs (docs/budgets.md, docs/limits.md):
+ * the queue's tenant budget, and whether one refused job refuses the whole call (addBulk) or only
+ * itself (adds coalesced from separate `queue.add` calls).
+ */
+export interface AddCharge {
+  /** The budget: `limit` units per sliding `window` ms; `tenants[i]` is job i's tenant ('' = none). */
+  budget?: { limit: number; window: number; tenants: string[] };
+  /** true: a refused job refuses the call (BudgetExceededError / CostAboveRateLimitError thrown). */
+  allOrNothing: boolean;
 }
 
 /**
@@ -71,7 +85,7 @@ export interface AddRequest {
 }
 
 /** What happened to each job of an add. */
-export type AddOutcome = 'added' | 'duplicated' | 'deduplicated';
+export type AddOutcome = 'added' | 'duplicated' | 'deduplicated' | 'refused';
 
 export interface AddResult {
   now: number;
@@ -80,6 +94,8 @@ export interface AddResult {
   ids: string[];
   /** 'duplicated': a job with that custom id existed; 'deduplicated': the deduplication id did. */
   outcomes: AddOutcome[];
+  /** Per job, the error that refused it (budget or weighted limit; not all-or-nothing calls), if any. */
+  refused?: (Error | undefined)[];
 }
 
 /** A job as a worker receives it from a claim. */
@@ -98,6 +114,11 @@ export interface ClaimedJob {
   stalledCounter: number;
   /** The previous attempt's failure reason, if it failed. */
   failedReason?: string;
+  /**
+   * Set ('max:durationMs') when the job's cost is above a weighted rate limit's whole window: it
+   * was taken without being counted, for the worker to fail it (it could never fit).
+   */
+  overweight?: string;
   /** The lock token of this attempt. */
   token: string;
 }
@@ -110,8 +131,11 @@ export interface ClaimRequest {
   tokenPrefix: string;
   /** ...or, with `exact` (manual processing, count 1), `tokenPrefix` itself. */
   exact?: boolean;
-  /** The worker's rate limit (at most `max` starts in any `duration` ms), else the queue's. */
-  limiter?: { max: number; duration: number };
+  /**
+   * The worker's rate limit (at most `max` starts in any `duration` ms), else the queue's;
+   * `weighted`: each job counts its `cost` option instead of 1.
+   */
+  limiter?: { max: number; duration: number; weighted?: boolean };
   /** The worker's name, recorded on each claimed job (`processedBy`). */
   by?: string;
 }

@@ -39,6 +39,8 @@ export const ErrorCode = {
   FlowConflict: 'ERR_HOPPER_FLOW_CONFLICT',
   FlowTooLarge: 'ERR_HOPPER_FLOW_TOO_LARGE',
   GroupMaxSizeExceeded: 'ERR_HOPPER_GROUP_MAX_SIZE_EXCEEDED',
+  BudgetExceeded: 'ERR_HOPPER_BUDGET_EXCEEDED',
+  CostAboveRateLimit: 'ERR_HOPPER_COST_ABOVE_RATE_LIMIT',
   UnsupportedOption: 'ERR_HOPPER_UNSUPPORTED_OPTION',
   SchedulerJob: 'ERR_HOPPER_SCHEDULER_JOB',
   RedisFull: 'ERR_HOPPER_REDIS_FULL',
@@ -344,6 +346,66 @@ export class GroupMaxSizeExceededError extends branded(ErrorCode.GroupMaxSizeExc
     err.groupId = groupId;
     err.maxSize = maxSize;
     err.size = size;
+    return err;
+  }
+}
+
+/**
+ * An add refused by the queue's tenant budget (docs/budgets.md): the job's `cost` would take its
+ * tenant's use over `limit` within the sliding `window` (ms). The job was not written (with
+ * addBulk: none of the call's jobs). `tenant`, `use` (the tenant's use in the window before this
+ * job), `cost`, `limit` and `window` say by how much.
+ */
+export class BudgetExceededError extends branded(ErrorCode.BudgetExceeded) {
+  /** The tenant whose budget is spent (the value of the budget's `key`). */
+  tenant = '';
+  /** The tenant's use in the window when the add was refused. */
+  use = 0;
+  /** The refused job's cost. */
+  cost = 0;
+  /** The budget's limit per window. */
+  limit = 0;
+  /** The budget's sliding window, ms. */
+  window = 0;
+
+  /** Builds the error for `tenant` at `use` of `limit` per `window` ms, refusing a job of `cost`. */
+  static of(queue: string, tenant: string, use: number, cost: number, limit: number, window: number): BudgetExceededError {
+    const err = new BudgetExceededError(
+      `Budget exceeded for tenant "${tenant}" on queue "${queue}": it used ${use} of ${limit} in the last ${window} ms, ` +
+        `and this job's cost ${cost} would take it to ${use + cost}, so the add was refused and nothing was written. ` +
+        'Retry once older costs leave the window (queue.getBudget(tenant) reads the use), lower the estimate, or raise the budget limit.',
+    );
+    err.tenant = tenant;
+    err.use = use;
+    err.cost = cost;
+    err.limit = limit;
+    err.window = window;
+    return err;
+  }
+}
+
+/**
+ * An add refused because the job's `cost` is above the queue's weighted rate limit for a whole
+ * window (`queue.setGlobalRateLimit(max, duration, { weighted: true })`): it could never start.
+ * Nothing was written (with addBulk: none of the call's jobs).
+ */
+export class CostAboveRateLimitError extends branded(ErrorCode.CostAboveRateLimit) {
+  /** The refused job's cost. */
+  cost = 0;
+  /** The weighted limit's max per window. */
+  max = 0;
+  /** The limit's window, ms. */
+  duration = 0;
+
+  /** Builds the error for a job of `cost` under a weighted limit of `max` per `duration` ms. */
+  static of(queue: string, cost: number, max: number, duration: number): CostAboveRateLimitError {
+    const err = new CostAboveRateLimitError(
+      `The job's cost ${cost} is above queue "${queue}"'s weighted rate limit of ${max} per ${duration} ms: it could never start, ` +
+        'so the add was refused and nothing was written. Split the job, lower its cost, or raise the limit (queue.setGlobalRateLimit).',
+    );
+    err.cost = cost;
+    err.max = max;
+    err.duration = duration;
     return err;
   }
 }

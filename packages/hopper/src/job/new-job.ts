@@ -16,6 +16,7 @@ export function toNewJob(name: string, data: unknown, opts: JobsOptions): NewJob
     delay: opts.delay ?? 0,
     lifo: opts.lifo ?? false,
     timestamp: opts.timestamp ?? 0,
+    ...(opts.cost !== undefined ? { cost: opts.cost } : {}),
     dedup: dedup
       ? dedup.keepLastIfActive
         ? // keepLastIfActive holds the id until the job finishes (no ttl), as in BullMQ.

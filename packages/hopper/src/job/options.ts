@@ -123,6 +123,14 @@ export interface JobsOptions {
    * a Queue or FlowProducer with `telemetry`; `omitContext: true` adds the job without it.
    */
   telemetry?: JobTelemetryOptions;
+  /**
+   * What the job is expected to cost, in any unit (tokens, cents): a finite number >= 0. A weighted
+   * rate limit (`limiter: { ..., weight: 'cost' }`, docs/limits.md) counts it instead of 1 (a job
+   * without it weighs 1), and a queue with a `budget` charges it to the job's tenant at add
+   * (docs/budgets.md; `job.reportCost(actual)` corrects it afterwards). Default: none.
+   * @example await queue.add('generate', { prompt }, { cost: 1200 });
+   */
+  cost?: number;
 }
 
 /** A job's group (BullMQ Pro's option). */
@@ -356,6 +364,9 @@ export function validateJobOptions(opts: unknown, customBackoffTypes: readonly s
   if (o.stackTraceLimit !== undefined) checkNonNegativeInteger(o.stackTraceLimit, 'stackTraceLimit');
   if (o.sizeLimit !== undefined) checkNonNegativeInteger(o.sizeLimit, 'sizeLimit');
   if (o.telemetry !== undefined) validateJobTelemetry(o.telemetry);
+  if (o.cost !== undefined && (typeof o.cost !== 'number' || !Number.isFinite(o.cost) || o.cost < 0)) {
+    throw new InvalidOptionsError(`cost must be a finite number >= 0 (tokens, cents: any unit), got ${String(o.cost)}.`);
+  }
 }
 
 function validateJobTelemetry(value: unknown): void {

@@ -30,7 +30,7 @@ export interface DispatcherOptions {
   /** The worker's name (`name` option), recorded on the jobs it claims as processedBy. */
   workerName?: string;
   /** The worker's rate limit, if it has one (else the queue's applies). */
-  limiter?: { max: number; duration: number };
+  limiter?: { max: number; duration: number; weighted?: boolean };
   /** Longest idle blocking wait, ms. */
   drainDelay: number;
   /** Every attempt the worker holds, as flattened (job id, token) pairs (spared by orphan release). */

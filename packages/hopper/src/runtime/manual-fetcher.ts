@@ -10,7 +10,7 @@ export interface ManualFetcherOptions {
   backend: QueueBackend;
   clock: Clock;
   lockDuration: number;
-  limiter?: { max: number; duration: number };
+  limiter?: { max: number; duration: number; weighted?: boolean };
   /** The worker's name, recorded as processedBy. */
   workerName?: string;
   /** Longest blocking wait, ms. */

@@ -30,6 +30,8 @@ function hooksFor(job: Job): SandboxHooks {
     log: (line) => job.log(line),
     updateData: (data) => job.updateData(data),
     step: (key, run) => job.step(key, run),
+    streamWrite: (chunk) => job.stream.write(chunk),
+    streamEnd: () => job.stream.end(),
   };
 }
 

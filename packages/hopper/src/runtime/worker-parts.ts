@@ -25,7 +25,15 @@ import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorde
 import { attemptRecorder, JobMeter, traceAttempt } from '../telemetry/trace.js';
 import { LatencyRecorder } from '../telemetry/latency-recorder.js';
 import { InvalidOptionsError } from '../job/errors.js';
-import { heartbeat, startLimitError, warnBlockedLoop, workerSettings, type Processor, type WorkerOptions } from '../api/worker-options.js';
+import {
+  heartbeat,
+  overweightError,
+  startLimitError,
+  warnBlockedLoop,
+  workerSettings,
+  type Processor,
+  type WorkerOptions,
+} from '../api/worker-options.js';
 import { Claims } from './claims.js';
 import { Completer } from './completer.js';
 import { Dispatcher } from './dispatcher.js';
@@ -142,10 +150,12 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
           : recorded,
     onError: (err) => host.emitError(err),
   });
+  // Jobs claimed above a weighted limit's whole window (rare): failed instead of run.
+  const overweight = new WeakMap<Job, string>();
   const executor = new Executor({
     processor: (job, token, signal) => {
       // Taken beyond maxStartedAttempts: the attempt fails for good, the processor is not called.
-      const overLimit = startLimitError(job, opts.maxStartedAttempts);
+      const overLimit = startLimitError(job, opts.maxStartedAttempts) ?? overweightError(job, overweight.get(job));
       if (overLimit) return Promise.reject(overLimit);
       return telemetry
         ? traceAttempt(telemetry, host.name, host.id, opts.name, job, () => (run as Processor)(job, token, signal))
@@ -166,13 +176,17 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     completer,
     concurrency: () => host.concurrency(),
     lockDuration,
-    limiter: opts.limiter && { max: opts.limiter.max, duration: opts.limiter.duration },
+    limiter: opts.limiter && { max: opts.limiter.max, duration: opts.limiter.duration, weighted: opts.limiter.weight === 'cost' },
     workerName: opts.name,
     drainDelay: drainDelayMs,
     held: () => claims.pairs(),
     failKeep,
     maxLimitWait: opts.maximumRateLimitDelay,
-    makeJob: (claimed: ClaimedJob, now: number) => Job.fromClaimed(host.context, claimed, now, opts.name),
+    makeJob: (claimed: ClaimedJob, now: number) => {
+      const job = Job.fromClaimed(host.context, claimed, now, opts.name);
+      if (claimed.overweight !== undefined) overweight.set(job, claimed.overweight);
+      return job;
+    },
     onClaimed: (job) => host.claimed(job),
     onAcked: (batch, result, resent) => outcomes.acked(batch, result, resent),
     onAbandoned: (token) => claims.drop(token),
@@ -240,7 +254,7 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     backend,
     clock,
     lockDuration,
-    limiter: opts.limiter,
+    limiter: opts.limiter && { max: opts.limiter.max, duration: opts.limiter.duration, weighted: opts.limiter.weight === 'cost' },
     workerName: opts.name,
     drainDelayMs,
     stopped: () => host.isStopped(),

@@ -52,12 +52,14 @@ describe('examples', () => {
     );
   });
 
-  it('generation.mjs: a generation streamed over SSE, and a closed tab cancelling its job', async () => {
+  it('generation.mjs: a generation streamed over SSE, a closed tab cancelling its job, and a tenant budget refusing a POST', async () => {
     const out = await example('generation.mjs');
     expect(out).toContain('streamed: Here is a short answer to "What is a job queue?", streamed one token at a time.');
     expect(out).toContain('read 3 tokens, then closed the tab');
     expect(out).toMatch(/job \d+ ended: CancelledError/);
     expect(out).toMatch(/job \d+ state: failed/);
+    expect(out).toContain("acme budget: 17 of 50 tokens used (the estimate of 25, corrected by the job's report)");
+    expect(out).toContain('POST refused: 429 Budget exceeded for tenant "acme" on queue "generations"');
   });
 
   it('agent-loop.mjs: a run stopped by its budget, another cancelled mid-turn', async () => {

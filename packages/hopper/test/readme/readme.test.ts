@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 
 const run = promisify(execFile);
@@ -49,6 +50,27 @@ const blocks = fencedBlocks(readme);
 const code = blocks.filter((b) => b.lang === 'js' || b.lang === 'ts');
 const runnable = code.filter((b) => b.marker === 'run');
 
+/**
+ * The README's examples use Hopper's default prefix, as a reader's code would: each block runs in
+ * a logical database of its own (1 to 15), emptied first, so blocks running side by side, a second
+ * `npm test` on the same REDIS_URL, and the other tests (database 0) never meet.
+ */
+async function databaseFor(block: Block): Promise<string> {
+  const db = runnable.indexOf(block) + 1;
+  if (db > 15)
+    throw new Error(`README.md has more than 15 runnable blocks: give readme.test.ts more databases (block at line ${block.line}).`);
+  const url = new URL(inject('redisUrl'));
+  url.pathname = `/${db}`;
+  const redis = new Redis(url.toString(), { lazyConnect: true });
+  try {
+    await redis.connect();
+    await redis.flushdb();
+  } finally {
+    redis.disconnect();
+  }
+  return url.toString();
+}
+
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('README', () => {
@@ -64,10 +86,11 @@ describe('README', () => {
     const file = `${dir}block-${block.line}.mjs`;
     writeFileSync(file, `${block.code}\n`);
     let stdout = '';
+    const redisUrl = await databaseFor(block);
     try {
       ({ stdout } = await run(process.execPath, [file], {
         cwd: root,
-        env: { ...process.env, REDIS_URL: inject('redisUrl') },
+        env: { ...process.env, REDIS_URL: redisUrl },
         timeout: 20_000,
       }));
     } catch (err) {

@@ -77,6 +77,12 @@ export function recordingHooks(overrides: Partial<SandboxHooks> = {}): Recording
       steps.set(key, value);
       return value;
     },
+    streamWrite: async (chunk) => {
+      calls.push(['streamWrite', chunk]);
+    },
+    streamEnd: async () => {
+      calls.push(['streamEnd', undefined]);
+    },
   };
 }
 

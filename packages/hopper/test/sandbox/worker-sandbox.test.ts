@@ -36,6 +36,22 @@ describe('sandboxed processors in a Worker', () => {
     });
   }
 
+  for (const useWorkerThreads of [false, true]) {
+    it(`forwards job.stream writes from the child in order, and refuses a write after the end (${useWorkerThreads ? 'threads' : 'processes'})`, async () => {
+      const name = env.queueName();
+      const queue = env.queue(name);
+      const worker = env.worker(name, fixture('stream.mjs'), { useWorkerThreads });
+      const completed = once<[Job, { afterEnd: { name: string; message: string } }]>(worker, 'completed');
+      const job = await queue.add('gen', {}, { removeOnComplete: false });
+      const [, result] = await completed;
+      expect(result.afterEnd.name).toBe('InvalidStateError');
+      expect(result.afterEnd.message).toMatch(/was ended/);
+      const chunks: unknown[] = [];
+      for await (const chunk of queue.readStream(job.id as string)) chunks.push(chunk.data);
+      expect(chunks).toEqual(Array.from({ length: 50 }, (_, i) => (i % 10 === 9 ? { i } : `t${i} `)));
+    });
+  }
+
   it("gives the child's job progress, logs, data updates and durable steps, fenced in the parent", async () => {
     const name = env.queueName();
     const queue = env.queue(name);

@@ -79,6 +79,14 @@ export interface QueueKeys {
   cancelChildren(id: string): string;
   /** Sorted set of the queue's job start times for its rate limit (sliding window). */
   readonly rateWindow: string;
+  /** Weighted rate limit's window: entries '<id>:<attempt>:<weight>' by start time (includes/window.lua). */
+  readonly weightedWindow: string;
+  /** Sum of the weighted window's weights. */
+  readonly weightedSum: string;
+  /** A tenant's budget window: entries '<jobId>:<cost>' by add time (written by addJobs, includes/window.lua). */
+  budgetWindow(tenant: string): string;
+  /** Sum of a tenant's budget window. */
+  budgetSum(tenant: string): string;
   /** Not a key: the connection name (CLIENT SETNAME) of a QueueEvents reader of this queue (no spaces). */
   readonly eventsReaderName: string;
   /** List of ready groups taking turns ('' stands for the jobs without a group); see includes/groups.lua. */
@@ -154,6 +162,10 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     ignoredChildren: (id) => `${base}ig:${id}`,
     cancelChildren: (id) => `${base}cc:${id}`,
     rateWindow: `${base}lw`,
+    weightedWindow: `${base}lx`,
+    weightedSum: `${base}lxs`,
+    budgetWindow: (tenant) => `${base}bu:${tenant}`,
+    budgetSum: (tenant) => `${base}bs:${tenant}`,
     eventsReaderName: `hopper:${Buffer.from(base).toString('base64url')}:qe`,
     groupRing: `${base}gr`,
     groupsLimited: `${base}gl`,

@@ -9,6 +9,7 @@ import type {
   AckResult,
   AddOutcome,
   AddRequest,
+  AddCharge,
   AddResult,
   ClaimRequest,
   ClaimResult,
@@ -23,7 +24,7 @@ import type {
 } from '../backend.js';
 import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
-import { asRedisFullError, GroupMaxSizeExceededError } from '../../job/errors.js';
+import { asRedisFullError, BudgetExceededError, CostAboveRateLimitError, GroupMaxSizeExceededError } from '../../job/errors.js';
 import { RedisQueueOutput } from './redis-output.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import { parseClaim, retentionSpec, timeArg, type Reply } from './replies.js';
@@ -64,9 +65,13 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
     return { epoch, created: created === 1 };
   }
 
-  async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number): Promise<AddResult> {
+  async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number, charge?: AddCharge): Promise<AddResult> {
     const k = this.keys;
     const rest: (string | number)[] = [];
+    // Costs and budget travel only when a job has a cost: a plain add pays two empty arguments.
+    const costs = jobs.some((job) => job.cost !== undefined) ? JSON.stringify(jobs.map((job) => job.cost ?? -1)) : '';
+    const budget =
+      costs !== '' && charge?.budget ? JSON.stringify({ l: charge.budget.limit, w: charge.budget.window, t: charge.budget.tenants }) : '';
     for (const job of jobs) {
       const d = job.dedup;
       rest.push(
@@ -98,20 +103,49 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
         marker: k.marker,
         requests: k.requests(request?.producerId ?? '-'),
       },
-      { now: timeArg(now), base: k.base, seq: request ? request.seq : '', keep: request ? request.keep : 0 },
+      {
+        now: timeArg(now),
+        base: k.base,
+        seq: request ? request.seq : '',
+        keep: request ? request.keep : 0,
+        costs,
+        budget,
+        allOrNothing: charge?.allOrNothing ? 1 : 0,
+      },
       rest,
     ).catch((err: unknown) => {
       // A full Redis (noeviction) refuses the add before writing anything: a typed refusal.
       throw asRedisFullError(err, `the add of ${jobs.length === 1 ? 'a job' : `${jobs.length} jobs`} to queue "${this.queueName}"`);
     })) as Reply;
     if (reply[2] === -1) throw GroupMaxSizeExceededError.of(this.queueName, String(reply[3]), Number(reply[4]), Number(reply[5]));
+    if (reply[2] === -2) throw this.addRefusal(jobs, charge, Number(reply[4]) - 1, Number(reply[3]), String(reply[5]));
     const ids: string[] = [];
     const outcomes: AddOutcome[] = [];
+    let refused: (Error | undefined)[] | undefined;
     for (let i = 2; i < reply.length; i += 2) {
+      const flag = reply[i + 1];
+      if (flag === 3 || flag === 4) {
+        refused ??= new Array<Error | undefined>(jobs.length);
+        refused[ids.length] = this.addRefusal(jobs, charge, ids.length, flag, String(reply[i]));
+        ids.push('');
+        outcomes.push('refused');
+        continue;
+      }
       ids.push(String(reply[i]));
-      outcomes.push(reply[i + 1] === 1 ? 'duplicated' : reply[i + 1] === 2 ? 'deduplicated' : 'added');
+      outcomes.push(flag === 1 ? 'duplicated' : flag === 2 ? 'deduplicated' : 'added');
     }
-    return { now: Number(reply[0]), epoch: String(reply[1] ?? ''), ids, outcomes };
+    return { now: Number(reply[0]), epoch: String(reply[1] ?? ''), ids, outcomes, ...(refused ? { refused } : {}) };
+  }
+
+  /** The typed error of job `index` refused by addJobs: 3 its tenant's budget (detail: the use), 4 a weighted limit ('max:durationMs'). */
+  private addRefusal(jobs: NewJob[], charge: AddCharge | undefined, index: number, code: number, detail: string): Error {
+    const cost = jobs[index].cost ?? 0;
+    if (code === 3 && charge?.budget) {
+      const { limit, window, tenants } = charge.budget;
+      return BudgetExceededError.of(this.queueName, tenants[index], Number(detail), cost, limit, window);
+    }
+    const [max, duration] = detail.split(':').map(Number);
+    return CostAboveRateLimitError.of(this.queueName, cost, max, duration);
   }
 
   private claimKeys() {
@@ -137,7 +171,7 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
       lockMs: request.lockMs,
       tokenPrefix: request.tokenPrefix,
       exact: request.exact ? 1 : 0,
-      limit: request.limiter ? `${request.limiter.max}:${request.limiter.duration}` : '',
+      limit: request.limiter ? `${request.limiter.max}:${request.limiter.duration}${request.limiter.weighted ? ':w' : ''}` : '',
       by: request.by ?? '',
     };
   }
@@ -283,7 +317,14 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
 
   async rateLimit(ms: number): Promise<number> {
     const k = this.keys;
-    return Number(await runScript(this.client, SCRIPTS.rateLimit, { limiter: k.limiter, window: k.rateWindow, marker: k.marker }, { ms }));
+    return Number(
+      await runScript(
+        this.client,
+        SCRIPTS.rateLimit,
+        { limiter: k.limiter, window: k.rateWindow, weightedWindow: k.weightedWindow, weightedSum: k.weightedSum, marker: k.marker },
+        { ms },
+      ),
+    );
   }
 
   async trimEvents(maxLength: number): Promise<number> {
@@ -424,9 +465,19 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
       this.client,
       SCRIPTS.reportCost,
       { job: this.keys.job(id), run: this.keys.run(runId) },
-      { token: fence?.token ?? '', attempt: fence?.attempt ?? '', cost },
+      { base: this.keys.base, id, token: fence?.token ?? '', attempt: fence?.attempt ?? '', cost },
     )) as [number, string];
     return { code: code as WriteCode, runCost: total === '' ? undefined : Number(total) };
+  }
+
+  async getBudgetUse(tenant: string, windowMs: number, now?: number): Promise<number> {
+    const use = await runScript(
+      this.client,
+      SCRIPTS.readBudget,
+      { window: this.keys.budgetWindow(tenant), sum: this.keys.budgetSum(tenant) },
+      { now: timeArg(now), duration: windowMs },
+    );
+    return Number(use);
   }
 
   async cancelRun(runId: string, reason: string): Promise<string | undefined> {

@@ -43,6 +43,7 @@ export function parseClaim(reply: Reply, at: number, now: number, request: Claim
       progress: row[8] ?? '',
       stalledCounter: Number(row[10] ?? 0),
       failedReason: row[11] ?? undefined,
+      ...(row[12] ? { overweight: row[12] } : {}),
       token: exact ? tokenPrefix : tokenPrefix + (i + 1),
     };
   }

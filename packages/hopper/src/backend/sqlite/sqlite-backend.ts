@@ -290,13 +290,16 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
 
   /** Sets (or, with an empty value, removes) the global concurrency and the queue's rate limit; wakes idle workers. */
   async configureQueue(fields: Record<string, string>): Promise<void> {
-    const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f));
+    if (fields.lwt) unsupported('weighted rate limits (setGlobalRateLimit with weighted: true)');
+    // `lwt` empty: an unweighted limit, the only kind SQLite keeps.
+    const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f) && f !== 'lwt');
     if (refused.length > 0) {
       throw new BackendUnsupportedError(`group defaults (setGroupDefaults: ${refused.join(', ')}), since groups are not on SQLite yet`);
     }
     await this.write(undefined, (tx) => {
       const limits = readLimits(tx.s, tx.qid) as Record<string, number>;
       for (const [field, value] of Object.entries(fields)) {
+        if (field === 'lwt') continue;
         if (value === '') delete limits[field];
         else limits[field] = Number(value);
       }
@@ -368,6 +371,10 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
 
   cancelRun(): Promise<string | undefined> {
     return Promise.reject(new BackendUnsupportedError('runs (queue.cancelRun)'));
+  }
+
+  getBudgetUse(): Promise<number> {
+    return Promise.reject(new BackendUnsupportedError('tenant budgets (queue.getBudget and the Queue option budget)'));
   }
 
   getRun(): Promise<RunRecord | undefined> {

@@ -5,6 +5,7 @@
 import type {
   AckResult,
   AddOutcome,
+  AddCharge,
   AddRequest,
   AddResult,
   ClaimRequest,
@@ -22,7 +23,7 @@ import { failKeepOf, Tx, type JobRow } from './sqlite-ops.js';
 import { notifyParent } from './sqlite-flows.js';
 import { readLimits } from './sqlite-limits.js';
 import { deadLetter } from './sqlite-deadletters.js';
-import { refuseUnsupportedOpts, SqliteQueueWriter } from './sqlite-writer.js';
+import { refuseUnsupportedOpts, SqliteQueueWriter, unsupported } from './sqlite-writer.js';
 
 /** Adding jobs, claiming and acknowledging them, locks and stall rescue on SQLite. */
 export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
@@ -42,7 +43,9 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
     });
   }
 
-  async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number): Promise<AddResult> {
+  async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number, charge?: AddCharge): Promise<AddResult> {
+    // The cost option alone is kept on the job (job.opts.cost); charging it to a budget is Redis-only.
+    if (charge?.budget && jobs.some((job) => job.cost !== undefined)) unsupported('tenant budgets (the Queue option budget)');
     for (const job of jobs) refuseUnsupportedOpts(job);
     return this.write(now, (tx) => {
       if (request) {
@@ -161,6 +164,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
   }
 
   async claim(request: ClaimRequest, now?: number): Promise<ClaimResult> {
+    if (request.limiter?.weighted) unsupported("weighted rate limits (the worker limiter's weight: 'cost')");
     return this.write(now, (tx) => {
       const claimed = tx.claimJobs(request, tx.settings().paused);
       this.seenSignal = this.readSignal(tx.s, tx.qid);

@@ -7,7 +7,7 @@
  * (which loads ESM and CommonJS files alike).
  *
  * What it does: loads the processor file and reports `ready` (or `load-failed`); then, for each
- * `run`, builds the job object (fields plus `updateProgress`, `log`, `updateData`, `step`, which
+ * `run`, builds the job object (fields plus `updateProgress`, `log`, `updateData`, `step`, `stream`, which
  * call the parent, see `protocol.ts`), calls the processor with `(job, token, signal)` and
  * reports `done`. A child process also reports uncaught errors (`fatal`, then exit 1) and exits
  * when the parent goes away (its IPC channel closes), so a killed parent leaves no child behind.
@@ -95,6 +95,15 @@ function makeJob(fields, runId) {
       return Promise.reject(new TypeError('job.step(key, fn): fn must be a function that performs the step, got ' + typeof fn + '.'));
     }
     return request(runId, 'step', { key: String(key) }, fn);
+  };
+  // The output stream: each write goes to the parent in order, where the job's stream stores it
+  // (fenced to the attempt); a string stays text, anything else goes as JSON.
+  job.stream = {
+    write: (chunk) =>
+      new Promise((resolve) => resolve(typeof chunk === 'string' ? chunk : toJson(chunk)))
+        .then((value) => request(runId, 'streamWrite', { chunk: value }))
+        .then(() => undefined),
+    end: () => request(runId, 'streamEnd', {}).then(() => undefined),
   };
   return job;
 }

@@ -10,7 +10,7 @@
  * ```
  * child  ──ready──────────────────────────►  parent     (processor file loaded; or load-failed)
  * parent ──run {runId, job, aborted?}──────►  child
- * child  ──request {id, method, …}─────────►  parent     (job.updateProgress/log/updateData/step)
+ * child  ──request {id, method, …}─────────►  parent     (job.updateProgress/log/updateData/step/stream)
  * parent ──reply {id, ok, value|error}─────►  child
  * parent ──step-run {id}───────────────────►  child      (the parent's step hook wants the fn run)
  * child  ──step-ran {id, ok, value|error}──►  parent
@@ -44,7 +44,7 @@ export function serializeReason(reason: unknown): SerializedReason {
 }
 
 /** The methods of the child's job object that call the parent. */
-export type HookMethod = 'updateProgress' | 'log' | 'updateData' | 'step';
+export type HookMethod = 'updateProgress' | 'log' | 'updateData' | 'step' | 'streamWrite' | 'streamEnd';
 
 /** A call from the child's job object to the parent's hooks; answered by a {@link ReplyMessage}. */
 export type RequestMessage = { type: 'request'; runId: number; id: number } & (
@@ -52,6 +52,9 @@ export type RequestMessage = { type: 'request'; runId: number; id: number } & (
   | { method: 'log'; line: string }
   | { method: 'updateData'; data: unknown }
   | { method: 'step'; key: string }
+  /** `job.stream.write(chunk)`: a string, or any other JSON value. */
+  | { method: 'streamWrite'; chunk: unknown }
+  | { method: 'streamEnd' }
 );
 
 /** Parent to child: the answer to a {@link RequestMessage} with the same `id`. */

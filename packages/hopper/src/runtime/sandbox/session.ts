@@ -1,6 +1,6 @@
 /**
  * One run of the processor in one child: sends the job, answers the child's job-method calls
- * with the worker's hooks (including the two-way `step` exchange), forwards the abort signal,
+ * with the worker's hooks (including the two-way `step` exchange and `job.stream` writes), forwards the abort signal,
  * and settles with the processor's result, its error, or the child's crash.
  */
 import {
@@ -115,6 +115,11 @@ export class RunSession {
         return this.hooks.updateData(request.data);
       case 'step':
         return this.hooks.step(request.key, () => this.runStepInChild(request.id));
+      case 'streamWrite':
+        // Called in the order the child's writes arrive: the job's stream stores them in that order.
+        return this.hooks.streamWrite(request.chunk);
+      case 'streamEnd':
+        return this.hooks.streamEnd();
     }
   }
 

@@ -76,4 +76,8 @@ export interface SandboxHooks {
    * the hook) rejects `job.step` with the same name and message.
    */
   step(key: string, run: () => Promise<unknown>): Promise<unknown>;
+  /** `job.stream.write(chunk)` in the child: appended to the job's output stream, fenced to the attempt. */
+  streamWrite(chunk: unknown): Promise<void>;
+  /** `job.stream.end()` in the child. */
+  streamEnd(): Promise<void>;
 }

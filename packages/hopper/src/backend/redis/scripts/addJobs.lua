@@ -1,12 +1,22 @@
 --[[ addJobs: adds a batch of jobs atomically (one call of add or addBulk).
   KEYS: meta, id, wait, prio, prioCounter, delayed, events, marker, requests
-  ARGV: now, base, seq, keep, ...jobs
+  ARGV: now, base, seq, keep, costs, budget, allOrNothing, ...jobs
     jobs: 12 values per job: name, data, opts ('' = none), customId ('' = auto), priority, delay,
       lifo (0/1), timestamp (0 = now), dedupId ('' = none), dedupTtl (ms, 0 = until the job
       finishes), dedupExtend (0/1), dedupFlags ('' or letters: r = replace, k = keepLastIfActive)
     seq: this producer's request number ('' = no dedupe). A re-sent call (ioredis resends a
       command whose reply was lost) finds its seq in `requests` and returns the first result,
       so it is applied once. `keep` is how many recent requests a producer remembers.
+    costs: '' when no job of the call has a `cost` option, else a JSON array of each job's cost
+      (-1 = none). A job whose cost is above the queue's weighted rate limit (meta lmax with lwt)
+      could never start: refused.
+    budget: '' or JSON { l = limit, w = window ms, t = [tenant per job, '' = none] }: each new job
+      with a cost > 0 and a tenant is charged to the tenant's sliding window bu:<tenant> (sum in
+      bs:<tenant>, includes/window) and records `bt` tenant, `bc` cost on the job; a job that would
+      take its tenant past the limit is refused.
+    allOrNothing: '1' (addBulk): a refused job refuses the call: { now, epoch, -2, kind, job index
+      (from 1), detail }; '0' (coalesced queue.add calls): only the job is refused: its flag is 3
+      (budget; its id slot holds the tenant's use) or 4 (weighted limit; id slot 'max:durationMs').
   Returns: { now, epoch ('' if the queue's meta is gone), id1, flag1, id2, flag2, ... } where flag
     is 0 for a new job, 1 when a job with that custom id already existed (nothing written,
     `duplicated` event), 2 when deduplicated onto an existing job (`deduplicated` event; with
@@ -21,6 +31,7 @@
 --@include base
 --@include requests
 --@include counters
+--@include window
 
 local now = nowMs(argv.now)
 local base = argv.base
@@ -84,6 +95,39 @@ end
 -- deduplicated onto a job of this same call points to it (ref), whose id is known once written.
 local plan = {}
 local madeHere, dedupHere = {}, {}
+-- Costs: the queue's weighted limit and the tenants' budget windows, read (not written) here.
+local costs = argv.costs ~= '' and cjson.decode(argv.costs) or nil
+local budget = argv.budget ~= '' and cjson.decode(argv.budget) or nil
+local wmax, wdur = nil, nil
+if costs then
+  local m = redis.call('HMGET', k.meta, 'lmax', 'ldur', 'lwt')
+  if m[3] then wmax, wdur = tonumber(m[1]), m[2] end
+end
+local tenants = {}
+local function tenantWindow(t)
+  local tw = tenants[t]
+  if not tw then
+    local zkey, skey = base .. 'bu:' .. t, base .. 'bs:' .. t
+    local use, expired, freed = windowUse(zkey, skey, now, budget.w)
+    tw = { zkey = zkey, skey = skey, use = use, expired = expired, freed = freed, taken = 0 }
+    tenants[t] = tw
+  end
+  return tw
+end
+-- Whether new job number `j` (from 1) is refused: 3 (budget, detail: the tenant's use) or 4
+-- (above the weighted limit, detail 'max:durationMs'); else reserves its cost in its tenant's window.
+local function refusal(j)
+  local c = costs and costs[j] or -1
+  if c < 0 then return nil end
+  if wmax and c > wmax then return 4, wmax .. ':' .. wdur end
+  local t = budget and budget.t[j] or ''
+  if t ~= '' and c > 0 then
+    local tw = tenantWindow(t)
+    if tw.use + tw.taken + c > budget.l then return 3, tostring(tw.use + tw.taken) end
+    tw.taken = tw.taken + c
+  end
+  return nil
+end
 for i = REST, #ARGV, 12 do
   local customId, dedupId = ARGV[i + 3], ARGV[i + 8]
   local entry = { i = i, delay = tonumber(ARGV[i + 5]), data = ARGV[i + 1], opts = ARGV[i + 2] }
@@ -115,9 +159,18 @@ for i = REST, #ARGV, 12 do
     entry.kind = 'dup'
     entry.id = customId
   else
-    entry.kind = 'new'
-    if customId ~= '' then madeHere[customId] = true end
-    if dedupId ~= '' then dedupHere[dedupId] = entry end
+    local j = (i - REST) / 12 + 1
+    local code, detail = refusal(j)
+    if code and argv.allOrNothing == '1' then return { now, result[2], -2, code, j, detail } end
+    if code then
+      entry.kind = 'refused'
+      entry.code, entry.detail = code, detail
+    else
+      entry.kind = 'new'
+      entry.j = j
+      if customId ~= '' then madeHere[customId] = true end
+      if dedupId ~= '' then dedupHere[dedupId] = entry end
+    end
   end
   plan[#plan + 1] = entry
 end
@@ -161,12 +214,16 @@ local function keepForActive(id, i, dedupId, e)
 end
 
 -- Write phase.
+for _, tw in pairs(tenants) do windowTrim(tw.zkey, tw.skey, tw.expired, tw.freed) end
 for n = 1, #plan do
   local e = plan[n]
   local i = e.i
   local dedupId, dedupTtl = ARGV[i + 8], tonumber(ARGV[i + 9])
   local flag = 0
-  if e.kind == 'dedup' then
+  if e.kind == 'refused' then
+    flag = e.code
+    e.id = e.detail
+  elseif e.kind == 'dedup' then
     flag = 2
     if e.ref then e.id = e.ref.id end
     if e.replace then replaceDelayed(e.id, e.data, e.opts, e.delay) end
@@ -196,6 +253,14 @@ for n = 1, #plan do
     local timestamp = tonumber(ARGV[i + 7])
     if timestamp == 0 then timestamp = now end
     createJob(id, ARGV[i], e.data, e.opts, tonumber(ARGV[i + 4]), e.delay, ARGV[i + 6] == '1', timestamp, extra, e.group)
+    local t = budget and budget.t[e.j] or ''
+    local c = costs and costs[e.j] or -1
+    if t ~= '' and c > 0 then
+      -- Charged to its tenant; job.reportCost(actual) replaces the entry (reportCost.lua).
+      local tw = tenants[t]
+      windowAdd(tw.zkey, tw.skey, now, budget.w, id, c)
+      redis.call('HSET', jobKey(base, id), 'bt', t, 'bc', c)
+    end
   end
   result[#result + 1] = e.id
   result[#result + 1] = flag

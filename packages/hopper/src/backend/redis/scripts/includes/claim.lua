@@ -8,7 +8,15 @@
   attemptsStarted, priority, delay, progress, id, stalledCounter, failedReason } (absent values are nil). With `exact`, the single claimed
   job's token is tokenPrefix itself (manual processing with the caller's token). Used by claim, complete and fail so a worker acknowledges
   finished jobs and takes the next ones in one round trip. At most CLAIM_MAX (1,000) jobs per call.
-  `by` (the worker's name, or '') is stored on each claimed job as `pb` (processedBy). ]]
+  `by` (the worker's name, or '') is stored on each claimed job as `pb` (processedBy).
+  A weighted limit ('max:durationMs:w', or the queue's with meta `lwt`) counts each job's `cost`
+  (default 1) instead of 1, in the window `lx`/`lxs` (includes/window): jobs are looked at one by
+  one from the head and taken while their weight fits; the first that does not fit stays at the
+  head (FIFO, so a heavy job is not overtaken forever) and the claim reports when it will fit. A
+  job heavier than the whole window could never fit: it is taken without being counted and its
+  row carries a 13th value 'max:durationMs', for the worker to fail it. Weighted limits do not
+  apply to queues with groups (refused with an error before anything is written). ]]
+--@include window
 
 local PROMOTE_BATCH = 1000
 -- Most jobs one call claims: a worker with more free slots asks again (runtime/dispatcher).
@@ -257,9 +265,30 @@ local function recordStart(starts, key, ttl, now, id, started)
   list[#list + 1] = id .. ':' .. started
 end
 
+-- Refuses a weighted limit on a queue that uses groups, before the calling script writes anything
+-- (claim, complete and fail call it right after reading the queue's settings).
+local function checkWeighted(qs, limit)
+  if not qs.groups then return end
+  local weighted
+  if limit ~= '' then weighted = select(2, string.gsub(limit, ':', '')) == 2 else weighted = qs.lwt and qs.lmax ~= nil end
+  if weighted then
+    error({ err = 'HOPPER_WEIGHTED_GROUPS weighted rate limits (limiter.weight, setGlobalRateLimit weighted) do not apply to a queue that uses groups: use a plain limiter, or a queue without groups' })
+  end
+end
+
 -- `firedBefore`: the caller already promoted due jobs itself (fail), and a scheduler's occurrence fell due.
 local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, by, out, firedBefore)
   if count > CLAIM_MAX then count = CLAIM_MAX end
+  -- The rate limit: the worker's own (limit = 'max:durationMs', ':w' when weighted), else the queue's.
+  local lmax, ldur, weighted = qs.lmax, qs.ldur, qs.lwt
+  if limit ~= '' then
+    local sep = string.find(limit, ':', 1, true)
+    local sep2 = string.find(limit, ':', sep + 1, true)
+    lmax = tonumber(string.sub(limit, 1, sep - 1))
+    ldur = tonumber(string.sub(limit, sep + 1, (sep2 or 0) - 1))
+    weighted = sep2 ~= nil
+  end
+  weighted = weighted and lmax ~= nil and lmax > 0
   local promoted, fired = promoteDue(k, base, now, cap)
   -- Promoting a due grouped job may have turned groups on after the settings were read.
   if promoted > 0 and not qs.groups and redis.call('HEXISTS', k.meta, 'gm') == 1 then qs.groups = true end
@@ -274,15 +303,15 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     return 0
   end
   local limited = redis.call('PTTL', k.limiter)
-  -- The rate limit: the worker's own (limit = 'max:durationMs'), else the queue's.
-  local lmax, ldur = qs.lmax, qs.ldur
-  if limit ~= '' then
-    local sep = string.find(limit, ':', 1, true)
-    lmax, ldur = tonumber(string.sub(limit, 1, sep - 1)), tonumber(string.sub(limit, sep + 1))
-  end
+  -- Groups turned on by this call's promotion under a weighted limit (refused by checkWeighted at
+  -- the next call): take nothing now.
+  if weighted and qs.groups and limited <= 0 then limited = 1000 end
   local want = count
   local lw = base .. 'lw'
-  if limited <= 0 and want > 0 and lmax and lmax > 0 then
+  local wkey, wsum, wuse, wexpired, wfreed = base .. 'lx', base .. 'lxs', 0, nil, 0
+  if weighted then
+    if limited <= 0 and want > 0 then wuse, wexpired, wfreed = windowUse(wkey, wsum, now, ldur) end
+  elseif limited <= 0 and want > 0 and lmax and lmax > 0 then
     redis.call('ZREMRANGEBYSCORE', lw, '-inf', now - ldur)
     local used = redis.call('ZCARD', lw)
     if used >= lmax then
@@ -302,7 +331,38 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   if want > 0 and qs.gcc then want = math.min(want, math.max(qs.gcc - redis.call('ZCARD', k.active), 0)) end
   local ids = {}
   local groupOf, counted, windows = nil, nil, nil
-  if want > 0 then
+  local weights, heavy = nil, nil
+  if want > 0 and wexpired then
+    -- Weighted: one job at a time from the head, while its weight fits.
+    weights, heavy = {}, {}
+    while #ids < want do
+      local id = redis.call('LINDEX', k.wait, 0)
+      local fromPrio = not id
+      if fromPrio then id = redis.call('ZRANGE', k.prio, 0, 0)[1] end
+      if not id then break end
+      local w = jobCost(redis.call('HGET', jobKey(base, id), 'o'))
+      if w > lmax then
+        heavy[id] = true
+      elseif wuse + w > lmax then
+        if #ids == 0 then limited = windowRoomIn(wkey, now, ldur, wuse, w, lmax) end
+        break
+      else
+        wuse = wuse + w
+        weights[id] = w
+      end
+      if fromPrio then redis.call('ZPOPMIN', k.prio) else redis.call('LPOP', k.wait) end
+      ids[#ids + 1] = id
+    end
+    windowTrim(wkey, wsum, wexpired, wfreed)
+    if limited > 0 then
+      out[#out + 1] = 0
+      out[#out + 1] = -1
+      out[#out + 1] = limited
+      out[#out + 1] = schedulersDue
+      out[#out + 1] = 0
+      return 0
+    end
+  elseif want > 0 then
     if qs.groups then
       groupOf, counted, windows = {}, {}, {}
       takeGrouped(k, base, now, want, qs, ids, groupOf, counted, windows)
@@ -336,6 +396,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   local locks = {}
   local claimedIds = {}
   local starts = {}
+  local wtotal = 0
   for i = 1, #ids do
     local id = ids[i]
     local jk = jobKey(base, id)
@@ -358,7 +419,14 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
         redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now, 'pb', by)
       end
       if g and by ~= '' then redis.call('HSET', jk, 'pb', by) end
-      if lmax and lmax > 0 then recordStart(starts, lw, ldur, now, id, started) end
+      if weights then
+        if weights[id] then
+          recordStart(starts, wkey, ldur, now, id .. ':' .. started, weights[id])
+          wtotal = wtotal + weights[id]
+        end
+      elseif lmax and lmax > 0 then
+        recordStart(starts, lw, ldur, now, id, started)
+      end
       if g and windows[g] then
         local w = windows[g]
         recordStart(starts, w[1], w[2], now, id, started)
@@ -369,6 +437,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       if not f[2] then f[2] = readData(base, id, jk, false, f[10]) end
       f[6] = started
       f[10] = id
+      if heavy and heavy[id] then f[13] = lmax .. ':' .. ldur end
       out[#out + 1] = f
     elseif groupOf and groupOf[id] and counted[groupOf[id]] then
       -- A job gone from under its group's queue: its slot is not taken.
@@ -376,6 +445,10 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     end
   end
   out[countAt] = claimed
+  if wtotal > 0 then
+    redis.call('INCRBYFLOAT', wsum, wtotal)
+    redis.call('PEXPIRE', wsum, ldur)
+  end
   for i = 1, #starts do
     local key = starts[i]
     chunked('ZADD', key, starts[key], 2)
