@@ -12,3 +12,13 @@ export async function dropClientConnections(url: string): Promise<number> {
     admin.disconnect();
   }
 }
+
+/** Empties the logical database `url` names (`redis://host:port/<db>`): for tests that own a whole database. */
+export async function flushDatabase(url: string): Promise<void> {
+  const admin = new Redis(url);
+  try {
+    await admin.flushdb();
+  } finally {
+    admin.disconnect();
+  }
+}

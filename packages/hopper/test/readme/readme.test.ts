@@ -10,8 +10,8 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { flushDatabase } from '../helpers/connections.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -61,13 +61,7 @@ async function databaseFor(block: Block): Promise<string> {
     throw new Error(`README.md has more than 15 runnable blocks: give readme.test.ts more databases (block at line ${block.line}).`);
   const url = new URL(inject('redisUrl'));
   url.pathname = `/${db}`;
-  const redis = new Redis(url.toString(), { lazyConnect: true });
-  try {
-    await redis.connect();
-    await redis.flushdb();
-  } finally {
-    redis.disconnect();
-  }
+  await flushDatabase(url.toString());
   return url.toString();
 }
 
