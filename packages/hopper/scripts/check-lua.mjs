@@ -5,7 +5,12 @@
 //   Returns;
 // - `unpack(` appears only in includes/chunked.lua: every list passed to a variadic command goes
 //   through `chunked(...)`, which sends at most 1,000 values per call (Lua's unpack fails past
-//   ~8,000 values, after the script may have written).
+//   ~8,000 values, after the script may have written);
+// - an include never reads KEYS, ARGV or REST (nor the script's `argv` table): in the Redis
+//   Functions library the includes are defined once at load time, outside any call, where those
+//   do not exist (the script passes what the helper needs). The script's `k` table is not checked
+//   here (many helpers take a parameter named k); a helper that read it would fail every test that
+//   reaches it ("Script attempted to access nonexistent global variable").
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +28,8 @@ const luaFiles = (dir) =>
     .map((f) => join(dir, f));
 
 function withoutComments(source) {
-  return source.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--.*$/gm, '');
+  // Block comments keep their line breaks, so reported line numbers stay the file's.
+  return source.replace(/--\[\[[\s\S]*?\]\]/g, (block) => block.replace(/[^\n]/g, '')).replace(/--.*$/gm, '');
 }
 
 function check(path, isInclude) {
@@ -44,6 +50,19 @@ function check(path, isInclude) {
         problems.push(`${name}: KEYS is empty: declare the keys the script touches (they route the call to its Redis Cluster slot)`);
       }
     }
+  }
+  if (isInclude) {
+    withoutComments(source)
+      .split('\n')
+      .forEach((line, i) => {
+        const text = line.replace(/'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g, "''");
+        const used = text.match(/(?<![\w.])(KEYS|ARGV|REST|argv)\b/);
+        if (used) {
+          problems.push(
+            `${name}:${i + 1}: an include reads "${used[1]}": pass it from the script (includes are defined once in the Functions library, outside any call)`,
+          );
+        }
+      });
   }
   if (path !== CHUNK_HELPER) {
     const code = withoutComments(source);

@@ -1,11 +1,11 @@
 /**
  * Reconnects (DESIGN, "Reconnects"): ioredis re-sends a command whose reply was lost. A re-sent
  * claim must not leave jobs active with no holder, and a re-sent add must be applied once.
- * Redis-backend specific, so it may use the backend's internals (the scripts' SHAs).
+ * Redis-backend specific, so it may use the backend's internals (the operations' function names).
  */
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { SCRIPTS } from '../../src/backend/redis/scripts.generated.js';
+import { LIBRARY, SCRIPTS } from '../../src/backend/redis/scripts.generated.js';
 import { Queue, Worker, type Job } from '../../src/index.js';
 import { CutProxy } from '../helpers/cut-proxy.js';
 import { useHopper } from '../helpers/hopper.js';
@@ -16,8 +16,10 @@ const env = useHopper();
 async function withProxy(): Promise<{ proxy: CutProxy; admin: Redis }> {
   const url = new URL(env.url);
   const admin = new Redis(env.url);
-  // Cached scripts make the first call an EVALSHA (no NOSCRIPT round trip for the proxy to hold).
-  for (const script of Object.values(SCRIPTS)) await admin.script('LOAD', script.source);
+  // The library loaded beforehand: the first call is the FCALL (no load round trip for the proxy to hold).
+  await admin.call('FUNCTION', 'LOAD', LIBRARY.source).catch((err: Error) => {
+    if (!/already exists/.test(err.message)) throw err;
+  });
   const proxy = await CutProxy.start(Number(url.port));
   env.track(proxy);
   env.track({ close: async () => void admin.disconnect() });
@@ -45,7 +47,7 @@ describe('reconnects', () => {
     );
     worker.on('error', () => undefined);
     worker.on('completed', () => ++completed === 6 && allDone.resolve());
-    const held = proxy.arm(SCRIPTS.claim.sha);
+    const held = proxy.arm(SCRIPTS.claim.fn);
     void worker.run();
     await held;
     // The claim ran (two jobs active), but its reply is held back: drop the connection.
@@ -65,7 +67,7 @@ describe('reconnects', () => {
     const queue = env.track(new Queue(name, { connection: { host: '127.0.0.1', port: proxy.port }, prefix: env.prefix }));
     const observer = env.queue(name);
     await queue.waitUntilReady();
-    const held = proxy.arm(SCRIPTS.addJobs.sha);
+    const held = proxy.arm(SCRIPTS.addJobs.fn);
     const adding = queue.add('once', { v: 1 });
     await held;
     await until(async () => (await observer.getJobCounts('waiting')).waiting === 1, 'the add to run');

@@ -1,10 +1,18 @@
 /**
- * Runs the generated Lua scripts by name: named KEYS and ARGV are mapped to positions in one
- * place, and scripts are called with EVALSHA, falling back to EVAL when the server does not have
- * them cached yet (NOSCRIPT), which also caches them.
+ * Runs the backend's operations by name: named KEYS and ARGV are mapped to positions in one
+ * place, and each operation is called as a function of Hopper's Redis Functions library (FCALL).
+ *
+ * The library is loaded when a call finds its function missing: on the first call to a server,
+ * and again after a restart without persistence, a `FUNCTION FLUSH` or a failover to a node
+ * without it. That error means the call did not run, so it is loaded and the call sent once more
+ * (never twice: a second "not found" is an error). Where `FUNCTION` or `FCALL` is denied (a
+ * managed Redis that renames or forbids them, an ACL user without them) or unknown, the client
+ * falls back for good to the standalone scripts with EVALSHA (and EVAL on NOSCRIPT).
+ * See docs/architecture.md, The Lua layer.
  */
-import type { ScriptDef } from './scripts.generated.js';
-import type { RedisClient } from './connection.js';
+import type { Cluster } from 'ioredis';
+import { LIBRARY, type ScriptDef } from './scripts.generated.js';
+import { isClusterClient, type RedisClient } from './connection.js';
 import { ScriptError } from '../../job/errors.js';
 
 type Arg = string | number;
@@ -13,6 +21,31 @@ type Arg = string | number;
 export type KeysOf<S extends ScriptDef> = Record<S['keys'][number], string>;
 /** Names of a script's arguments. */
 export type ArgsOf<S extends ScriptDef> = Record<S['args'][number], Arg>;
+
+/** How a client runs the operations: library functions, or standalone scripts (FUNCTION denied). */
+export type ScriptMode = 'function' | 'eval';
+
+interface ClientScripts {
+  mode: ScriptMode;
+  /** The library load under way (calls that found their function missing share it). */
+  loading: Promise<ScriptMode> | undefined;
+}
+
+const clients = new WeakMap<RedisClient, ClientScripts>();
+
+function stateOf(client: RedisClient): ClientScripts {
+  let state = clients.get(client);
+  if (!state) {
+    state = { mode: 'function', loading: undefined };
+    clients.set(client, state);
+  }
+  return state;
+}
+
+/** How `client` runs operations now ('function' until a call learned FUNCTION is denied). */
+export function scriptMode(client: RedisClient): ScriptMode {
+  return stateOf(client).mode;
+}
 
 /**
  * Calls `script` with named keys and args (and its trailing values in `rest`).
@@ -25,30 +58,120 @@ export async function runScript<S extends ScriptDef>(
   args: ArgsOf<S>,
   rest?: readonly Arg[],
 ): Promise<unknown> {
-  const params: Arg[] = [script.sha, script.keys.length];
+  const params: Arg[] = [script.fn, script.keys.length];
   const namedKeys = keys as Record<string, string>;
   const namedArgs = args as Record<string, Arg>;
   for (const name of script.keys) params.push(namedKeys[name]);
   for (const name of script.args) params.push(namedArgs[name]);
   if (rest) for (const value of rest) params.push(value);
+  const state = stateOf(client);
   try {
-    try {
-      return await client.call('EVALSHA', params);
-    } catch (err) {
-      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      params[0] = script.source;
-      return await client.call('EVAL', params);
+    if (state.mode === 'function') {
+      try {
+        return await client.call('FCALL', params);
+      } catch (err) {
+        // Any other error: the function ran (and failed), or the reply was lost: never send it again.
+        if (isDenied(err, 'fcall')) state.mode = 'eval';
+        else if (!isFunctionMissing(err)) throw err;
+        // The function did not run: load the library (or learn FUNCTION is denied) and call once more.
+        else if ((await loadLibrary(client, state)) === 'function') return await client.call('FCALL', params);
+      }
     }
+    return await runEval(client, script, params);
   } catch (err) {
-    throw asScriptError(script.name, err);
+    throw asScriptError(script, err);
   }
 }
 
-/** Redis's reply when a script itself failed (Redis 7: `user_script:<line>`; older: "Error running script"). */
-const SCRIPT_FAILURE = /user_script|Error running script/;
+async function runEval(client: RedisClient, script: ScriptDef, params: Arg[]): Promise<unknown> {
+  const evalParams = params.slice();
+  evalParams[0] = script.sha;
+  try {
+    return await client.call('EVALSHA', evalParams);
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+    evalParams[0] = script.source;
+    return await client.call('EVAL', evalParams);
+  }
+}
+
+/**
+ * Loads the library on the client's server (every master of a cluster), once however many calls
+ * ask at the same time. Returns 'eval' (and remembers it) when FUNCTION or FCALL is denied.
+ */
+function loadLibrary(client: RedisClient, state: ClientScripts): Promise<ScriptMode> {
+  state.loading ??= (async () => {
+    try {
+      const nodes = isClusterClient(client) ? (client as Cluster).nodes('master') : [client];
+      // Without REPLACE: the name carries the source's hash, so a library of that name is this one
+      // (another process loaded it first), and a live library is never swapped under other clients.
+      await Promise.all(
+        nodes.map((node) =>
+          node.call('FUNCTION', ['LOAD', LIBRARY.source]).catch((err: unknown) => {
+            if (!(err instanceof Error) || !/already exists/.test(err.message)) throw err;
+          }),
+        ),
+      );
+      return 'function' as const;
+    } catch (err) {
+      if (!isDenied(err, 'function')) throw err;
+      state.mode = 'eval';
+      return 'eval' as const;
+    } finally {
+      state.loading = undefined;
+    }
+  })();
+  return state.loading;
+}
+
+/** Redis's reply to FCALL of a function it does not have (the library is not loaded). */
+function isFunctionMissing(err: unknown): boolean {
+  return err instanceof Error && /^ERR Function not found/.test(err.message);
+}
+
+/** The command is denied (ACL), renamed away (unknown) or unsupported on this server. */
+function isDenied(err: unknown, command: 'fcall' | 'function'): boolean {
+  if (!(err instanceof Error)) return false;
+  const message = err.message.toLowerCase();
+  if (message.startsWith('noperm')) return true;
+  return message.startsWith(`err unknown command '${command}'`) || message.startsWith(`err unknown command \`${command}\``);
+}
+
+/**
+ * Redis's reply when a script itself failed: Redis 7 names the chunk `user_function` (library)
+ * or `user_script` (EVAL); older: "Error running script".
+ */
+const SCRIPT_FAILURE = /user_function|user_script|Error running script/;
 
 /** A script that failed inside Redis becomes a typed ScriptError; connection and other errors pass through. */
-function asScriptError(name: string, err: unknown): unknown {
+function asScriptError(script: ScriptDef, err: unknown): unknown {
   if (!(err instanceof Error) || !SCRIPT_FAILURE.test(err.message)) return err;
-  return new ScriptError(`Script ${name} failed in Redis: ${err.message}`, { cause: err });
+  return new ScriptError(`Script ${script.name} failed in Redis: ${withSourceLines(err.message)}`, { cause: err });
+}
+
+/**
+ * Adds the source file and line to each library line number in a Redis error message:
+ * `user_function:812:` becomes `user_function:812 (complete.lua:40):`.
+ */
+export function withSourceLines(message: string): string {
+  return message.replace(/user_function:(\d+)/g, (match: string, line: string) => {
+    const at = sourceLine(Number(line));
+    return at ? `${match} (${at})` : match;
+  });
+}
+
+/** The source file and line (`complete.lua:40`) of a line of the library, if it comes from one. */
+export function sourceLine(libraryLine: number): string | undefined {
+  const map = LIBRARY.lineMap;
+  let lo = 0;
+  let hi = map.length - 1;
+  if (hi < 0 || libraryLine < map[0][0]) return undefined;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (map[mid][0] <= libraryLine) lo = mid;
+    else hi = mid - 1;
+  }
+  const [start, file, line] = map[lo];
+  if (line === 0) return undefined;
+  return `${LIBRARY.files[file]}:${line + libraryLine - start}`;
 }

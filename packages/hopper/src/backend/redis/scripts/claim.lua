@@ -1,5 +1,8 @@
 --[[ claim: takes up to `count` ready jobs for a worker (after promoting due delayed jobs).
   KEYS: meta, wait, prio, prioCounter, delayed, active, events, marker, limiter
+  Flags: allow-oom (workers keep draining the queue while Redis is full: claiming moves jobs that
+    exist, a few fields each, and finishing them is allowed too; as a function without the flag,
+    Redis would refuse every claim, even on an empty queue)
   ARGV: now, base, count, lockMs, tokenPrefix, exact, limit, by
     limit: the worker's rate limit 'max:durationMs', or '' for the queue's (if any).
     by: the worker's name, stored on each claimed job as processedBy ('' = none).

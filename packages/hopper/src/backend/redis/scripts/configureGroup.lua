@@ -54,7 +54,7 @@ if argv.op == 'resume' then
   settle()
   return 1
 end
-local set, del = fieldChanges(REST)
+local set, del = fieldChanges(ARGV, REST)
 if #set > 0 then
   chunked('HSET', gk, set, 2)
   redis.call('ZADD', base .. 'gs', 0, g)

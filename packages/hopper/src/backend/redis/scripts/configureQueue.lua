@@ -12,7 +12,7 @@
 --@include base
 --@include settings
 
-local set, del = fieldChanges(REST)
+local set, del = fieldChanges(ARGV, REST)
 if #set > 0 then chunked('HSET', k.meta, set, 2) end
 -- A default group concurrency counts the grouped jobs already running (see includes/groups).
 for i = 1, #set, 2 do

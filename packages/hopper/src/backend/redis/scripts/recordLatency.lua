@@ -8,6 +8,8 @@
   ('finishedAt,durationMs,outcome': 1 completed, 2 failed, 3 retried), kept only when newer than
   the stored one (workers flush in any order).
   KEYS: histograms, names, schedulers
+  Flags: allow-oom (bounded writes: at most 50 labels per histogram; a worker flushing its counts
+    while Redis is full, at close, must not fail)
   ARGV: ...entries
     entries: 3 values each: histogram (w, r or l), label, counts ('sum,c1,...,cN': the sum in ms,
       then one count per bucket, N <= 32); or x, scheduler id, 'finishedAt,durationMs,outcome';

@@ -3,6 +3,7 @@
   later job's key is left alone).
   The add kept for when the job finishes (keepLastIfActive) is forgotten with it.
   KEYS: dedup, kept
+  Flags: allow-oom (it only deletes: it runs while Redis is full, as it did as an EVAL script)
   ARGV: jobId
     jobId: the job the key must point to ('' = whichever job).
   Returns: 1 if the key was deleted, else 0. ]]

@@ -1,5 +1,6 @@
 --[[ unregisterWorker: removes a closing worker from the queue's worker registry.
   KEYS: workers, workerInfo
+  Flags: allow-oom (it only deletes: it runs while Redis is full, as it did as an EVAL script)
   ARGV: workerId
   Returns: 1 ]]
 

@@ -7,7 +7,9 @@
   (HINCRBY returns the call's own count) checks its name's admission: only then are more commands
   sent (at most four), so the steady state costs one command per distinct (outcome, name) per call.
   A name refused admission pays those checks on every call that counts it, and one HEXISTS and one
-  HLEN per add call (documented in docs/metrics.md). ]]
+  HLEN per add call (documented in docs/metrics.md).
+  Per call: resetCounts() (in the Redis Functions library this state lives as long as the library:
+    a call that failed after noting outcomes must not hand them to the next call) ]]
 
 local COUNTER_NAMES_MAX = 50
 local COUNTER_OTHER = 'other'
@@ -15,6 +17,13 @@ local COUNTER_OTHER = 'other'
 -- other keys a queue base's own (a parent failed in another queue of its flow).
 local counted = {}
 local countedAny = false
+
+-- Forgets the outcomes noted so far (run at the start of every call; see "Per call" above).
+local function resetCounts()
+  if not countedAny then return end
+  counted = {}
+  countedAny = false
+end
 
 -- Notes `by` (default 1) jobs of job name `name` with outcome `outcome` (completed, failed,
 -- retried, stalled, rate-limited, deduplicated, cancelled, timed-out, dead-lettered). `onBase`:
@@ -79,6 +88,5 @@ local function flushCounts(base)
     local b = slot == true and base or slot
     for field, by in pairs(fields) do addCount(b, field, by) end
   end
-  counted = {}
-  countedAny = false
+  resetCounts()
 end
