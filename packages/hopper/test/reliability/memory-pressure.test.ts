@@ -79,30 +79,35 @@ describe('memory pressure (maxmemory with noeviction)', () => {
       opts: { jobId: 'p1' },
       children: [{ name: 'child', queueName: queue.name, opts: { jobId: 'c1' } }],
     };
-    // Redis may free a little memory between calls (the worker's own writes settle): each
-    // refused call comes right after Redis refused a padding add, so it is over its limit then.
+    // Redis may free a little memory between calls (the worker's own writes settle): each call is
+    // made right after Redis refused a padding add, so it is over its limit then; if Redis got back
+    // under its limit in between (a dip of a few bytes), the call fits and is accepted: try again,
+    // with fresh ids, until one is refused (the assertions below hold for the refused ones).
     const refusals: unknown[] = [];
-    refusals.push(await queue.add('one', { pad: 'y'.repeat(8000) }, { jobId: 'a1' }).catch((err: unknown) => err));
-    await fillUntilRefused(filler);
-    refusals.push(
-      await queue.addBulk([{ name: 'bulk', data: { pad: 'y'.repeat(8000) }, opts: { jobId: 'b1' } }]).catch((err: unknown) => err),
-    );
-    // A flow's nodes are small: if Redis got back under its limit between the padding refusal
-    // and the flow (a dip of a few bytes), the flow fits and is accepted; try again, with fresh
-    // ids, until one is refused (the assertions below hold for the refused one).
     const refusedIds: string[] = [];
-    let flowRefusal: unknown;
-    for (let attempt = 0; attempt < 5 && flowRefusal === undefined; attempt++) {
-      await fillUntilRefused(filler);
-      const ids = [`p-${attempt}`, `c-${attempt}`];
-      const tried = { ...flow, opts: { jobId: ids[0] }, children: [{ ...flow.children[0], opts: { jobId: ids[1] } }] };
-      const result = await flows.add(tried).catch((err: unknown) => err);
-      if (result instanceof Error) {
-        flowRefusal = result;
-        refusedIds.push(...ids);
+    async function refusedAfterFill(attemptAdd: (attempt: number) => { ids: string[]; add: Promise<unknown> }): Promise<void> {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        await fillUntilRefused(filler);
+        const { ids, add } = attemptAdd(attempt);
+        const result = await add.catch((err: unknown) => err);
+        if (result instanceof Error) {
+          refusals.push(result);
+          refusedIds.push(...ids);
+          return;
+        }
       }
+      refusals.push(new Error('accepted 5 times in a row: Redis never stayed over its limit'));
     }
-    refusals.push(flowRefusal);
+    await refusedAfterFill((i) => ({ ids: [`a-${i}`], add: queue.add('one', { pad: 'y'.repeat(8000) }, { jobId: `a-${i}` }) }));
+    await refusedAfterFill((i) => ({
+      ids: [`b-${i}`],
+      add: queue.addBulk([{ name: 'bulk', data: { pad: 'y'.repeat(8000) }, opts: { jobId: `b-${i}` } }]),
+    }));
+    await refusedAfterFill((i) => {
+      const ids = [`p-${i}`, `c-${i}`];
+      const tried = { ...flow, opts: { jobId: ids[0] }, children: [{ ...flow.children[0], opts: { jobId: ids[1] } }] };
+      return { ids, add: flows.add(tried) };
+    });
     for (const err of refusals) {
       expect(err).toBeInstanceOf(RedisFullError);
       expect(err).toBeInstanceOf(HopperError);
@@ -111,7 +116,8 @@ describe('memory pressure (maxmemory with noeviction)', () => {
       expect((err as Error).message).toMatch(/Redis is full .*nothing was written/);
       expect(String((err as Error).cause)).toMatch(/OOM command not allowed/);
     }
-    for (const id of ['a1', 'b1', ...refusedIds]) expect(await queue.getJob(id)).toBeUndefined();
+    expect(refusals).toHaveLength(3);
+    for (const id of refusedIds) expect(await queue.getJob(id)).toBeUndefined();
 
     await filler.obliterate({ force: true });
     expect((await queue.add('one', {}, { jobId: 'a1' })).id).toBe('a1');
