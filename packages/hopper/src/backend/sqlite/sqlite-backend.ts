@@ -294,7 +294,7 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
     // `lwt` empty: an unweighted limit, the only kind SQLite keeps.
     const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f) && f !== 'lwt');
     if (refused.length > 0) {
-      throw new BackendUnsupportedError(`group defaults (setGroupDefaults: ${refused.join(', ')}), since groups are not on SQLite yet`);
+      throw new BackendUnsupportedError(`group defaults (setGroupDefaults: ${refused.join(', ')}): groups are not on SQLite`);
     }
     await this.write(undefined, (tx) => {
       const limits = readLimits(tx.s, tx.qid) as Record<string, number>;
