@@ -1,0 +1,60 @@
+// `npm test` after the build: runs every package's type check and tests in two lanes at once, so
+// that the engine's suite (the longest, CPU-bound) overlaps the other packages' suites (mostly
+// waiting: processes, HTTP servers, a browser). Each lane runs its steps in order and stops at its
+// first failure; the output of each step is printed whole when it ends, under its name; the exit
+// code is non-zero when any step failed.
+import { spawn } from 'node:child_process';
+
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const lanes = [
+  [
+    ['typecheck', 'hopper'],
+    ['test', 'hopper'],
+  ],
+  [
+    ['typecheck', '@hopper/metrics'],
+    ['typecheck', 'hopper-cli'],
+    ['typecheck', '@hopper/nestjs'],
+    ['typecheck', '@hopper/bull-board'],
+    ['typecheck', '@hopper/dashboard'],
+    ['test', '@hopper/metrics'],
+    ['test', 'hopper-cli'],
+    ['test', '@hopper/nestjs'],
+    ['test', '@hopper/bull-board'],
+    ['test', '@hopper/dashboard'],
+  ],
+];
+
+/** Runs `npm run <script> -w <workspace>`, its output collected; resolves to its exit code. */
+function step([script, workspace]) {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(npm, ['run', script, '-w', workspace], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    const out = [];
+    child.stdout.on('data', (chunk) => out.push(chunk));
+    child.stderr.on('data', (chunk) => out.push(chunk));
+    child.on('close', (code) => {
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      process.stdout.write(`\n== ${script} ${workspace}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${seconds} s\n`);
+      process.stdout.write(Buffer.concat(out));
+      resolve(code ?? 1);
+    });
+  });
+}
+
+async function lane(steps) {
+  for (const s of steps) {
+    const code = await step(s);
+    if (code !== 0) return `${s[0]} ${s[1]}`;
+  }
+  return undefined;
+}
+
+const t0 = Date.now();
+const failed = (await Promise.all(lanes.map(lane))).filter(Boolean);
+const seconds = Math.round((Date.now() - t0) / 1000);
+if (failed.length > 0) {
+  console.error(`\n== npm test FAILED: ${failed.join(', ')} (after ${seconds} s)`);
+  process.exit(1);
+}
+console.log(`\n== npm test: every package's type check and tests passed in ${seconds} s`);
