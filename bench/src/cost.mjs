@@ -18,6 +18,7 @@ import { startRedis } from './redis/server.mjs';
 import { parseInfo } from './redis/client.mjs';
 import * as hopperLib from './libs/hopper.mjs';
 import * as bullmqLib from './libs/bullmq.mjs';
+import { hotPathScenarios } from './workloads.mjs';
 
 const RESULTS = fileURLToPath(new URL('../results/', import.meta.url));
 /** A scenario may send at most this much more per job than the committed figure. */
@@ -28,51 +29,7 @@ const JOBS = Number(values.jobs ?? 10_000);
 if (!Number.isInteger(JOBS) || JOBS < 1_000) throw new Error(`--jobs must be an integer >= 1000, not "${values.jobs}"`);
 
 /** Hot-path scenarios: single adds (50 in flight, as the bench), then draining at c=1, 10, 100. */
-const SCENARIOS = [
-  { id: 'add-single', run: addSingle },
-  { id: 'process c=1', run: (lib, conn) => processAll(lib, conn, 1) },
-  { id: 'process c=10', run: (lib, conn) => processAll(lib, conn, 10) },
-  { id: 'process c=100', run: (lib, conn) => processAll(lib, conn, 100) },
-];
-
-async function addSingle(lib, connection) {
-  const queue = new lib.Queue('cost', { connection });
-  await queue.waitUntilReady();
-  return {
-    measure: async () => {
-      let next = 0;
-      const lane = async () => {
-        while (next < JOBS) {
-          next += 1;
-          await queue.add('job', { n: next });
-        }
-      };
-      await Promise.all(Array.from({ length: 50 }, lane));
-    },
-    close: () => queue.close(),
-  };
-}
-
-async function processAll(lib, connection, concurrency) {
-  const queue = new lib.Queue('cost', { connection });
-  for (let i = 0; i < JOBS; i += 1_000) {
-    const size = Math.min(1_000, JOBS - i);
-    await queue.addBulk(Array.from({ length: size }, (_, j) => ({ name: 'job', data: { n: i + j }, opts: { removeOnComplete: true } })));
-  }
-  return {
-    measure: () =>
-      new Promise((resolve, reject) => {
-        let done = 0;
-        const worker = new lib.Worker('cost', async () => 1, { connection, concurrency });
-        worker.on('error', reject);
-        worker.on('completed', () => {
-          done += 1;
-          if (done === JOBS) worker.close().then(resolve, reject);
-        });
-      }),
-    close: () => queue.close(),
-  };
-}
+const SCENARIOS = hotPathScenarios(JOBS, 'cost');
 
 /** Commands, script calls and Redis's reported microseconds since the last RESETSTAT. */
 async function readCounts(control) {

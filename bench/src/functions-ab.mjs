@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { startRedis } from './redis/server.mjs';
 import { parseInfo } from './redis/client.mjs';
 import * as hopperLib from './libs/hopper.mjs';
+import { hotPathScenarios } from './workloads.mjs';
 
 const { values } = parseArgs({ options: { jobs: { type: 'string' }, rounds: { type: 'string' } } });
 const JOBS = Number(values.jobs ?? 20_000);
@@ -18,52 +19,8 @@ const ROUNDS = Number(values.rounds ?? 3);
 if (!Number.isInteger(JOBS) || JOBS < 1_000) throw new Error(`--jobs must be an integer >= 1000, not "${values.jobs}"`);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds must be a positive integer, not "${values.rounds}"`);
 
-const SCENARIOS = [
-  { id: 'add-single', run: addSingle },
-  { id: 'process c=1', run: (conn) => processAll(conn, 1) },
-  { id: 'process c=10', run: (conn) => processAll(conn, 10) },
-  { id: 'process c=100', run: (conn) => processAll(conn, 100) },
-];
-
-async function addSingle(connection) {
-  const queue = new hopperLib.Queue('ab', { connection });
-  await queue.waitUntilReady();
-  await queue.add('warm', {});
-  return {
-    measure: async () => {
-      let next = 0;
-      const lane = async () => {
-        while (next < JOBS) {
-          next += 1;
-          await queue.add('job', { n: next }, { removeOnComplete: true });
-        }
-      };
-      await Promise.all(Array.from({ length: 50 }, lane));
-    },
-    close: () => queue.close(),
-  };
-}
-
-async function processAll(connection, concurrency) {
-  const queue = new hopperLib.Queue('ab', { connection });
-  for (let i = 0; i < JOBS; i += 1_000) {
-    const size = Math.min(1_000, JOBS - i);
-    await queue.addBulk(Array.from({ length: size }, (_, j) => ({ name: 'job', data: { n: i + j }, opts: { removeOnComplete: true } })));
-  }
-  return {
-    measure: () =>
-      new Promise((resolve, reject) => {
-        let done = 0;
-        const worker = new hopperLib.Worker('ab', async () => 1, { connection, concurrency });
-        worker.on('error', reject);
-        worker.on('completed', () => {
-          done += 1;
-          if (done === JOBS) worker.close().then(resolve, reject);
-        });
-      }),
-    close: () => queue.close(),
-  };
-}
+// A warm add first: the library's load on the first call is not counted.
+const SCENARIOS = hotPathScenarios(JOBS, 'ab', { warm: true, addOpts: { removeOnComplete: true } });
 
 /** Script calls and the µs Redis spent in them (inner commands included), since the last RESETSTAT. */
 async function scriptCounts(control) {
@@ -93,7 +50,7 @@ try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const mode of round % 2 === 0 ? ['fcall', 'evalsha'] : ['evalsha', 'fcall']) {
         await redis.control.command('FLUSHALL');
-        const run = await scenario.run(MODES[mode]);
+        const run = await scenario.run(hopperLib, MODES[mode]);
         await redis.control.command('CONFIG', 'RESETSTAT');
         await run.measure();
         const counts = await scriptCounts(redis.control);
