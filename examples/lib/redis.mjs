@@ -4,8 +4,9 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 
-async function reachable(url) {
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+/** Whether a Redis answers PING at `url` (within 2 s). */
+export async function reachable(url) {
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2_000 });
   probe.on('error', () => {});
   try {
     await probe.connect();
@@ -18,12 +19,14 @@ async function reachable(url) {
   }
 }
 
-async function freePort() {
-  return new Promise((resolve) => {
+/** A TCP port free on 127.0.0.1 now. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
     const srv = createServer().listen(0, '127.0.0.1', () => {
       const { port } = srv.address();
       srv.close(() => resolve(port));
     });
+    srv.on('error', reject);
   });
 }
 
