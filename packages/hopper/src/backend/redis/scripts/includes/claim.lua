@@ -277,6 +277,16 @@ local function checkWeighted(qs, limit)
 end
 
 -- `firedBefore`: the caller already promoted due jobs itself (fail), and a scheduler's occurrence fell due.
+-- Appends the reply of a claim that takes no job: `paused` (1 or 0) and `limited` (ms until the
+-- rate limit lets a job start; 0: not limited).
+local function appendNoJob(out, paused, limited, schedulersDue)
+  out[#out + 1] = paused
+  out[#out + 1] = -1
+  out[#out + 1] = limited
+  out[#out + 1] = schedulersDue
+  out[#out + 1] = 0
+end
+
 local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, by, out, firedBefore)
   if count > CLAIM_MAX then count = CLAIM_MAX end
   -- The rate limit: the worker's own (limit = 'max:durationMs', ':w' when weighted), else the queue's.
@@ -295,11 +305,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   local schedulersDue = 0
   if fired or firedBefore then schedulersDue = 1 end
   if paused then
-    out[#out + 1] = 1
-    out[#out + 1] = -1
-    out[#out + 1] = 0
-    out[#out + 1] = schedulersDue
-    out[#out + 1] = 0
+    appendNoJob(out, 1, 0, schedulersDue)
     return 0
   end
   local limited = redis.call('PTTL', k.limiter)
@@ -321,11 +327,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     end
   end
   if limited > 0 and count > 0 then
-    out[#out + 1] = 0
-    out[#out + 1] = -1
-    out[#out + 1] = limited
-    out[#out + 1] = schedulersDue
-    out[#out + 1] = 0
+    appendNoJob(out, 0, limited, schedulersDue)
     return 0
   end
   if want > 0 and qs.gcc then want = math.min(want, math.max(qs.gcc - redis.call('ZCARD', k.active), 0)) end
@@ -355,11 +357,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     end
     windowTrim(wkey, wsum, wexpired, wfreed)
     if limited > 0 then
-      out[#out + 1] = 0
-      out[#out + 1] = -1
-      out[#out + 1] = limited
-      out[#out + 1] = schedulersDue
-      out[#out + 1] = 0
+      appendNoJob(out, 0, limited, schedulersDue)
       return 0
     end
   elseif want > 0 then
