@@ -13,12 +13,8 @@ import type { Tx } from './sqlite-ops.js';
  * refuses the whole call, as does an existing parent that is missing or finished.
  */
 export function addFlow(tx: Tx, nodes: FlowNodeWrite[], request: AddRequest | undefined): AddFlowResult {
-  if (request) {
-    const previous = tx.s
-      .stmt('SELECT result FROM requests WHERE qid = ? AND producer = ? AND seq = ?')
-      .get(tx.qid, request.producerId, request.seq) as { result: string } | undefined;
-    if (previous) return JSON.parse(previous.result) as AddFlowResult;
-  }
+  const previous = tx.previousResult<AddFlowResult>(request);
+  if (previous) return previous;
   const txs = nodes.map((node) => tx.on(tx.queueIdOf(node.queue)));
   // First pass: each node's fate, before writing anything.
   const fate: ('new' | 'duplicate' | 'skipped')[] = [];
@@ -54,7 +50,7 @@ export function addFlow(tx: Tx, nodes: FlowNodeWrite[], request: AddRequest | un
       outcomes.push(fate[i] === 'duplicate' ? 'duplicated' : 'skipped');
       return;
     }
-    const id = node.customId !== '' ? node.customId : nextId(ntx);
+    const id = node.customId !== '' ? node.customId : ntx.nextJobId();
     ids.push(id);
     outcomes.push('added');
     // The parent: a node of this call, or an existing job.
@@ -118,20 +114,8 @@ export function addFlow(tx: Tx, nodes: FlowNodeWrite[], request: AddRequest | un
     });
   }
   const result: AddFlowResult = { now: tx.now, ok: true, ids, outcomes };
-  if (request) {
-    tx.s
-      .stmt('INSERT OR REPLACE INTO requests (qid, producer, seq, result) VALUES (?, ?, ?, ?)')
-      .run(tx.qid, request.producerId, request.seq, JSON.stringify(result));
-    tx.s
-      .stmt('DELETE FROM requests WHERE qid = ? AND producer = ? AND seq <= ?')
-      .run(tx.qid, request.producerId, request.seq - Math.max(request.keep, 1));
-  }
+  tx.recordResult(request, result);
   return result;
-}
-
-function nextId(tx: Tx): string {
-  const row = tx.s.stmt('UPDATE queues SET next_id = next_id + 1 WHERE qid = ? RETURNING next_id').get(tx.qid) as { next_id: number };
-  return String(row.next_id);
 }
 
 /** Ends the chunked add of a parent: 1 sealed (still waiting), 2 sealed and moved on, 0 already sealed, -1 missing. */

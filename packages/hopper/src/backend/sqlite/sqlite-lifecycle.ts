@@ -48,12 +48,8 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
     if (charge?.budget && jobs.some((job) => job.cost !== undefined)) unsupported('tenant budgets (the Queue option budget)');
     for (const job of jobs) refuseUnsupportedOpts(job);
     return this.write(now, (tx) => {
-      if (request) {
-        const previous = tx.s
-          .stmt('SELECT result FROM requests WHERE qid = ? AND producer = ? AND seq = ?')
-          .get(tx.qid, request.producerId, request.seq) as { result: string } | undefined;
-        if (previous) return JSON.parse(previous.result) as AddResult;
-      }
+      const previous = tx.previousResult<AddResult>(request);
+      if (previous) return previous;
       const epoch = this.epochOf(tx);
       const result: AddResult = { now: tx.now, epoch, ids: [], outcomes: [] };
       const added: string[] = [];
@@ -84,7 +80,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
           result.outcomes.push('duplicated');
           continue;
         }
-        const id = job.customId !== '' ? job.customId : this.nextId(tx);
+        const id = job.customId !== '' ? job.customId : tx.nextJobId();
         if (d) {
           tx.s
             .stmt('INSERT OR REPLACE INTO dedup (qid, dedup_id, job_id, expires_at) VALUES (?, ?, ?, ?)')
@@ -135,21 +131,9 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
             delays: JSON.stringify(dues),
           });
       }
-      if (request) {
-        tx.s
-          .stmt('INSERT OR REPLACE INTO requests (qid, producer, seq, result) VALUES (?, ?, ?, ?)')
-          .run(tx.qid, request.producerId, request.seq, JSON.stringify(result));
-        tx.s
-          .stmt('DELETE FROM requests WHERE qid = ? AND producer = ? AND seq <= ?')
-          .run(tx.qid, request.producerId, request.seq - Math.max(request.keep, 1));
-      }
+      tx.recordResult(request, result);
       return result;
     });
-  }
-
-  private nextId(tx: Tx): string {
-    const row = tx.s.stmt('UPDATE queues SET next_id = next_id + 1 WHERE qid = ? RETURNING next_id').get(tx.qid) as { next_id: number };
-    return String(row.next_id);
   }
 
   private dedupTarget(tx: Tx, dedupId: string): string | undefined {

@@ -9,7 +9,7 @@
  * delayed: the due time; active: the lock deadline; completed, failed: when it finished. Ties
  * are broken by rowid (insertion order).
  */
-import type { ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from '../backend.js';
+import type { AddRequest, ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from '../backend.js';
 import { isJobState } from '../../job/states.js';
 import type { SqliteStore } from './database.js';
 import { childRemoved, notifyParent } from './sqlite-flows.js';
@@ -149,6 +149,32 @@ export class Tx {
     this.s.stmt('INSERT INTO events (qid, at, event, fields) VALUES (?, ?, ?, ?)').run(this.qid, this.now, event, JSON.stringify(all));
     this.emitted++;
     this.announce.add(`events:${this.qid}`);
+  }
+
+  /** The next automatic job id of this queue. */
+  nextJobId(): string {
+    const row = this.s.stmt('UPDATE queues SET next_id = next_id + 1 WHERE qid = ? RETURNING next_id').get(this.qid) as { next_id: number };
+    return String(row.next_id);
+  }
+
+  /** The result an add request already got (a re-sent call is applied once), if any. */
+  previousResult<T>(request: AddRequest | undefined): T | undefined {
+    if (!request) return undefined;
+    const previous = this.s
+      .stmt('SELECT result FROM requests WHERE qid = ? AND producer = ? AND seq = ?')
+      .get(this.qid, request.producerId, request.seq) as { result: string } | undefined;
+    return previous ? (JSON.parse(previous.result) as T) : undefined;
+  }
+
+  /** Records an add request's result, forgetting the producer's requests older than its `keep`. */
+  recordResult(request: AddRequest | undefined, result: unknown): void {
+    if (!request) return;
+    this.s
+      .stmt('INSERT OR REPLACE INTO requests (qid, producer, seq, result) VALUES (?, ?, ?, ?)')
+      .run(this.qid, request.producerId, request.seq, JSON.stringify(result));
+    this.s
+      .stmt('DELETE FROM requests WHERE qid = ? AND producer = ? AND seq <= ?')
+      .run(this.qid, request.producerId, request.seq - Math.max(request.keep, 1));
   }
 
   /** Tells idle workers that work may be ready (the marker of the Redis backend). */
