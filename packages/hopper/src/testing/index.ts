@@ -69,6 +69,7 @@ const MAX_STEPS = 10_000;
  * Creates a queue named `name` (and, with `processor`, its worker) on an in-memory SQLite
  * database with its own prefix and a fake clock. Each call is isolated from the others.
  */
+// `any` defaults: the same as Queue's and Worker's (BullMQ's generic signature), so an untyped test gets their types.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function createTestQueue<DataType = any, ResultType = any, NameType extends string = string>(
   name: string,
