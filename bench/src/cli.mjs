@@ -2,7 +2,13 @@
 
 import { parseArgs } from 'node:util';
 
-export const LIBRARIES = ['hopper', 'bullmq'];
+export const LIBRARIES = ['hopper', 'bullmq', 'hopper-sqlite'];
+
+/**
+ * Libraries that run on a SQLite file database rather than on the run's Redis: each run gets a
+ * fresh file, and the figures that measure Redis (its CPU, its memory) do not apply to them.
+ */
+export const SQLITE_LIBRARIES = new Set(['hopper-sqlite']);
 
 const USAGE = `Usage: npm run bench -- [options]
 
@@ -10,7 +16,8 @@ const USAGE = `Usage: npm run bench -- [options]
                        run completes, its figures are not comparable)
   --only=<a,b,...>     run only these scenarios (ids: %SCENARIOS%); a partial run writes
                        results/partial.* and leaves the baseline (latest.*) alone
-  --lib=hopper|bullmq  run only this library (default: both, side by side)
+  --lib=<a,b,...>      run only these libraries: hopper, bullmq (both on Redis, side by side),
+                       hopper-sqlite (Hopper on a SQLite file database); default: all three
   --runs=N             runs per figure (default 3, or 1 with --quick)
   --cpu-prof           write a V8 CPU profile of every child process under bench/profiles/
   --help               show this`;
@@ -50,8 +57,10 @@ export function parseCli(argv, scenarioIds) {
   if (unknown.length > 0) {
     throw new Error(`unknown scenario(s) in --only: ${unknown.join(', ')} (known: ${scenarioIds.join(', ')})`);
   }
-  if (values.lib !== undefined && !LIBRARIES.includes(values.lib)) {
-    throw new Error(`--lib must be one of ${LIBRARIES.join(', ')}, not "${values.lib}"`);
+  const libs = values.lib === undefined ? LIBRARIES : values.lib.split(',').map((lib) => lib.trim());
+  const unknownLibs = libs.filter((lib) => !LIBRARIES.includes(lib));
+  if (unknownLibs.length > 0 || libs.length === 0) {
+    throw new Error(`--lib takes one or more of ${LIBRARIES.join(', ')}, not "${values.lib}"`);
   }
   const runs = values.runs === undefined ? (values.quick ? 1 : 3) : Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1) {
@@ -60,7 +69,7 @@ export function parseCli(argv, scenarioIds) {
   return {
     quick: values.quick,
     only,
-    libs: values.lib === undefined ? LIBRARIES : [values.lib],
+    libs: LIBRARIES.filter((lib) => libs.includes(lib)),
     runs,
     cpuProf: values['cpu-prof'],
   };

@@ -5,12 +5,12 @@
 // bench/results/. The method is described in docs/performance.md.
 
 import { performance } from 'node:perf_hooks';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killAllChildren, probeLibrary, runStep } from './children.mjs';
-import { LIBRARIES, parseCli } from './cli.mjs';
+import { LIBRARIES, SQLITE_LIBRARIES, parseCli } from './cli.mjs';
 import { clockTicksPerSecond } from './redis/proc-cpu.mjs';
 import { startRedis } from './redis/server.mjs';
 import { describeMachine, summarizeResults, writeReport } from './report.mjs';
@@ -26,11 +26,14 @@ const RUN_TIMEOUT_MS = { full: 10 * 60_000, quick: 2 * 60_000 };
 
 /** @type {Awaited<ReturnType<typeof startRedis>> | undefined} */
 let redis;
+/** Where the SQLite libraries' file databases live (one per run), removed at exit. */
+let sqliteDir;
 
 // Whatever way the harness ends, no child process and no redis-server may survive it.
 process.on('exit', () => {
   killAllChildren();
   redis?.killNow();
+  if (sqliteDir) rmSync(sqliteDir, { recursive: true, force: true });
 });
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM', 'SIGHUP'])) {
   process.on(signal, () => {
@@ -49,6 +52,10 @@ const formatMs = (ms) => (ms < 1_000 ? `${Math.round(ms)} ms` : `${(ms / 1_000).
  * of its processes.
  */
 async function runCase({ scenario, label, params }, lib, { timeoutMs, clockTicks, profileDir, run }) {
+  const sqlite = SQLITE_LIBRARIES.has(lib);
+  // A library on SQLite gets a fresh file database per run (the Redis libraries get a flushed
+  // Redis); the figures of the Redis server do not apply to it.
+  const connection = sqlite ? `sqlite:${path.join(sqliteDir, `${slug(label)}-${run}.db`)}` : redis.connection;
   const metrics = {};
   const notes = [];
   /** Each role's `data`, for `combine`. */
@@ -62,8 +69,8 @@ async function runCase({ scenario, label, params }, lib, { timeoutMs, clockTicks
       role,
       params,
       queueName: QUEUE_NAME,
-      connection: redis.connection,
-      redisPid: redis.pid,
+      connection,
+      redisPid: sqlite ? null : redis.pid,
       clockTicks,
     }));
     const execArgvFor = (role) =>
@@ -82,7 +89,8 @@ async function runCase({ scenario, label, params }, lib, { timeoutMs, clockTicks
     Object.assign(metrics, combined.metrics);
     notes.push(...(combined.notes ?? []).filter((note) => typeof note === 'string'));
   }
-  const missing = scenario.metrics.filter((m) => !Number.isFinite(metrics[m.key])).map((m) => m.key);
+  const expected = scenario.metrics.filter((m) => !(sqlite && m.redis));
+  const missing = expected.filter((m) => !Number.isFinite(metrics[m.key])).map((m) => m.key);
   if (missing.length > 0) {
     throw new Error(`no valid figure for ${missing.join(', ')} (got ${JSON.stringify(metrics)})`);
   }
@@ -126,6 +134,7 @@ async function main() {
   }
 
   redis = await startRedis();
+  if (options.libs.some((lib) => SQLITE_LIBRARIES.has(lib))) sqliteDir = mkdtempSync(path.join(os.tmpdir(), 'hopper-bench-'));
   console.log(`redis-server ${redis.version} on port ${redis.connection.port} (pid ${redis.pid})`);
   console.log(
     `libraries: ${Object.entries(versions)
@@ -211,6 +220,7 @@ async function main() {
     errors,
   };
   await redis.stop();
+  if (sqliteDir) rmSync(sqliteDir, { recursive: true, force: true });
 
   // Only a full-size run of every scenario and library replaces the committed baseline
   // (latest.*); a quick run is a smoke test (quick.*) and a partial one goes to partial.*.

@@ -34,8 +34,11 @@ export function describeMachine({ redisVersion, libraries, loadAtStart }) {
 export function summarizeResults(cases, libs, runsOf) {
   const rows = [];
   for (const { scenario, label } of cases) {
-    const notApplicable = scenario.notApplicable ?? {};
     for (const m of scenario.metrics) {
+      const notApplicable = {
+        ...scenario.notApplicable,
+        ...(m.redis && !scenario.notApplicable?.['hopper-sqlite'] && { 'hopper-sqlite': 'no Redis' }),
+      };
       /** @type {Record<string, { median: number, min: number, max: number, runs: number[] } | null>} */
       const byLib = {};
       for (const lib of libs) {
@@ -57,6 +60,7 @@ export function summarizeResults(cases, libs, runsOf) {
         hopper: byLib.hopper ?? null,
         bullmq: byLib.bullmq ?? null,
         ratio,
+        'hopper-sqlite': byLib['hopper-sqlite'] ?? null,
         ...(Object.keys(notApplicable).length > 0 && { notApplicable }),
       });
     }
@@ -94,13 +98,14 @@ function markdownTable(header, rows) {
 /** Renders the report as markdown. */
 export function renderMarkdown(report) {
   const { machine, settings } = report;
+  const withSqlite = settings.libs.includes('hopper-sqlite');
   const libraries = Object.entries(machine.libraries)
     .map(([lib, version]) => `${lib} ${version}`)
     .join(', ');
   const lines = [
     '# Benchmark results',
     '',
-    'Hopper and BullMQ measured side by side on the same Redis. Method and caveats: `docs/performance.md`.',
+    'Hopper and BullMQ measured side by side on the same Redis, and Hopper on its embedded SQLite backend (a file database on the same machine). Method and caveats: `docs/performance.md`.',
     '',
     `- Date: ${report.date}`,
     `- Command: \`${report.command}\``,
@@ -109,13 +114,14 @@ export function renderMarkdown(report) {
     `- Runs per figure: ${settings.runs}${settings.runs > 1 ? ', each cell is the median [min–max]' : ''}${settings.quick ? ' (quick mode: small sizes, figures not comparable)' : ''}`,
     '',
     markdownTable(
-      ['Scenario', 'Metric', 'Hopper', 'BullMQ', 'Hopper/BullMQ'],
+      ['Scenario', 'Metric', 'Hopper', 'BullMQ', 'Hopper/BullMQ', ...(withSqlite ? ['Hopper on SQLite'] : [])],
       report.results.map((row) => [
         row.case,
         `${row.label} (${row.unit})`,
         formatCell(row, 'hopper'),
         formatCell(row, 'bullmq'),
         formatRatio(row),
+        ...(withSqlite ? [formatCell(row, 'hopper-sqlite')] : []),
       ]),
     ),
   ];

@@ -27,9 +27,11 @@ export const STALL_MS = 30_000;
  * @param {string} unit
  * @param {'higher' | 'lower'} better which direction is an improvement
  * @param {number} digits decimals shown
+ * @param {{ redis?: boolean }} [options] `redis: true` for a figure of the Redis server itself (its
+ *        CPU, its memory): not measured, and reported n/a, for a library on SQLite
  */
-export function metric(key, label, unit, better, digits) {
-  return { key, label, unit, better, digits };
+export function metric(key, label, unit, better, digits, { redis = false } = {}) {
+  return { key, label, unit, better, digits, redis };
 }
 
 /** Queue options used by every scenario: same connection and same events-stream cap. */
@@ -184,7 +186,7 @@ export function trackCompletions(worker, expected, onCompleted) {
 }
 
 /** CPU time (user + system) of this process, in ms. */
-const ownCpuMs = () => {
+export const ownCpuMs = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1000;
 };
@@ -204,7 +206,7 @@ export async function drainMeasured(ctx, { total, concurrency, processor = async
   const sample = () => ({
     at: performance.now(),
     nodeMs: ownCpuMs(),
-    redisMs: processCpuMs(ctx.redisPid, ctx.clockTicks),
+    redisMs: redisCpuMs(ctx),
   });
   /** @type {{ at: number, nodeMs: number, redisMs: number } | undefined} */
   let first;
@@ -220,10 +222,18 @@ export async function drainMeasured(ctx, { total, concurrency, processor = async
   const per1k = (ms) => (ms / jobsInWindow) * 1000;
   return {
     jobsPerSec: jobsInWindow / ((last.at - first.at) / 1000),
-    redisCpuMsPer1k: per1k(last.redisMs - first.redisMs),
+    ...(ctx.redisPid !== null && { redisCpuMsPer1k: per1k(last.redisMs - first.redisMs) }),
     workerCpuMsPer1k: per1k(last.nodeMs - first.nodeMs),
     duplicates,
   };
+}
+
+/**
+ * CPU time of the run's redis-server so far, in ms; 0 for a library on SQLite (no Redis:
+ * `ctx.redisPid` is null, and its Redis figures are not reported).
+ */
+export function redisCpuMs(ctx) {
+  return ctx.redisPid === null ? 0 : processCpuMs(ctx.redisPid, ctx.clockTicks);
 }
 
 /** The note a worker leaves when it saw the same job complete twice. */

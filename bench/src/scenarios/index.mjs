@@ -24,5 +24,6 @@ import groups from './groups.mjs';
 import latency from './latency.mjs';
 import memory from './memory.mjs';
 import processing from './process.mjs';
+import workers from './workers.mjs';
 
-export const scenarios = [addSingle, addBulk, processing, latency, memory, delayed, cancel, groups];
+export const scenarios = [addSingle, addBulk, processing, workers, latency, memory, delayed, cancel, groups];

@@ -13,7 +13,8 @@ const FIELDS = ['used_memory', 'mem_clients_normal', 'used_memory_scripts'];
 export default {
   id: 'memory',
   title: `Memory: Redis used_memory per waiting job (100-byte payload, added in batches of ${BULK_BATCH.toLocaleString('en-US')})`,
-  metrics: [metric('bytesPerJob', 'Redis memory per waiting job', 'bytes', 'lower', 0)],
+  notApplicable: { 'hopper-sqlite': 'measures Redis memory' },
+  metrics: [metric('bytesPerJob', 'Redis memory per waiting job', 'bytes', 'lower', 0, { redis: true })],
   cases: (quick) => [{ label: 'memory', params: { total: quick ? 2_000 : 10_000, payloadBytes: 100 } }],
   steps: [['producer']],
   roles: {
