@@ -10,7 +10,8 @@
 //   lines expanded from scripts/includes/, the same preamble, and the script's SHA1.
 // `--check` fails if the file is stale.
 // A header line `Flags: allow-oom` becomes the function's flags and the script's shebang
-// (`#!lua flags=allow-oom`): Redis then runs it when full under maxmemory (see
+// (`#!lua flags=allow-oom`; a script without flags gets a bare `#!lua`, so Redis applies the same
+// rules to the EVALSHA fallback as to the functions): Redis then runs it when full under maxmemory (see
 // docs/reliability.md, memory pressure). An include's header line `Per call: <statement>` is run
 // at the start of every function (library-level state lives as long as the library, not a call).
 import { createHash } from 'node:crypto';
@@ -153,7 +154,11 @@ for (const file of readdirSync(scriptsDir)
   ];
   const body = expandIncludes(raw.slice(header[0].length), file);
   const flags = parseFlags(header[0], file);
-  const shebang = flags.length ? `#!lua flags=${flags.join(',')}\n` : '';
+  // Every script gets a shebang, with or without flags: Redis then treats it as it treats a
+  // function (refused as a whole when full under maxmemory unless it allows OOM), where a script
+  // without one would be refused only at its first write that can grow memory, after the
+  // deletions before it.
+  const shebang = flags.length ? `#!lua flags=${flags.join(',')}\n` : '#!lua\n';
   const source = `${shebang}${header[0]}\n${preamble.join('\n')}\n${body.trim()}\n`;
   const sha = createHash('sha1').update(source).digest('hex');
   includeOrders.push(includeOrder(raw, file));

@@ -6,13 +6,13 @@
  * restrict the server's functions).
  */
 import { Redis } from 'ioredis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LIBRARY, SCRIPTS } from '../../src/backend/redis/scripts.generated.js';
-import { sourceLine, withSourceLines } from '../../src/backend/redis/script-runner.js';
-import { Queue, Worker, type Job } from '../../src/index.js';
+import { LIBRARY_RETRY_AFTER_OOM_MS, sourceLine, withSourceLines } from '../../src/backend/redis/script-runner.js';
+import { Queue, RedisFullError, Worker, type Job } from '../../src/index.js';
 import { startRedisServer, type RedisServerHandle } from '../helpers/redis-server.js';
 import { useHopper } from '../helpers/hopper.js';
-import { once } from '../helpers/wait.js';
+import { once, until } from '../helpers/wait.js';
 
 const env = useHopper();
 
@@ -97,6 +97,37 @@ describe('the Redis Functions library', () => {
     const { server: s, admin } = await server(['--rename-command', 'FUNCTION', '']);
     expect(await addAndRun(s.url, env.queueName())).toEqual({ completed: 1, waiting: 0, active: 0 });
     expect((await commandCalls(admin)).evalsha).toBeGreaterThan(0);
+  });
+
+  it('drains a full Redis whose library is missing with the standalone scripts, then loads it once memory is back', async () => {
+    const { server: s, admin } = await server(['--maxmemory-policy', 'noeviction']);
+    const name = env.queueName();
+    const queue = env.track(new Queue(name, { connection: s.url, prefix: env.prefix }));
+    await queue.addBulk([1, 2, 3].map((n) => ({ name: 'job', data: { n } })));
+    // The library goes (a new Hopper version deployed, FUNCTION FLUSH) while Redis is full.
+    await admin.call('FUNCTION', 'FLUSH');
+    const used = Number(/used_memory:(\d+)/.exec(String(await admin.call('INFO', 'memory')))?.[1]);
+    await admin.call('CONFIG', 'SET', 'maxmemory', String(Math.floor(used / 2)));
+    // Adds stay refused as a whole (typed); a worker still starts and drains: its start (initQueue),
+    // claim, complete and its periodic stall check (rescueStalled) allow OOM (a refused one would
+    // be a worker 'error' event, which fails the test).
+    await expect(queue.add('refused', {})).rejects.toBeInstanceOf(RedisFullError);
+    const worker = env.track(new Worker(name, async (job: Job) => job.name, { connection: s.url, prefix: env.prefix }));
+    await until(async () => (await queue.getJobCounts('completed')).completed === 3, 'the 3 jobs completed on a full Redis');
+    expect(await libraries(admin)).toEqual([]);
+    expect((await commandCalls(admin)).evalsha).toBeGreaterThan(0);
+    // Memory back: the next call past the retry delay loads the library and uses it again.
+    await admin.call('CONFIG', 'SET', 'maxmemory', '0');
+    await worker.close();
+    const later = Date.now() + LIBRARY_RETRY_AFTER_OOM_MS + 1;
+    vi.spyOn(Date, 'now').mockReturnValue(later);
+    try {
+      await queue.add('after', {});
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(await libraries(admin)).toEqual([LIBRARY.name]);
+    expect(await queue.getJobCounts('waiting', 'completed')).toEqual({ waiting: 1, completed: 3 });
   });
 
   it('maps library lines to source files in error messages', async () => {

@@ -7,7 +7,9 @@
  * without it. That error means the call did not run, so it is loaded and the call sent once more
  * (never twice: a second "not found" is an error). Where `FUNCTION` or `FCALL` is denied (a
  * managed Redis that renames or forbids them, an ACL user without them) or unknown, the client
- * falls back for good to the standalone scripts with EVALSHA (and EVAL on NOSCRIPT).
+ * falls back for good to the standalone scripts with EVALSHA (and EVAL on NOSCRIPT). Where the load
+ * is refused because Redis is full (maxmemory), the client uses the standalone scripts for
+ * LIBRARY_RETRY_AFTER_OOM_MS, then tries the library again.
  * See docs/architecture.md, The Lua layer.
  */
 import type { Cluster } from 'ioredis';
@@ -29,14 +31,22 @@ interface ClientScripts {
   mode: ScriptMode;
   /** The library load under way (calls that found their function missing share it). */
   loading: Promise<ScriptMode> | undefined;
+  /**
+   * Set when the library could not be loaded because Redis is full (maxmemory): the client runs
+   * the standalone scripts until then (ms since the epoch), and tries the library again after.
+   */
+  retryLibraryAt: number | undefined;
 }
+
+/** How long a client full of memory runs the standalone scripts before trying to load the library again. */
+export const LIBRARY_RETRY_AFTER_OOM_MS = 5_000;
 
 const clients = new WeakMap<RedisClient, ClientScripts>();
 
 function stateOf(client: RedisClient): ClientScripts {
   let state = clients.get(client);
   if (!state) {
-    state = { mode: 'function', loading: undefined };
+    state = { mode: 'function', loading: undefined, retryLibraryAt: undefined };
     clients.set(client, state);
   }
   return state;
@@ -65,6 +75,10 @@ export async function runScript<S extends ScriptDef>(
   for (const name of script.args) params.push(namedArgs[name]);
   if (rest) for (const value of rest) params.push(value);
   const state = stateOf(client);
+  if (state.retryLibraryAt !== undefined && Date.now() >= state.retryLibraryAt) {
+    state.retryLibraryAt = undefined;
+    state.mode = 'function';
+  }
   try {
     if (state.mode === 'function') {
       try {
@@ -114,6 +128,16 @@ function loadLibrary(client: RedisClient, state: ClientScripts): Promise<ScriptM
       );
       return 'function' as const;
     } catch (err) {
+      if (isOutOfMemory(err)) {
+        // FUNCTION LOAD is refused while Redis is full: the operations that must go on then (claim,
+        // complete, fail, lock renewal, and those that free memory: their scripts allow OOM) run
+        // as standalone scripts meanwhile, and the others are refused by Redis as they would be
+        // as functions. Without this, a library missing from a full Redis (a new Hopper version
+        // deployed, FUNCTION FLUSH) would stop the workers that could drain it.
+        state.mode = 'eval';
+        state.retryLibraryAt = Date.now() + LIBRARY_RETRY_AFTER_OOM_MS;
+        return 'eval' as const;
+      }
       if (!isDenied(err, 'function')) throw err;
       state.mode = 'eval';
       return 'eval' as const;
@@ -122,6 +146,11 @@ function loadLibrary(client: RedisClient, state: ClientScripts): Promise<ScriptM
     }
   })();
   return state.loading;
+}
+
+/** Redis's refusal of a command that may grow memory while it is full under maxmemory (noeviction). */
+function isOutOfMemory(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('OOM ');
 }
 
 /** Redis's reply to FCALL of a function it does not have (the library is not loaded). */

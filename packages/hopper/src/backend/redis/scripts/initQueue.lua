@@ -2,6 +2,8 @@
   layout version, and the queue's epoch: a random id set once, so that a dataset reset (flush,
   restart without persistence) shows as a changed or missing epoch instead of an empty queue.
   KEYS: meta
+  Flags: allow-oom (a Queue or Worker starting on a full Redis must start, to drain it: this writes
+    at most four fields of one hash)
   ARGV: maxEvents, layoutVersion, epoch, childFailure
     maxEvents: -1 leaves the stored cap (workers and readers do not set it).
     childFailure: 'fail' or 'wait' (what a child failing for good with no policy of its own does

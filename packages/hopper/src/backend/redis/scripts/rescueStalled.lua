@@ -7,6 +7,9 @@
   full batch. Counts outcomes per job name (includes/counters): stalled (each rescue), failed,
   cancelled, dead-lettered. Reads every job it handles before its first write.
   KEYS: meta, wait, prio, prioCounter, active, failed, events, marker, stalledCheck
+  Flags: allow-oom (a full Redis must still give the jobs of a crashed worker back, or fail them, as
+    `fail` does: refused, they stayed active until memory was freed; it moves jobs that exist, at
+    most `limit` per call)
   ARGV: now, base, maxStalledCount, limit, intervalMs, force, failKeep, eventsMaxAgeMs, queueName
     force: 1 runs even if another worker checked within the interval (used by tests and tools).
     failKeep: retention spec for jobs failed here (their own removeOnFail is in their opts).
