@@ -1,8 +1,8 @@
 /**
  * The web UI driven in Debian's Chromium (playwright-core, never a downloaded browser): sign in,
- * find a queue, open a failed job, retry it and see it complete; live counts; search; pause a
- * queue; replay dead letters; trigger a scheduler; and hostile payloads in every field shown in
- * every view without any of them running. Each view is saved to docs/screenshots/.
+ * find a queue, open a failed job, retry it and see it complete; cancel a running job (its signal
+ * aborts); live counts; search; pause a queue; replay dead letters; trigger a scheduler; and
+ * hostile payloads in every field shown in every view without any of them running. Each view is saved to docs/screenshots/.
  *
  * Chromium missing is a failure with the command that installs it (never a skip).
  */
@@ -183,6 +183,36 @@ describe('dashboard in the browser', () => {
     await shot(page, 'audit');
     expect(traps).toEqual({ dialogs: [], errors: [] });
     expect(await page.evaluate(() => (window as { __csp: string[] }).__csp)).toEqual([]);
+  });
+
+  it("cancels a running job from its page: the processor's signal aborts and the job ends failed as cancelled", async () => {
+    const name = env.queueName('generation');
+    const queue = env.queue(name);
+    let aborted: unknown;
+    const worker = env.worker(name, async (_job, _token, signal) => {
+      await new Promise((_resolve, reject) => {
+        signal!.addEventListener('abort', () => {
+          aborted = signal!.reason;
+          reject(signal!.reason as Error);
+        });
+      });
+    });
+    const active = collect(worker, 'active', 1);
+    await queue.add('turn', { prompt: 'write a poem' }, { jobId: 'turn-1' });
+    await active;
+    const base = await serve('express');
+    const { page, traps } = await open();
+    await page.goto(`${base}#/q/${name}/job/turn-1`);
+    await page.waitForFunction(() => document.querySelector('[data-testid=job-state]')?.textContent === 'active');
+    const failed = collect(worker, 'failed', 1);
+    await confirmClick(page, 'job-cancel');
+    const [[job, error]] = await failed;
+    expect((error as Error).name).toBe('CancelledError');
+    expect(aborted).toBeDefined();
+    expect(job?.id).toBe('turn-1');
+    await page.waitForFunction(() => document.querySelector('[data-testid=job-state]')?.textContent === 'failed');
+    expect(await queue.getJobState('turn-1')).toBe('failed');
+    expect(traps).toEqual({ dialogs: [], errors: [] });
   });
 
   it('searches a queue with progress, bulk-selects the results, and pauses the queue (mounted in Fastify)', async () => {
