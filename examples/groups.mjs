@@ -1,9 +1,11 @@
 // Fair groups per tenant: one queue of webhook deliveries shared by every customer. A big
 // customer queues 2,000 deliveries, then a small one queues 5: the small one's run at once
 // instead of after the big backlog. Each customer is limited to 2 deliveries at a time and to 50
-// per second (a sliding window), and to 5,000 queued; a paused customer waits.
+// per second (a sliding window), and to 5,000 queued; a paused customer waits. An AI customer's
+// limit counts tokens (a weighted limiter: each job weighs its `cost`), and a job heavier than
+// its whole window is refused at add.
 // Run with `npm run build && node examples/groups.mjs` (uses REDIS_URL or a local Redis).
-import { GroupMaxSizeExceededError, Queue, Worker } from 'hopper';
+import { CostAboveRateLimitError, GroupMaxSizeExceededError, Queue, Worker } from 'hopper';
 import { redisUrl } from './lib/redis.mjs';
 
 const { url: connection, stop } = await redisUrl();
@@ -32,6 +34,18 @@ try {
   console.log(`refused: group ${err.groupId} holds ${err.size} of ${err.maxSize}`);
 }
 
+// Tokens, not jobs: at most 1,000 tokens of this customer's jobs start per minute. Two jobs of
+// 400 fit; the third waits for the window (the customer reads 'limited'), the others go on.
+await deliveries.setGroupOptions('ai-co', { limiter: { max: 1_000, duration: 60_000, weight: 'cost' } });
+const generate = (n, cost) => ({ name: 'generate', data: { customer: 'ai-co', n }, opts: { group: { id: 'ai-co' }, cost } });
+await deliveries.addBulk([generate(0, 400), generate(1, 400), generate(2, 400)]);
+try {
+  await deliveries.add('generate', { customer: 'ai-co', n: 3 }, { group: { id: 'ai-co' }, cost: 5_000 });
+} catch (err) {
+  if (!(err instanceof CostAboveRateLimitError)) throw err;
+  console.log(`refused: cost ${err.cost} is above group ${err.groupId}'s ${err.max} tokens per ${err.duration} ms`);
+}
+
 let started = 0;
 const firstStart = new Map();
 const running = new Map();
@@ -50,11 +64,15 @@ const worker = new Worker(
   { connection, prefix, concurrency: 20 },
 );
 
-// The small customer's 5 deliveries are done long before the big one's 2,000.
+// The small customer's 5 deliveries are done long before the big one's 2,000 (and ai-co's
+// first two generations, within its tokens per minute).
 const doneSmall = new Promise((resolve) => {
   let done = 0;
+  let ai = 0;
   worker.on('completed', (job) => {
-    if (job.data.customer === 'small-co' && ++done === 5) resolve();
+    if (job.data.customer === 'small-co') done++;
+    if (job.data.customer === 'ai-co') ai++;
+    if (done === 5 && ai === 2) resolve();
   });
 });
 await doneSmall;

@@ -5,18 +5,7 @@
  * CSRF-checked, audited and role-checked, every reply JSON (job content is never rendered as
  * HTML) with secrets redacted; `metrics` serves Prometheus text (metrics-route.ts).
  */
-import {
-  Admin,
-  ErrorCode,
-  JOB_STATES,
-  hopperErrorCode,
-  nextFireTimes,
-  type ConnectionOptions,
-  type Job,
-  type JobState,
-  type Queue,
-  type QueueOverview,
-} from 'hopper';
+import { Admin, ErrorCode, hopperErrorCode, type ConnectionOptions, type Job, type Queue, type QueueOverview } from 'hopper';
 import {
   HttpError,
   SECURITY_HEADERS,
@@ -24,24 +13,15 @@ import {
   checkAuth,
   checkCsrf,
   defaultRedact,
-  redactDeep,
   type AuthOptions,
-  type Principal,
   type Redact,
 } from './security.js';
+import { json, type Params, type Route, type RouteContext, type RouteHandler } from './http.js';
+import { readRoutes } from './read-routes.js';
+import { actionRoutes } from './action-routes.js';
+import { overviewStream } from './stream.js';
 import { metricsRoute } from './metrics-route.js';
 import { loadAssets, type Asset } from './static.js';
-import {
-  MAX_SCAN,
-  SEARCH_FIELDS,
-  duplicateOptions,
-  latency,
-  matcher,
-  perMinuteSeries,
-  scanJobs,
-  storedOutput,
-  type SearchField,
-} from './views.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
@@ -70,74 +50,6 @@ export interface Dashboard {
   fetch(request: Request): Promise<Response>;
   /** Closes the dashboard's Redis connections and ends its live streams. */
   close(): Promise<void>;
-}
-
-type Params = Record<string, string>;
-type RouteHandler = (ctx: {
-  request: Request;
-  url: URL;
-  params: Params;
-  who: Principal;
-  body: Record<string, unknown>;
-}) => Promise<unknown>;
-interface Route {
-  method: 'GET' | 'POST';
-  pattern: RegExp;
-  names: string[];
-  /** The action recorded in the audit log (mutations only). */
-  action?: string;
-  handler: RouteHandler;
-}
-
-const json = (status: number, body: unknown, extra: Record<string, string> = {}): Response =>
-  new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...SECURITY_HEADERS, ...extra },
-  });
-
-function intParam(url: URL, name: string, fallback: number, max: number): number {
-  const raw = url.searchParams.get(name);
-  if (raw === null) return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new HttpError(400, `${name} must be an integer from 0 to ${max}, not "${raw}".`);
-  return n;
-}
-
-function stateParam(url: URL, fallback = 'waiting'): JobState {
-  const state = url.searchParams.get('state') ?? fallback;
-  if (!(JOB_STATES as readonly string[]).includes(state)) throw new HttpError(400, `state must be one of ${JOB_STATES.join(', ')}.`);
-  return state as JobState;
-}
-
-/** Job ids of a bulk action: a non-empty array of strings, at most 1,000. */
-function idsOf(body: Record<string, unknown>): string[] {
-  const ids = body.ids;
-  if (!Array.isArray(ids) || ids.length === 0 || ids.length > 1000 || ids.some((id) => typeof id !== 'string' || id === ''))
-    throw new HttpError(400, 'ids must be an array of 1 to 1,000 job ids (strings).');
-  return ids as string[];
-}
-
-/** A job as the API returns it (redacted). */
-function jobView(job: Job, state: string | undefined, redact: Redact): Record<string, unknown> {
-  return {
-    id: job.id,
-    name: job.name,
-    state,
-    data: redactDeep(job.data, redact),
-    opts: redactDeep(job.opts, redact),
-    progress: job.progress,
-    attemptsMade: job.attemptsMade,
-    timestamp: job.timestamp,
-    processedOn: job.processedOn ?? null,
-    finishedOn: job.finishedOn ?? null,
-    failedReason: job.failedReason || null,
-    stacktrace: job.stacktrace,
-    returnvalue: redactDeep(job.returnvalue, redact),
-    parentKey: job.parentKey ?? null,
-    delay: job.delay,
-    priority: job.priority,
-    deadLetterOrigin: job.deadLetterOrigin ?? null,
-  };
 }
 
 /**
@@ -205,340 +117,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     const pattern = new RegExp(`^${path.replace(/:(\w+)/g, (_m, name: string) => (names.push(name), '([^/]+)'))}$`);
     routes.push({ method, pattern, names, handler, action });
   };
-
-  route('GET', 'api/queues', async () => overview());
-  route('GET', 'api/queues/:queue/jobs', async ({ url, params }) => {
-    const queue = await queueOf(params);
-    const state = url.searchParams.get('state') ?? 'waiting';
-    if (!(JOB_STATES as readonly string[]).includes(state)) throw new HttpError(400, `state must be one of ${JOB_STATES.join(', ')}.`);
-    const offset = intParam(url, 'offset', 0, 10_000_000);
-    const limit = intParam(url, 'limit', 50, 500);
-    const order = url.searchParams.get('order') ?? 'desc';
-    if (order !== 'asc' && order !== 'desc')
-      throw new HttpError(400, `order must be asc (oldest first) or desc (newest first), not "${order}".`);
-    const total = (await queue.getJobCounts(state as JobState))[state] ?? 0;
-    const jobs = limit === 0 ? [] : await queue.getJobs(state as JobState, offset, offset + limit - 1, order === 'asc');
-    return { state, offset, limit, order, total, jobs: jobs.map((j) => jobView(j, state, redact)) };
-  });
-  route('GET', 'api/queues/:queue/jobs/:id', async ({ params }) => {
-    const queue = await queueOf(params);
-    const job = await jobOf(queue, params.id);
-    const [state, logs, steps, pending, processed] = await Promise.all([
-      job.getState(),
-      queue.getJobLogs(params.id, -100, -1),
-      job.getSteps(),
-      queue.getDependencies(params.id, 'pending', 0, 49),
-      queue.getDependencies(params.id, 'processed', 0, 49),
-    ]);
-    return {
-      ...jobView(job, state, redact),
-      logs: logs.logs,
-      logCount: logs.count,
-      steps: redactDeep(steps, redact),
-      output: await storedOutput(queue, params.id, (value) => redactDeep(value, redact)),
-      children: {
-        pending: pending.items.map((i) => i.id),
-        pendingTotal: pending.total,
-        processed: processed.items.map((i) => i.id),
-        processedTotal: processed.total,
-      },
-    };
-  });
-  route('GET', 'api/queues/:queue/search', async ({ url, params }) => {
-    const queue = await queueOf(params);
-    const q = url.searchParams.get('q') ?? '';
-    if (q === '' || q.length > 200) throw new HttpError(400, 'q must be the text to search for (1 to 200 characters).');
-    const field = (url.searchParams.get('field') ?? 'any') as SearchField;
-    if (!SEARCH_FIELDS.includes(field)) throw new HttpError(400, `field must be one of ${SEARCH_FIELDS.join(', ')}.`);
-    const state = stateParam(url);
-    const cursor = intParam(url, 'cursor', 0, 100_000_000);
-    const scan = intParam(url, 'scan', 1000, MAX_SCAN);
-    // An exact id is found at once, whatever the state and the queue's size.
-    const exact = cursor === 0 && (field === 'any' || field === 'id') ? await queue.getJob(q) : undefined;
-    const exactState = exact ? await exact.getState() : undefined;
-    const page = await scanJobs(queue, state, cursor, scan, url.searchParams.get('order') === 'asc', matcher(field, q));
-    const matches = page.matches.filter((j) => j.id !== exact?.id).map((j) => jobView(j, state, redact));
-    if (exact) matches.unshift(jobView(exact, exactState, redact));
-    return { state, field, q, cursor: page.cursor, scanned: page.scanned, total: page.total, jobs: matches };
-  });
-  route('GET', 'api/queues/:queue/series', async ({ url, params }) => {
-    const queue = await queueOf(params);
-    const minutes = intParam(url, 'minutes', 60, 1440);
-    const [series, lat] = await Promise.all([perMinuteSeries(queue, Math.max(1, minutes)), latency(queue)]);
-    return { ...series, latency: lat };
-  });
-  route('GET', 'api/queues/:queue/groups', async ({ url, params }) => {
-    const queue = await queueOf(params);
-    const offset = intParam(url, 'offset', 0, 10_000_000);
-    const limit = intParam(url, 'limit', 50, 500);
-    const [total, groups] = await Promise.all([queue.getGroupsCount(), limit === 0 ? [] : queue.getGroups(offset, offset + limit - 1)]);
-    return { total, offset, limit, groups };
-  });
-  route('GET', 'api/queues/:queue/dead-letters', async ({ url, params }) => {
-    const queue = await queueOf(params);
-    const name = url.searchParams.get('name') ?? '';
-    const reason = url.searchParams.get('reason') ?? '';
-    const state = stateParam(url);
-    const cursor = intParam(url, 'cursor', 0, 100_000_000);
-    const scan = intParam(url, 'scan', 1000, MAX_SCAN);
-    const page = await scanJobs(
-      queue,
-      state,
-      cursor,
-      scan,
-      true,
-      (job) =>
-        job.deadLetterOrigin !== undefined &&
-        (name === '' || job.name === name) &&
-        (reason === '' || (job.failedReason ?? '').includes(reason)),
-    );
-    return {
-      state,
-      cursor: page.cursor,
-      scanned: page.scanned,
-      total: page.total,
-      jobs: page.matches.map((j) => jobView(j, state, redact)),
-    };
-  });
-  route('GET', 'api/queues/:queue/settings', async ({ params }) => {
-    const queue = await queueOf(params);
-    const [paused, globalConcurrency, rateLimit, groupDefaults] = await Promise.all([
-      queue.isPaused(),
-      queue.getGlobalConcurrency(),
-      queue.getGlobalRateLimit(),
-      queue.getGroupDefaults(),
-    ]);
-    return { paused, globalConcurrency, rateLimit, groupDefaults };
-  });
-  route('GET', 'api/queues/:queue/schedulers', async ({ params }) =>
-    // The templates' data and options go through the redaction hook, as jobs do.
-    (await (await queueOf(params)).getJobSchedulerStates(0, 999, true)).map((s) => redactDeep(s, redact)),
-  );
-  route('GET', 'api/queues/:queue/schedulers/:id/preview', async ({ url, params }) => {
-    const s = await (await queueOf(params)).getJobSchedulerState(params.id);
-    if (!s) throw new HttpError(404, `No job scheduler "${params.id}".`);
-    const count = intParam(url, 'count', 10, 100);
-    const repeat = {
-      pattern: s.pattern,
-      every: s.every,
-      tz: s.tz || undefined,
-      startDate: s.startDate,
-      endDate: s.endDate,
-      offset: s.offset,
-    };
-    return { id: s.key, next: nextFireTimes(repeat, { from: Date.now(), count }) };
-  });
-  route('GET', 'api/audit', async ({ url }) => admin.getAuditLog(intParam(url, 'limit', 100, 1000)));
-
-  route(
-    'POST',
-    'api/queues/:queue/jobs/:id/retry',
-    async ({ params }) => {
-      const job = await jobOf(await queueOf(params), params.id);
-      const state = await job.getState();
-      if (state !== 'failed' && state !== 'completed')
-        throw new HttpError(409, `Job "${params.id}" is ${state}: only failed or completed jobs are retried.`);
-      await job.retry(state);
-      return { retried: params.id };
-    },
-    'retry',
-  );
-  route(
-    'POST',
-    'api/queues/:queue/jobs/:id/promote',
-    async ({ params }) => {
-      await (await jobOf(await queueOf(params), params.id)).promote();
-      return { promoted: params.id };
-    },
-    'promote',
-  );
-  route(
-    'POST',
-    'api/queues/:queue/jobs/:id/remove',
-    async ({ params }) => {
-      const removed = await (await queueOf(params)).remove(params.id);
-      if (removed === 0) throw new HttpError(404, `No job "${params.id}".`);
-      return { removed: params.id };
-    },
-    'remove',
-  );
-  route(
-    'POST',
-    'api/queues/:queue/jobs/:id/cancel',
-    async ({ params, body }) => {
-      const reason = typeof body.reason === 'string' && body.reason !== '' ? body.reason.slice(0, 500) : 'cancelled from the dashboard';
-      return { outcome: await (await queueOf(params)).cancelJob(params.id, reason) };
-    },
-    'cancel',
-  );
-  route('POST', 'api/queues/:queue/pause', async ({ params }) => (await (await queueOf(params)).pause(), { paused: true }), 'pause');
-  route('POST', 'api/queues/:queue/resume', async ({ params }) => (await (await queueOf(params)).resume(), { paused: false }), 'resume');
-  route(
-    'POST',
-    'api/queues/:queue/clean',
-    async ({ params, body }) => {
-      const state = typeof body.state === 'string' ? body.state : 'completed';
-      if (!['completed', 'failed', 'waiting', 'prioritized', 'delayed'].includes(state))
-        throw new HttpError(400, `state "${state}" cannot be cleaned.`);
-      const grace = typeof body.graceMs === 'number' && body.graceMs >= 0 ? body.graceMs : 0;
-      const removed = await (await queueOf(params)).clean(grace, 1000, state as 'completed');
-      return { removed: removed.length };
-    },
-    'clean',
-  );
-  route(
-    'POST',
-    'api/queues/:queue/schedulers/:id/:op',
-    async ({ params }) => {
-      const queue = await queueOf(params);
-      if (params.op === 'pause') return { changed: await queue.pauseJobScheduler(params.id) };
-      if (params.op === 'resume') return { changed: await queue.resumeJobScheduler(params.id) };
-      if (params.op === 'trigger') return { jobId: (await queue.triggerJobScheduler(params.id))?.id ?? null };
-      throw new HttpError(404, `Unknown scheduler action "${params.op}" (pause, resume, trigger).`);
-    },
-    'scheduler',
-  );
-  route(
-    'POST',
-    'api/queues/:queue/dead-letters/replay',
-    async ({ params, body }) => {
-      const ids = Array.isArray(body.ids) ? body.ids.filter((x): x is string => typeof x === 'string').slice(0, 10_000) : undefined;
-      return (await queueOf(params)).replayDeadLetters(ids ? { ids } : {});
-    },
-    'replay',
-  );
-
-  route(
-    'POST',
-    'api/queues/:queue/jobs/:id/duplicate',
-    async ({ params }) => {
-      const queue = await queueOf(params);
-      const job = await jobOf(queue, params.id);
-      const copy = await queue.add(job.name, job.data, duplicateOptions(job.opts));
-      return { duplicated: params.id, jobId: copy.id };
-    },
-    'duplicate',
-  );
-  /** One job action by name (the single-job routes' rules), for bulk actions. */
-  const act = async (queue: Queue, action: string, id: string): Promise<void> => {
-    if (action === 'retry') {
-      const job = await jobOf(queue, id);
-      const state = await job.getState();
-      if (state !== 'failed' && state !== 'completed')
-        throw new HttpError(409, `Job "${id}" is ${state}: only failed or completed jobs are retried.`);
-      await job.retry(state);
-    } else if (action === 'promote') await (await jobOf(queue, id)).promote();
-    else if (action === 'remove') {
-      if ((await queue.remove(id)) === 0) throw new HttpError(404, `No job "${id}".`);
-    } else if (action === 'cancel') {
-      const outcome = await queue.cancelJob(id, 'cancelled from the dashboard');
-      if (outcome === 'missing') throw new HttpError(404, `No job "${id}".`);
-    } else throw new HttpError(400, `action must be retry, promote, remove or cancel, not "${action}".`);
-  };
-  route(
-    'POST',
-    'api/queues/:queue/bulk',
-    async ({ params, body }) => {
-      const queue = await queueOf(params);
-      const action = typeof body.action === 'string' ? body.action : '';
-      if (!['retry', 'promote', 'remove', 'cancel'].includes(action))
-        throw new HttpError(400, `action must be retry, promote, remove or cancel, not "${action}".`);
-      const ids = idsOf(body);
-      let done = 0;
-      const failed: { id: string; error: string }[] = [];
-      for (const id of ids) {
-        try {
-          await act(queue, action, id);
-          done++;
-        } catch (error) {
-          failed.push({ id, error: (error as Error).message });
-        }
-      }
-      return { action, done, failed };
-    },
-    'bulk',
-  );
-  route(
-    'POST',
-    'api/queues/:queue/settings',
-    async ({ params, body }) => {
-      const queue = await queueOf(params);
-      if ('globalConcurrency' in body) {
-        const c = body.globalConcurrency;
-        if (c === null) await queue.removeGlobalConcurrency();
-        else if (typeof c === 'number' && Number.isInteger(c) && c > 0) await queue.setGlobalConcurrency(c);
-        else throw new HttpError(400, 'globalConcurrency must be a positive integer, or null to remove it.');
-      }
-      if ('rateLimit' in body) {
-        const r = body.rateLimit as { max?: unknown; duration?: unknown } | null;
-        if (r === null) await queue.removeGlobalRateLimit();
-        else if (
-          typeof r === 'object' &&
-          Number.isInteger(r.max) &&
-          Number.isInteger(r.duration) &&
-          (r.max as number) > 0 &&
-          (r.duration as number) > 0
-        )
-          await queue.setGlobalRateLimit(r.max as number, r.duration as number);
-        else throw new HttpError(400, 'rateLimit must be { max, duration } (positive integers, duration in ms), or null to remove it.');
-      }
-      const [globalConcurrency, rateLimit] = await Promise.all([queue.getGlobalConcurrency(), queue.getGlobalRateLimit()]);
-      return { globalConcurrency, rateLimit };
-    },
-    'settings',
-  );
-  route(
-    'POST',
-    'api/queues/:queue/groups/:group/:op',
-    async ({ params }) => {
-      const queue = await queueOf(params);
-      if (params.op === 'pause') return { changed: await queue.pauseGroup(params.group) };
-      if (params.op === 'resume') return { changed: await queue.resumeGroup(params.group) };
-      throw new HttpError(404, `Unknown group action "${params.op}" (pause, resume).`);
-    },
-    'group',
-  );
-
-  /** The live stream: the overview now and every interval, keep-alive comments, ends on disconnect. */
-  const stream = (request: Request): Response => {
-    const encoder = new TextEncoder();
-    let stop = (): void => undefined;
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        let closed = false;
-        const send = async (): Promise<void> => {
-          try {
-            const current = await overview();
-            if (!closed) controller.enqueue(encoder.encode(`event: overview\ndata: ${JSON.stringify(current)}\n\n`));
-          } catch (error) {
-            if (!closed)
-              controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify({ error: (error as Error).message })}\n\n`));
-          }
-        };
-        const tick = setInterval(() => void send(), interval);
-        const keepAlive = setInterval(() => controller.enqueue(encoder.encode(': keep-alive\n\n')), 15_000);
-        stop = () => {
-          if (closed) return;
-          closed = true;
-          clearInterval(tick);
-          clearInterval(keepAlive);
-          streams.delete(stop);
-          try {
-            controller.close();
-          } catch {
-            // already closed by the client
-          }
-        };
-        streams.add(stop);
-        request.signal.addEventListener('abort', stop);
-        void send();
-      },
-      cancel() {
-        stop();
-      },
-    });
-    return new Response(body, { headers: { 'content-type': 'text/event-stream', connection: 'keep-alive', ...SECURITY_HEADERS } });
-  };
+  const context: RouteContext = { admin, redact, overview, queueOf, jobOf };
+  readRoutes(route, context);
+  actionRoutes(route, context);
 
   let assets: Promise<Map<string, Asset> | null> | undefined;
   const serveUi = async (path: string, method: string): Promise<Response> => {
@@ -565,7 +146,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
       }
       try {
         const who = await authenticate(auth, request);
-        if (request.method === 'GET' && path === 'api/stream') return stream(request);
+        if (request.method === 'GET' && path === 'api/stream') return overviewStream(request, overview, interval, streams);
         if (request.method === 'GET' && path === 'metrics') return metrics(request);
         for (const r of routes) {
           const m = r.pattern.exec(path);

@@ -19,10 +19,12 @@ export interface RateLimiterOptions {
    * 1) instead of 1: at most `max` units (tokens, cents...) of jobs start in any `duration` ms,
    * exact across workers (counted in Redis, atomically with the claim). A job that does not fit
    * the window's remaining room waits at the head of the queue until it fits; a job whose cost
-   * is above `max` could never fit and is failed (UnrecoverableError) instead of waiting forever.
-   * Only on a worker's `limiter` (and `queue.setGlobalRateLimit(max, duration, { weighted: true })`),
-   * not on groups. A function (`weight: (job) => ...`) is refused: Redis cannot call it; set the
-   * job's `cost` at add instead. Default: unweighted (each job counts 1).
+   * is above `max` could never fit: refused at add (CostAboveRateLimitError) under the queue's or
+   * a group's limit, failed (UnrecoverableError) under a worker's, instead of waiting forever.
+   * On a worker's `limiter`, `queue.setGlobalRateLimit(max, duration, { weighted: true })`, and a
+   * group's limiter (`setGroupOptions`, `setGroupDefaults`; docs/groups.md). A function
+   * (`weight: (job) => ...`) is refused: Redis cannot call it; set the job's `cost` at add
+   * instead. Default: unweighted (each job counts 1).
    * @example new Worker('llm', processor, { limiter: { max: 90_000, duration: 60_000, weight: 'cost' } });
    *   await queue.add('generate', data, { cost: estimatedTokens });
    */
@@ -36,7 +38,10 @@ export interface RateLimiterOptions {
 export interface GroupSettings {
   /** At most this many jobs of the group run at once, across all workers. Default: no limit. */
   concurrency?: number | null;
-  /** At most `max` jobs of the group start in any `duration` ms, across all workers. Default: none. */
+  /**
+   * At most `max` jobs of the group start in any `duration` ms, across all workers; with
+   * `weight: 'cost'`, at most `max` units of the jobs' `cost` option (docs/groups.md). Default: none.
+   */
   limiter?: RateLimiterOptions | null;
   /** Adds beyond this many ready jobs in the group are refused (GroupMaxSizeExceededError). Default: none. */
   maxSize?: number | null;
@@ -66,8 +71,8 @@ export interface GroupInfo {
 }
 
 /** Meta field names of the group defaults, and group record fields of a group's own settings. */
-const QUEUE_FIELDS = { concurrency: 'gcon', max: 'glm', duration: 'gld', maxSize: 'gms', weight: 'gwt' } as const;
-const GROUP_FIELDS = { concurrency: 'c', max: 'lm', duration: 'ld', maxSize: 'ms', weight: 'w' } as const;
+const QUEUE_FIELDS = { concurrency: 'gcon', max: 'glm', duration: 'gld', weighted: 'glw', maxSize: 'gms', weight: 'gwt' } as const;
+const GROUP_FIELDS = { concurrency: 'c', max: 'lm', duration: 'ld', weighted: 'lwt', maxSize: 'ms', weight: 'w' } as const;
 
 function positiveInteger(value: unknown, name: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
@@ -78,7 +83,7 @@ function positiveInteger(value: unknown, name: string): number {
 
 /**
  * Checks a rate limiter ({ max, duration }, positive integers; `weight: 'cost'` only where
- * `weighted` is allowed: a worker's limiter).
+ * `weighted` is allowed: a worker's or a group's limiter).
  */
 export function validateLimiter(value: unknown, name: string, weighted = false): asserts value is RateLimiterOptions {
   if (typeof value !== 'object' || value === null) {
@@ -90,7 +95,7 @@ export function validateLimiter(value: unknown, name: string, weighted = false):
   if (weight === undefined) return;
   if (!weighted) {
     throw new InvalidOptionsError(
-      `${name}.weight: weighted rate limits are not supported here (group limits count jobs); remove weight, or put a weighted limiter on the worker.`,
+      `${name}.weight: weighted rate limits are not supported here; remove weight, or put a weighted limiter on the worker or the queue.`,
     );
   }
   if (typeof weight === 'function') {
@@ -125,10 +130,12 @@ function settingsFields(settings: GroupSettings, names: typeof QUEUE_FIELDS | ty
     if (settings.limiter === null) {
       fields[names.max] = '';
       fields[names.duration] = '';
+      fields[names.weighted] = '';
     } else {
-      validateLimiter(settings.limiter, 'limiter');
+      validateLimiter(settings.limiter, 'limiter', true);
       fields[names.max] = String(settings.limiter.max);
       fields[names.duration] = String(settings.limiter.duration);
+      fields[names.weighted] = settings.limiter.weight === 'cost' ? '1' : '';
     }
   }
   return fields;
@@ -285,7 +292,9 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
     const concurrency = numberField(meta, 'gcon');
     if (concurrency !== undefined) settings.concurrency = concurrency;
     const max = numberField(meta, 'glm');
-    if (max !== undefined) settings.limiter = { max, duration: Number(meta.gld) };
+    if (max !== undefined) {
+      settings.limiter = meta.glw === '1' ? { max, duration: Number(meta.gld), weight: 'cost' } : { max, duration: Number(meta.gld) };
+    }
     const maxSize = numberField(meta, 'gms');
     if (maxSize !== undefined) settings.maxSize = maxSize;
     const weight = numberField(meta, 'gwt');
@@ -315,9 +324,15 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
     return (await this.getGroup(groupId))?.concurrency ?? null;
   }
 
-  /** Sets a group's rate limit: at most `max` of its jobs start in any `duration` ms. */
-  async setGroupRateLimit(groupId: string, max: number, duration: number): Promise<void> {
-    await this.setGroupOptions(groupId, { limiter: { max, duration } });
+  /**
+   * Sets a group's rate limit: at most `max` of its jobs start in any `duration` ms (with
+   * `{ weighted: true }`, at most `max` units of their `cost` option).
+   */
+  async setGroupRateLimit(groupId: string, max: number, duration: number, opts: { weighted?: boolean } = {}): Promise<void> {
+    if (opts.weighted !== undefined && typeof opts.weighted !== 'boolean') {
+      throw new InvalidOptionsError(`setGroupRateLimit: weighted must be a boolean, got ${String(opts.weighted)}.`);
+    }
+    await this.setGroupOptions(groupId, { limiter: opts.weighted ? { max, duration, weight: 'cost' } : { max, duration } });
   }
 
   /**

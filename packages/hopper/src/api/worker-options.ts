@@ -188,11 +188,20 @@ export function startLimitError(job: Job, maxStartedAttempts: number | undefined
 
 /**
  * The error that fails, for good and without running it, a job whose `cost` is above a weighted
- * rate limit's whole window (`overweight` = 'max:durationMs' from the claim): it could never fit.
+ * rate limit's whole window (`overweight` = 'max:durationMs' from the claim, ':group' added for
+ * its group's limit, lowered after the job was added): it could never fit.
  */
 export function overweightError(job: Job, overweight: string | undefined): UnrecoverableError | undefined {
   if (overweight === undefined) return undefined;
   const [max, duration] = overweight.split(':');
+  const second = overweight.indexOf(':', overweight.indexOf(':') + 1);
+  if (second >= 0) {
+    const group = overweight.slice(second + 1);
+    return new UnrecoverableError(
+      `job cost ${String(job.opts.cost ?? 1)} is above group "${group}"'s weighted rate limit of ${max} per ${duration} ms ` +
+        `(lowered after the job was added): it could never start. Split the job, lower its cost option, or raise the group's limiter.max.`,
+    );
+  }
   return new UnrecoverableError(
     `job cost ${String(job.opts.cost ?? 1)} is above the weighted rate limit of ${max} per ${duration} ms: it could never start. ` +
       `Split the job, lower its cost option, or raise limiter.max.`,

@@ -59,7 +59,8 @@ export interface GroupRecord {
   prioritized: number;
   active: number;
   concurrency: number | undefined;
-  limiter: { max: number; duration: number } | undefined;
+  /** `weight: 'cost'`: a weighted limiter (each job counts its cost). */
+  limiter: { max: number; duration: number; weight?: 'cost' } | undefined;
   maxSize: number | undefined;
   weight: number | undefined;
 }

@@ -115,7 +115,8 @@ export interface ClaimedJob {
   /** The previous attempt's failure reason, if it failed. */
   failedReason?: string;
   /**
-   * Set ('max:durationMs') when the job's cost is above a weighted rate limit's whole window: it
+   * Set ('max:durationMs', ':group' added for a group's limit) when the job's cost is above a
+   * weighted rate limit's whole window: it
    * was taken without being counted, for the worker to fail it (it could never fit).
    */
   overweight?: string;

@@ -386,8 +386,9 @@ export class BudgetExceededError extends branded(ErrorCode.BudgetExceeded) {
 
 /**
  * An add refused because the job's `cost` is above the queue's weighted rate limit for a whole
- * window (`queue.setGlobalRateLimit(max, duration, { weighted: true })`): it could never start.
- * Nothing was written (with addBulk: none of the call's jobs).
+ * window (`queue.setGlobalRateLimit(max, duration, { weighted: true })`), or above its group's
+ * weighted limiter (`groupId` set): it could never start. Nothing was written (with addBulk: none
+ * of the call's jobs).
  */
 export class CostAboveRateLimitError extends branded(ErrorCode.CostAboveRateLimit) {
   /** The refused job's cost. */
@@ -396,16 +397,26 @@ export class CostAboveRateLimitError extends branded(ErrorCode.CostAboveRateLimi
   max = 0;
   /** The limit's window, ms. */
   duration = 0;
+  /** The job's group, when the limit is its group's (own or the queue's group default). */
+  groupId?: string;
 
-  /** Builds the error for a job of `cost` under a weighted limit of `max` per `duration` ms. */
-  static of(queue: string, cost: number, max: number, duration: number): CostAboveRateLimitError {
+  /**
+   * Builds the error for a job of `cost` under a weighted limit of `max` per `duration` ms: the
+   * queue's, or group `groupId`'s.
+   */
+  static of(queue: string, cost: number, max: number, duration: number, groupId?: string): CostAboveRateLimitError {
     const err = new CostAboveRateLimitError(
-      `The job's cost ${cost} is above queue "${queue}"'s weighted rate limit of ${max} per ${duration} ms: it could never start, ` +
-        'so the add was refused and nothing was written. Split the job, lower its cost, or raise the limit (queue.setGlobalRateLimit).',
+      groupId === undefined
+        ? `The job's cost ${cost} is above queue "${queue}"'s weighted rate limit of ${max} per ${duration} ms: it could never start, ` +
+            'so the add was refused and nothing was written. Split the job, lower its cost, or raise the limit (queue.setGlobalRateLimit).'
+        : `The job's cost ${cost} is above group "${groupId}"'s weighted rate limit of ${max} per ${duration} ms (queue "${queue}"): ` +
+            'it could never start, so the add was refused and nothing was written. Split the job, lower its cost, or raise the ' +
+            "group's limiter.max (queue.setGroupOptions or setGroupDefaults).",
     );
     err.cost = cost;
     err.max = max;
     err.duration = duration;
+    if (groupId !== undefined) err.groupId = groupId;
     return err;
   }
 }

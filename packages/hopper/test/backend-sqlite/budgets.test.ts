@@ -1,5 +1,5 @@
 /**
- * The SQLite backend refuses tenant budgets and weighted rate limits with BackendUnsupportedError
+ * The SQLite backend refuses tenant budgets and weighted rate limits (queue, worker and group) with BackendUnsupportedError
  * (they are Redis-only, docs/backends.md), before writing anything; the `cost` option alone is
  * kept on the job.
  */
@@ -19,6 +19,9 @@ describe('SQLite: budgets and weighted limits', () => {
       expect((err as Error).message).toMatch(/tenant budgets/);
       await expect(queue.getBudget('t')).rejects.toBeInstanceOf(BackendUnsupportedError);
       await expect(queue.setGlobalRateLimit(10, 1000, { weighted: true })).rejects.toBeInstanceOf(BackendUnsupportedError);
+      const weightedGroup = { limiter: { max: 10, duration: 1000, weight: 'cost' as const } };
+      await expect(queue.setGroupOptions('g', weightedGroup)).rejects.toThrow(/weighted group rate limits/);
+      await expect(queue.setGroupDefaults(weightedGroup)).rejects.toThrow(/weighted group rate limits/);
       expect(await queue.count()).toBe(0);
       const job = await queue.add('y', { tenant: 't' }); // no cost: not charged, accepted
       expect(job.id).toBeDefined();

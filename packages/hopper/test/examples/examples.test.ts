@@ -118,9 +118,11 @@ describe('examples', () => {
     expect(out).toContain('report is now waiting');
   });
 
-  it('groups.mjs: a small tenant is not stuck behind a big one; caps, pause and limits hold', async () => {
+  it('groups.mjs: a small tenant is not stuck behind a big one; caps, pause and limits (weighted too) hold', async () => {
     const out = await example('groups.mjs');
     expect(out).toContain('refused: group tiny holds 1 of 1');
+    expect(out).toContain("refused: cost 5000 is above group ai-co's 1000 tokens per 60000 ms");
+    expect(out).toContain('ai-co: limited, 1 waiting, 0 active');
     const position = Number(/small-co started at position (\d+)/.exec(out)?.[1]);
     expect(position).toBeLessThanOrEqual(10);
     expect(out).toContain('on-hold: paused, 1 waiting, 0 active');

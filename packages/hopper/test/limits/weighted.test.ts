@@ -2,7 +2,8 @@
  * Weighted rate limits (docs/limits.md): a limiter whose unit is each job's `cost`, on a worker or
  * the whole queue. Claims take jobs while their weight fits the window, FIFO (a job that does not
  * fit holds the head until it fits); a job heavier than the whole window is refused at add (queue
- * limit) or failed by the worker (worker limit). On an injected clock: the window reopens when
+ * limit) or failed by the worker (worker limit); grouped queues take them too (test/groups/weighted.test.ts
+ * for group limits). On an injected clock: the window reopens when
  * the clock moves, without sleeping.
  */
 import { describe, expect, it } from 'vitest';
@@ -112,15 +113,19 @@ describe('weighted rate limits', () => {
     expect(() => new Worker(name, null, { connection: env.url, limiter: { max: 10, duration: 1000, weight: 'tokens' as never } })).toThrow(
       InvalidOptionsError,
     );
-    await expect(queue.setGroupOptions('g', { limiter: { max: 10, duration: 1000, weight: 'cost' } })).rejects.toThrow(
-      /weighted rate limits are not supported here/,
-    );
     await expect(queue.add('x', {}, { cost: -1 })).rejects.toThrow(/cost must be a finite number >= 0/);
     await expect(queue.add('x', {}, { cost: Number.NaN })).rejects.toThrow(InvalidOptionsError);
-    // Groups: a weighted limit is refused by the claim, before anything is written.
-    await queue.add('grouped', {}, { group: { id: 'g1' }, cost: 1 });
+  });
+
+  it("a worker's weighted limiter applies to a queue that uses groups (docs/groups.md)", async () => {
+    const name = env.queueName('grouped');
+    const queue = env.queue(name);
+    await queue.add('g1', {}, { group: { id: 'g1' }, cost: 6 });
+    await queue.add('g2', {}, { group: { id: 'g2' }, cost: 5 });
+    await queue.add('u', {}, { cost: 1 });
     const worker = env.worker(name, null, { autorun: false, limiter: { max: 10, duration: 1000, weight: 'cost' } });
-    await expect(worker.getNextJob('t', { block: false })).rejects.toThrow(/do not apply to a queue that uses groups/);
-    expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    expect((await drain(worker, 't')).sort()).toEqual(['g1', 'u']);
+    env.clock!.advance(1001);
+    expect(await drain(worker, 'u')).toEqual(['g2']);
   });
 });

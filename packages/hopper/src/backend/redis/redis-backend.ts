@@ -124,7 +124,7 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
     let refused: (Error | undefined)[] | undefined;
     for (let i = 2; i < reply.length; i += 2) {
       const flag = reply[i + 1];
-      if (flag === 3 || flag === 4) {
+      if (flag === 3 || flag === 4 || flag === 5) {
         refused ??= new Array<Error | undefined>(jobs.length);
         refused[ids.length] = this.addRefusal(jobs, charge, ids.length, flag, String(reply[i]));
         ids.push('');
@@ -137,7 +137,10 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
     return { now: Number(reply[0]), epoch: String(reply[1] ?? ''), ids, outcomes, ...(refused ? { refused } : {}) };
   }
 
-  /** The typed error of job `index` refused by addJobs: 3 its tenant's budget (detail: the use), 4 a weighted limit ('max:durationMs'). */
+  /**
+   * The typed error of job `index` refused by addJobs: 3 its tenant's budget (detail: the use), 4
+   * the queue's weighted limit, 5 its group's ('max:durationMs').
+   */
   private addRefusal(jobs: NewJob[], charge: AddCharge | undefined, index: number, code: number, detail: string): Error {
     const cost = jobs[index].cost ?? 0;
     if (code === 3 && charge?.budget) {
@@ -145,6 +148,10 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
       return BudgetExceededError.of(this.queueName, tenants[index], Number(detail), cost, limit, window);
     }
     const [max, duration] = detail.split(':').map(Number);
+    if (code === 5) {
+      const group = (JSON.parse(jobs[index].opts || '{}') as { group?: { id?: string } }).group?.id ?? '';
+      return CostAboveRateLimitError.of(this.queueName, cost, max, duration, group);
+    }
     return CostAboveRateLimitError.of(this.queueName, cost, max, duration);
   }
 

@@ -86,15 +86,16 @@ export abstract class RedisQueueGroups extends RedisQueueFlows {
     const k = this.keys;
     const pipeline = this.client.pipeline();
     for (const id of ids) {
-      pipeline.hmget(k.group(id), 'st', 'c', 'lm', 'ld', 'ms', 'w');
+      pipeline.hmget(k.group(id), 'st', 'c', 'lm', 'ld', 'ms', 'w', 'lwt');
       pipeline.zcount(k.groupQueue(id), '-inf', `(${PRIO_SHIFT}`);
       pipeline.zcount(k.groupQueue(id), PRIO_SHIFT, '+inf');
     }
     const replies = (await pipeline.exec()) as [Error | null, unknown][];
     const running = await this.activeByGroup();
     const records = ids.map((id, i): GroupRecord => {
-      const [st, c, lm, ld, ms, w] = replies[i * 3][1] as (string | null)[];
+      const [st, c, lm, ld, ms, w, lwt] = replies[i * 3][1] as (string | null)[];
       const max = numberOrUndefined(lm);
+      const limiter = max === undefined ? undefined : { max, duration: Number(ld) };
       return {
         id,
         status: (st !== null && STATUS[st]) || 'idle',
@@ -102,7 +103,7 @@ export abstract class RedisQueueGroups extends RedisQueueFlows {
         prioritized: Number(replies[i * 3 + 2][1]),
         active: running.get(id) ?? 0,
         concurrency: numberOrUndefined(c),
-        limiter: max === undefined ? undefined : { max, duration: Number(ld) },
+        limiter: limiter && lwt === '1' ? { ...limiter, weight: 'cost' as const } : limiter,
         maxSize: numberOrUndefined(ms),
         weight: numberOrUndefined(w),
       };

@@ -285,12 +285,14 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
   }
 
   configureGroup(_group: string, _op: 'set' | 'pause' | 'resume', _fields?: Record<string, string>): Promise<number> {
+    if (_fields?.lwt) return Promise.reject(new BackendUnsupportedError("weighted group rate limits (a group limiter's weight: 'cost')"));
     return Promise.reject(new BackendUnsupportedError('groups (configureGroup)'));
   }
 
   /** Sets (or, with an empty value, removes) the global concurrency and the queue's rate limit; wakes idle workers. */
   async configureQueue(fields: Record<string, string>): Promise<void> {
     if (fields.lwt) unsupported('weighted rate limits (setGlobalRateLimit with weighted: true)');
+    if (fields.glw) unsupported("weighted group rate limits (setGroupDefaults with a limiter's weight: 'cost')");
     // `lwt` empty: an unweighted limit, the only kind SQLite keeps.
     const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f) && f !== 'lwt');
     if (refused.length > 0) {

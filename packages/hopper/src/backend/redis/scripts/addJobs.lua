@@ -8,15 +8,17 @@
       command whose reply was lost) finds its seq in `requests` and returns the first result,
       so it is applied once. `keep` is how many recent requests a producer remembers.
     costs: '' when no job of the call has a `cost` option, else a JSON array of each job's cost
-      (-1 = none). A job whose cost is above the queue's weighted rate limit (meta lmax with lwt)
-      could never start: refused.
+      (-1 = none). A job whose cost is above the queue's weighted rate limit (meta lmax with lwt),
+      or above its group's weighted limiter (its own lm/ld with lwt, else the default glm/gld with
+      glw), could never start: refused.
     budget: '' or JSON { l = limit, w = window ms, t = [tenant per job, '' = none] }: each new job
       with a cost > 0 and a tenant is charged to the tenant's sliding window bu:<tenant> (sum in
       bs:<tenant>, includes/window) and records `bt` tenant, `bc` cost on the job; a job that would
       take its tenant past the limit is refused.
     allOrNothing: '1' (addBulk): a refused job refuses the call: { now, epoch, -2, kind, job index
       (from 1), detail }; '0' (coalesced queue.add calls): only the job is refused: its flag is 3
-      (budget; its id slot holds the tenant's use) or 4 (weighted limit; id slot 'max:durationMs').
+      (budget; its id slot holds the tenant's use), 4 (weighted limit; id slot 'max:durationMs') or
+      5 (its group's weighted limit; id slot 'max:durationMs').
   Returns: { now, epoch ('' if the queue's meta is gone), id1, flag1, id2, flag2, ... } where flag
     is 0 for a new job, 1 when a job with that custom id already existed (nothing written,
     `duplicated` event), 2 when deduplicated onto an existing job (`deduplicated` event; with
@@ -114,12 +116,27 @@ local function tenantWindow(t)
   end
   return tw
 end
--- Whether new job number `j` (from 1) is refused: 3 (budget, detail: the tenant's use) or 4
--- (above the weighted limit, detail 'max:durationMs'); else reserves its cost in its tenant's window.
-local function refusal(j)
+-- Group `g`'s weighted limit { max, duration } (its own limiter, else the queue's default), or false.
+local groupLimits = {}
+local function groupWeightedLimit(g)
+  local gl = groupLimits[g]
+  if gl == nil then
+    local f = redis.call('HMGET', groups().groupHashKey(base, g), 'lm', 'ld', 'lwt')
+    if not f[1] then f = redis.call('HMGET', k.meta, 'glm', 'gld', 'glw') end
+    gl = f[1] and f[3] == '1' and { tonumber(f[1]), f[2] } or false
+    groupLimits[g] = gl
+  end
+  return gl
+end
+-- Whether new job number `j` (from 1, of group `g` or nil) is refused: 3 (budget, detail: the
+-- tenant's use), 4 (above the weighted limit, detail 'max:durationMs') or 5 (above its group's);
+-- else reserves its cost in its tenant's window.
+local function refusal(j, g)
   local c = costs and costs[j] or -1
   if c < 0 then return nil end
   if wmax and c > wmax then return 4, wmax .. ':' .. wdur end
+  local gl = g and groupWeightedLimit(g)
+  if gl and c > gl[1] then return 5, gl[1] .. ':' .. gl[2] end
   local t = budget and budget.t[j] or ''
   if t ~= '' and c > 0 then
     local tw = tenantWindow(t)
@@ -160,7 +177,7 @@ for i = REST, #ARGV, 12 do
     entry.id = customId
   else
     local j = (i - REST) / 12 + 1
-    local code, detail = refusal(j)
+    local code, detail = refusal(j, entry.group)
     if code and argv.allOrNothing == '1' then return { now, result[2], -2, code, j, detail } end
     if code then
       entry.kind = 'refused'

@@ -17,6 +17,5 @@
 local now = nowMs(argv.now)
 local out = { now }
 local cap, paused, qs = queueSettings(k.meta)
-checkWeighted(qs, argv.limit)
 claimJobs(k, argv.base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)
 return out

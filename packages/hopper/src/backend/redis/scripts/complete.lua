@@ -21,7 +21,6 @@
 local now = nowMs(argv.now)
 local base = argv.base
 local cap, paused, qs = queueSettings(k.meta)
-checkWeighted(qs, argv.limit)
 local rel = {}
 local out = { now }
 local fin = newFinisher(base, k.completed, now)

@@ -2,7 +2,8 @@
   KEYS: meta, marker
   ARGV: base, group, op, ...fields
     op: 'set' writes the settings in fields (pairs: name, value; an empty value removes the
-      setting: c concurrency, lm/ld limiter max/duration ms, ms maxSize, w weight); 'pause';
+      setting: c concurrency, lm/ld limiter max/duration ms, lwt '1' weighted limiter, ms maxSize,
+      w weight); 'pause';
       'resume'.
   A group parked by a limit goes back to the ring after 'set' (the next claim judges it again
   under its new settings). Pausing a group that does not exist yet records it, paused. A group

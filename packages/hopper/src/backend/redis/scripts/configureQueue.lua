@@ -1,6 +1,6 @@
 --[[ configureQueue: sets or removes queue-wide limits and group defaults in the queue's meta:
   gcc global concurrency, lmax/ldur rate limit (max jobs per duration ms), and the group
-  defaults gcon concurrency, glm/gld rate limit, gms maxSize, gwt weight.
+  defaults gcon concurrency, glm/gld rate limit (glw '1': weighted), gms maxSize, gwt weight.
   KEYS: meta, marker
   ARGV: ...fields
     fields: pairs name, value; an empty value removes the setting.
@@ -23,7 +23,7 @@ if #del > 0 then chunked('HDEL', k.meta, del) end
 local changed = {}
 for i = 1, #set, 2 do changed[set[i]] = true end
 for i = 1, #del do changed[del[i]] = true end
-if (changed.gcon or changed.glm or changed.gld) and redis.call('HEXISTS', k.meta, 'gm') == 1 then
+if (changed.gcon or changed.glm or changed.gld or changed.glw) and redis.call('HEXISTS', k.meta, 'gm') == 1 then
   local base = string.sub(k.meta, 1, #k.meta - 4)
   local function requeue(g)
     redis.call('HSET', groups().groupHashKey(base, g), 'st', 'r')
@@ -42,7 +42,7 @@ if (changed.gcon or changed.glm or changed.gld) and redis.call('HEXISTS', k.meta
       end
     end
   end
-  if changed.glm or changed.gld then
+  if changed.glm or changed.gld or changed.glw then
     local limited = redis.call('ZRANGE', base .. 'gl', 0, REQUEUE_MAX - 1)
     if #limited > 0 then
       chunked('ZREM', base .. 'gl', limited)

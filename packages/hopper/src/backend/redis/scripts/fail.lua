@@ -27,7 +27,6 @@
 local now = nowMs(argv.now)
 local base = argv.base
 local cap, paused, qs = queueSettings(k.meta)
-checkWeighted(qs, argv.limit)
 local rel, freed = {}, 0
 local failedForGood = false
 local out = { now }

@@ -43,14 +43,15 @@ end
 -- The events cap, whether the queue is paused, and its limits, in one read (for the claiming
 -- scripts): groups on (gm), rate limit (lmax per ldur ms; weighted by the jobs' `cost` when lwt
 -- is set), global concurrency (gcc), and the group defaults: concurrency (gcon), rate limit (glm
--- per gld ms), weight (gwt).
+-- per gld ms; weighted by the jobs' `cost` when glw is '1'), weight (gwt).
 local function queueSettings(metaKey)
   local m = redis.call('HMGET', metaKey, 'maxEvents', 'paused', 'gm', 'lmax', 'ldur', 'gcc', 'lwt')
   local qs = { groups = m[3] ~= false, lmax = tonumber(m[4]), ldur = tonumber(m[5]), gcc = tonumber(m[6]), lwt = m[7] ~= false }
   if qs.groups then
     -- Group defaults: read only by queues that use groups.
-    local d = redis.call('HMGET', metaKey, 'gcon', 'glm', 'gld', 'gwt')
+    local d = redis.call('HMGET', metaKey, 'gcon', 'glm', 'gld', 'gwt', 'glw')
     qs.gcon, qs.glm, qs.gld, qs.gwt = tonumber(d[1]), tonumber(d[2]), tonumber(d[3]), tonumber(d[4])
+    qs.glw = d[5] == '1'
   end
   return tonumber(m[1]) or 10000, m[2] ~= false, qs
 end

@@ -14,9 +14,13 @@
   one from the head and taken while their weight fits; the first that does not fit stays at the
   head (FIFO, so a heavy job is not overtaken forever) and the claim reports when it will fit. A
   job heavier than the whole window could never fit: it is taken without being counted and its
-  row carries a 13th value 'max:durationMs', for the worker to fail it. Weighted limits do not
-  apply to queues with groups (refused with an error before anything is written). ]]
+  row carries a 13th value 'max:durationMs', for the worker to fail it. With groups, the weighted
+  queue limit and weighted group limits are judged job by job inside the group's turn (takeFitting,
+  docs/groups.md): a group whose head job does not fit its own window is parked until it fits
+  (other groups go on); a job that fits its group but not the queue's window stops the claim, its
+  group keeping the head of the ring. ]]
 --@include window
+--@include claimgroups
 
 local PROMOTE_BATCH = 1000
 -- Most jobs one call claims: a worker with more free slots asks again (runtime/dispatcher).
@@ -80,179 +84,6 @@ local function promoteDue(k, base, now, cap)
 end
 
 
--- Takes up to `want` jobs round-robin over the ring of ready groups ('' is the jobs without a
--- group), weighted by deficit round-robin: a group takes up to its weight in jobs per turn.
--- Each turn is O(1) in the number of groups; the ring is popped and pushed in batches (one LPOP
--- and one RPUSH per pass, the same order as one group at a time). A group at its concurrency
--- or rate limit leaves the ring (parked in `gp`, or in `gl` until its window reopens). Appends
--- the ids to `ids`, records each grouped job's group in `groupOf`, the groups whose active jobs
--- are counted (they have a concurrency limit) in `counted`, and the rate-limited groups' windows
--- in `windows`.
-local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, windows)
-  local ring, gl = base .. 'gr', base .. 'gl'
-  local reopened = redis.call('ZRANGEBYSCORE', gl, '-inf', now, 'LIMIT', 0, 100)
-  if #reopened > 0 then
-    chunked('ZREM', gl, reopened)
-    for i = 1, #reopened do
-      redis.call('HSET', groups().groupHashKey(base, reopened[i]), 'st', 'r')
-      groups().pushRing(base, reopened[i])
-    end
-  end
-  groups().sweepIdleGroups(base, 2)
-  -- Starts this call made per group: a group's rate-limit window is written only after the walk,
-  -- so a group that gets a second turn in the same claim must count its own starts.
-  local taken = {}
-  local ringLen = redis.call('LLEN', ring)
-  local defaultWeight = qs.gwt or 1
-  -- With no group defaults, a group without settings of its own ('p' member) needs no read.
-  local plainFast = not (qs.gcon or qs.glm or qs.gwt)
-  -- The jobs without a group had none this call: a group with only '' beside it is alone.
-  local ungroupedEmpty = false
-  while #ids < want and ringLen > 0 do
-    local size = ringLen
-    local batch = redis.call('LPOP', ring, math.min(ringLen, want - #ids))
-    ringLen = ringLen - #batch
-    local alone = size == 1 or (size == 2 and ungroupedEmpty)
-    local before = #ids
-    local tail = {}
-    local head = nil
-    local stopAt = #batch + 1
-    for j = 1, #batch do
-      if #ids >= want then
-        stopAt = j
-        break
-      end
-      local member = batch[j]
-      if member == '' then
-        -- The jobs without a group take their turn as one group, of the default weight; what is
-        -- left of a turn that a full claim cut short is kept in meta `uq` (a group's `q`).
-        local room = want - #ids
-        local quantum = defaultWeight
-        if not alone then
-          if defaultWeight > 1 then quantum = tonumber(redis.call('HGET', k.meta, 'uq')) or defaultWeight end
-          room = math.min(room, quantum)
-        end
-        local got = #ids
-        local popped = redis.call('LPOP', k.wait, room)
-        if popped then for i = 1, #popped do ids[#ids + 1] = popped[i] end end
-        if #ids - got < room then
-          local pr = redis.call('ZPOPMIN', k.prio, room - (#ids - got))
-          for i = 1, #pr, 2 do ids[#ids + 1] = pr[i] end
-        end
-        local took = #ids - got
-        ungroupedEmpty = took == 0
-        if defaultWeight > 1 and not alone and took > 0 and took < quantum and #ids >= want then
-          redis.call('HSET', k.meta, 'uq', quantum - took)
-          head = ''
-        else
-          if quantum ~= defaultWeight then redis.call('HDEL', k.meta, 'uq') end
-          tail[#tail + 1] = ''
-        end
-      elseif plainFast and string.byte(member, 1) == 112 then
-        -- 'p': a group with no setting of its own and no queue defaults: one job per turn (all
-        -- it has, alone in the ring), nothing counted, nothing to write.
-        local g = string.sub(member, 2)
-        local room = want - #ids
-        if not alone then room = 1 end
-        local popped = redis.call('ZPOPMIN', groups().groupQueueKey(base, g), room)
-        for i = 1, #popped, 2 do
-          ids[#ids + 1] = popped[i]
-          groupOf[popped[i]] = g
-        end
-        if #popped / 2 < room then
-          -- Its backlog is empty: idle (jobs it counted under a limit since removed may still run).
-          local gk = groups().groupHashKey(base, g)
-          groups().idleGroup(base, g, gk, tonumber(redis.call('HGET', gk, 'a')) or 0, false)
-        else
-          tail[#tail + 1] = member
-        end
-      else
-        local g = string.sub(member, 2)
-        local gk = groups().groupHashKey(base, g)
-        local f = redis.call('HMGET', gk, 'st', 'a', 'c', 'lm', 'ld', 'w', 'q', 'ms')
-        -- Anything but 'r' is a stale ring entry (the group was parked or paused meanwhile): dropped.
-        if f[1] == 'r' then
-          local active = tonumber(f[2]) or 0
-          local conc = tonumber(f[3]) or qs.gcon
-          local counts = conc and conc > 0
-          local lm, ld = tonumber(f[4]), tonumber(f[5])
-          if not lm then lm, ld = qs.glm, qs.gld end
-          local weight = tonumber(f[6]) or defaultWeight
-          local quantum = tonumber(f[7]) or weight
-          local room = want - #ids
-          -- Alone in the ring, the group need not hand over its turn.
-          if not alone then room = math.min(room, quantum) end
-          local park, reopen = nil, 0
-          if conc and conc > 0 then
-            if active >= conc then park = 'c' else room = math.min(room, conc - active) end
-          end
-          local gwk
-          if not park and lm and lm > 0 then
-            gwk = groups().groupWindowKey(base, g)
-            redis.call('ZREMRANGEBYSCORE', gwk, '-inf', now - ld)
-            local used = redis.call('ZCARD', gwk) + (taken[g] or 0)
-            if used >= lm then
-              park = 'l'
-              -- An empty window here means this call's own starts filled it: they began now.
-              reopen = (tonumber(redis.call('ZRANGE', gwk, 0, 0, 'WITHSCORES')[2]) or now) + ld
-            else
-              room = math.min(room, lm - used)
-            end
-          end
-          if park == 'c' then
-            groups().parkAtConcurrency(base, g, gk, active, weight)
-          elseif park == 'l' then
-            redis.call('ZADD', gl, reopen, g)
-            redis.call('HSET', gk, 'st', 'l')
-          else
-            local popped = redis.call('ZPOPMIN', groups().groupQueueKey(base, g), room)
-            local n = #popped / 2
-            for i = 1, #popped, 2 do
-              ids[#ids + 1] = popped[i]
-              groupOf[popped[i]] = g
-            end
-            if gwk and n > 0 then
-              windows[g] = { gwk, ld }
-              taken[g] = (taken[g] or 0) + n
-            end
-            if counts then
-              counted[g] = true
-              active = active + n
-            end
-            quantum = quantum - n
-            if n < room then
-              -- Its backlog is empty: the group is idle.
-              if counts and n > 0 then redis.call('HSET', gk, 'a', active) end
-              groups().idleGroup(base, g, gk, active, groups().hasGroupSettings(f[3], f[4], f[8], f[6]))
-            elseif counts and active >= conc then
-              groups().parkAtConcurrency(base, g, gk, active, weight)
-            else
-              -- Mid-turn (the claim is full): it keeps the head of the ring; else the tail, with a
-              -- new turn. Only what changed is written (nothing, for a plain group).
-              local midTurn = quantum > 0 and #ids >= want
-              local q = midTurn and quantum or weight
-              local fields = {}
-              if counts then fields[1] = 'a'; fields[2] = active end
-              if f[7] or q ~= weight then fields[#fields + 1] = 'q'; fields[#fields + 1] = q end
-              if #fields > 0 then chunked('HSET', gk, fields, 2) end
-              if midTurn then head = member else tail[#tail + 1] = member end
-            end
-          end
-        end
-      end
-    end
-    -- Members of the batch not reached go back to the head in order, after a group mid-turn.
-    local front = {}
-    for j = #batch, stopAt, -1 do front[#front + 1] = batch[j] end
-    if head then front[#front + 1] = head end
-    if #front > 0 then chunked('LPUSH', ring, front) end
-    if #tail > 0 then chunked('RPUSH', ring, tail) end
-    ringLen = ringLen + #front + #tail
-    -- A whole turn of the ring without a job: nothing is ready.
-    if #ids == before and #batch == size then break end
-  end
-end
-
 -- Records the start of claimed job `id` (attempt `started`) in the sliding windows it counts in.
 local function recordStart(starts, key, ttl, now, id, started)
   local list = starts[key]
@@ -263,17 +94,6 @@ local function recordStart(starts, key, ttl, now, id, started)
   end
   list[#list + 1] = now
   list[#list + 1] = id .. ':' .. started
-end
-
--- Refuses a weighted limit on a queue that uses groups, before the calling script writes anything
--- (claim, complete and fail call it right after reading the queue's settings).
-local function checkWeighted(qs, limit)
-  if not qs.groups then return end
-  local weighted
-  if limit ~= '' then weighted = select(2, string.gsub(limit, ':', '')) == 2 else weighted = qs.lwt and qs.lmax ~= nil end
-  if weighted then
-    error({ err = 'HOPPER_WEIGHTED_GROUPS weighted rate limits (limiter.weight, setGlobalRateLimit weighted) do not apply to a queue that uses groups: use a plain limiter, or a queue without groups' })
-  end
 end
 
 -- `firedBefore`: the caller already promoted due jobs itself (fail), and a scheduler's occurrence fell due.
@@ -309,9 +129,6 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     return 0
   end
   local limited = redis.call('PTTL', k.limiter)
-  -- Groups turned on by this call's promotion under a weighted limit (refused by checkWeighted at
-  -- the next call): take nothing now.
-  if weighted and qs.groups and limited <= 0 then limited = 1000 end
   local want = count
   local lw = base .. 'lw'
   local wkey, wsum, wuse, wexpired, wfreed = base .. 'lx', base .. 'lxs', 0, nil, 0
@@ -334,7 +151,9 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   local ids = {}
   local groupOf, counted, windows = nil, nil, nil
   local weights, heavy = nil, nil
-  if want > 0 and wexpired then
+  -- Weighted group windows: the weight each claimed job takes (by id), and the sums to add.
+  local gweights = nil
+  if want > 0 and wexpired and not qs.groups then
     -- Weighted: one job at a time from the head, while its weight fits.
     weights, heavy = {}, {}
     while #ids < want do
@@ -344,7 +163,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       if not id then break end
       local w = jobCost(redis.call('HGET', jobKey(base, id), 'o'))
       if w > lmax then
-        heavy[id] = true
+        heavy[id] = lmax .. ':' .. ldur
       elseif wuse + w > lmax then
         if #ids == 0 then limited = windowRoomIn(wkey, now, ldur, wuse, w, lmax) end
         break
@@ -363,7 +182,19 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   elseif want > 0 then
     if qs.groups then
       groupOf, counted, windows = {}, {}, {}
-      takeGrouped(k, base, now, want, qs, ids, groupOf, counted, windows)
+      local wt = { heavy = {}, g = {}, q = {} }
+      local qw = nil
+      if wexpired then qw = { use = wuse, max = lmax, dur = ldur } end
+      local blocked = takeGrouped(k, base, now, want, qs, ids, groupOf, counted, windows, qw, wt)
+      heavy, gweights = wt.heavy, wt.g
+      if qw then
+        weights = wt.q
+        windowTrim(wkey, wsum, wexpired, wfreed)
+        if blocked and #ids == 0 then
+          appendNoJob(out, 0, windowRoomIn(wkey, now, ldur, qw.use, blocked, lmax), schedulersDue)
+          return 0
+        end
+      end
     else
       local popped = redis.call('LPOP', k.wait, want)
       if popped then ids = popped end
@@ -395,6 +226,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   local claimedIds = {}
   local starts = {}
   local wtotal = 0
+  local gsums = {}
   for i = 1, #ids do
     local id = ids[i]
     local jk = jobKey(base, id)
@@ -427,7 +259,17 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       end
       if g and windows[g] then
         local w = windows[g]
-        recordStart(starts, w[1], w[2], now, id, started)
+        if not w[3] then
+          recordStart(starts, w[1], w[2], now, id, started)
+        elseif gweights[id] then
+          -- A weighted group window: member '<id>:<attempt>:<weight>', and its running sum.
+          recordStart(starts, w[1], w[2], now, id .. ':' .. started, gweights[id])
+          if not gsums[w[3]] then
+            gsums[w[3]] = { w[2], 0 }
+            gsums[#gsums + 1] = w[3]
+          end
+          gsums[w[3]][2] = gsums[w[3]][2] + gweights[id]
+        end
       end
       -- The job goes back as the HMGET row itself (fewer table writes than copying it out):
       -- name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id,
@@ -435,7 +277,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       if not f[2] then f[2] = readData(base, id, jk, false, f[10]) end
       f[6] = started
       f[10] = id
-      if heavy and heavy[id] then f[13] = lmax .. ':' .. ldur end
+      if heavy and heavy[id] then f[13] = heavy[id] end
       out[#out + 1] = f
     elseif groupOf and groupOf[id] and counted[groupOf[id]] then
       -- A job gone from under its group's queue: its slot is not taken.
@@ -446,6 +288,11 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   if wtotal > 0 then
     redis.call('INCRBYFLOAT', wsum, wtotal)
     redis.call('PEXPIRE', wsum, ldur)
+  end
+  for i = 1, #gsums do
+    local key = gsums[i]
+    redis.call('INCRBYFLOAT', key, gsums[key][2])
+    redis.call('PEXPIRE', key, gsums[key][1])
   end
   for i = 1, #starts do
     local key = starts[i]

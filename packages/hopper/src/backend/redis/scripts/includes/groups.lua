@@ -9,13 +9,15 @@
         setting a limit counts the jobs already running (countActive)
     q   jobs left in its current turn (deficit round-robin)
     c, lm/ld, ms, w   its own concurrency, limiter (max per duration ms), maxSize, weight
+    lwt '1' when its own limiter is weighted (counts each job's `cost`, window gx:<id> with its
+        running sum gxs:<id>, includes/window; the queue default's flag is meta `glw`)
   Queue keys: `gr` the ring (list of ready groups: 'p' .. id for a group with no setting of its
   own, 's' .. id for one with settings, '' for the jobs without a group, which stays in it while
   groups are on; a claim takes a 'p' group's turn without reading its record while the queue has
   no group defaults), `gl` parked-by-rate-limit groups by reopen time, `gp` groups
   parked at their concurrency (set), `gs` every known group (sorted set, score 0, for listing),
   `gz` idle groups to forget once their last job leaves, gw:<id> a group's start times.
-  Queue defaults (meta): gcon, glm/gld, gms, gwt; meta `gm` marks a queue that has used groups,
+  Queue defaults (meta): gcon, glm/gld (glw: weighted), gms, gwt; meta `gm` marks a queue that has used groups,
   `uq` the jobs left in the current turn of the jobs without a group (with a default weight > 1).
   Invariant (checked by the audit): a group with a backlog is in exactly one of the ring, `gl`,
   parked at its concurrency (and then in `gp`), or paused; `a` equals its counted jobs actually
