@@ -9,6 +9,8 @@ import { ClosedError } from '../../job/errors.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
 import { rateLimitTtl, readLimits } from './sqlite-limits.js';
+import { groupIds, groupInvariants, groupJobIds, readGroups } from './sqlite-groups.js';
+import { dueSchedulers, nextSchedulerDue, readScheduler, schedulerIds, schedulerInvariants, schedulersCount } from './sqlite-schedulers.js';
 
 /** The adaptive poll of a wait: the first check after 1 ms, doubling up to 10 ms (other processes' writes). */
 const POLL_FIRST_MS = 1;
@@ -285,7 +287,11 @@ export abstract class SqliteQueueReads {
     }
     const window = rankWindow(length, start, end);
     if (!window) return [];
-    const order = asc ? 'score ASC, rowid ASC' : 'score DESC, rowid DESC';
+    // With groups, ready jobs list those without a group first, then each group's (by id), as on Redis.
+    const byGroup =
+      (state === 'waiting' || state === 'prioritized') && s.stmt("SELECT 1 FROM groups WHERE qid = ? AND id = ''").get(qid) !== undefined;
+    const head = byGroup ? (asc ? 'grp IS NOT NULL ASC, grp ASC, ' : 'grp IS NOT NULL DESC, grp DESC, ') : '';
+    const order = head + (asc ? 'score ASC, rowid ASC' : 'score DESC, rowid DESC');
     const rows = s
       .stmt(`SELECT id FROM jobs WHERE qid = ? AND state = ? ORDER BY ${order} LIMIT ? OFFSET ?`)
       .all(qid, state, window.limit, window.offset) as { id: string }[];
@@ -414,36 +420,47 @@ export abstract class SqliteQueueReads {
       { record: string } | undefined;
     return row?.record;
   }
-  async getGroups(_start: number, _end: number): Promise<GroupRecord[]> {
-    return Promise.resolve([]);
+  async getGroups(start: number, end: number): Promise<GroupRecord[]> {
+    const { s, qid } = await this.q();
+    const ids = groupIds(s, qid);
+    const to = end < 0 ? ids.length + end : end;
+    return readGroups(s, qid, ids.slice(start < 0 ? Math.max(ids.length + start, 0) : start, to + 1));
   }
-  async getGroup(_id: string): Promise<GroupRecord | undefined> {
-    return Promise.resolve(undefined);
+  async getGroup(id: string): Promise<GroupRecord | undefined> {
+    const { s, qid } = await this.q();
+    return readGroups(s, qid, [id])[0];
   }
   async getGroupsCount(): Promise<number> {
-    return Promise.resolve(0);
+    const { s, qid } = await this.q();
+    return readGroups(s, qid, groupIds(s, qid)).length;
   }
-  async getGroupJobIds(_id: string, _start: number, _end: number): Promise<string[]> {
-    return Promise.resolve([]);
+  async getGroupJobIds(id: string, start: number, end: number): Promise<string[]> {
+    const { s, qid } = await this.q();
+    return groupJobIds(s, qid, id, start, end);
   }
   async getRateLimitTtl(maxJobs?: number): Promise<number> {
     const { s, qid } = await this.q();
     return rateLimitTtl(s, qid, Date.now(), maxJobs);
   }
-  async getScheduler(_id: string): Promise<SchedulerRecord | undefined> {
-    return Promise.resolve(undefined);
+  async getScheduler(id: string): Promise<SchedulerRecord | undefined> {
+    const { s, qid } = await this.q();
+    return readScheduler(s, qid, id);
   }
-  async getSchedulerIds(_start: number, _end: number, _asc: boolean): Promise<string[]> {
-    return Promise.resolve([]);
+  async getSchedulerIds(start: number, end: number, asc: boolean): Promise<string[]> {
+    const { s, qid } = await this.q();
+    return schedulerIds(s, qid, start, end, asc);
   }
   async getSchedulersCount(): Promise<number> {
-    return Promise.resolve(0);
+    const { s, qid } = await this.q();
+    return schedulersCount(s, qid);
   }
   async nextSchedulerDue(): Promise<number | null> {
-    return Promise.resolve(null);
+    const { s, qid } = await this.q();
+    return nextSchedulerDue(s, qid);
   }
-  async getDueSchedulers(_limit: number, _now: number): Promise<string[]> {
-    return Promise.resolve([]);
+  async getDueSchedulers(limit: number, now: number): Promise<string[]> {
+    const { s, qid } = await this.q();
+    return dueSchedulers(s, qid, limit, now);
   }
   async getMetrics(): Promise<MetricsRecord> {
     return Promise.resolve({ count: 0, prevTS: 0, prevCount: 0, data: [], length: 0 });
@@ -500,6 +517,7 @@ export abstract class SqliteQueueReads {
         problems.push(`deduplication id ${d.dedup_id} still points to finished job ${d.job_id}`);
       }
     }
+    problems.push(...schedulerInvariants(s, qid), ...groupInvariants(s, qid));
     return problems;
   }
 }
