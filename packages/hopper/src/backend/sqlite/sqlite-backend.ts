@@ -181,10 +181,7 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
   }
 
   async addFlow(nodes: FlowNodeWrite[], request: AddRequest | undefined, now?: number): Promise<AddFlowResult> {
-    for (const node of nodes) {
-      refuseUnsupportedOpts(node);
-      refuseGroup(node, 'flows');
-    }
+    for (const node of nodes) refuseUnsupportedOpts(node);
     return this.write(now, (tx) => addFlow(tx, nodes, request));
   }
 

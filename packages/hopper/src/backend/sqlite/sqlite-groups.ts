@@ -18,7 +18,7 @@ import type { GroupRecord, GroupStatus } from '../backend.js';
 import { BackendUnsupportedError, GroupMaxSizeExceededError } from '../../job/errors.js';
 import type { SqliteStore } from './database.js';
 import type { JobRow, Tx } from './sqlite-ops.js';
-import type { QueueLimits } from './sqlite-limits.js';
+import { readLimits, type QueueLimits } from './sqlite-limits.js';
 
 /** A group row as stored. */
 interface GroupRow {
@@ -280,8 +280,12 @@ export function takeGrouped(tx: Tx, want: number, limits: QueueLimits & GroupDef
         }
       }
     }
-    dry = ids.length > before ? 0 : dry + 1;
-    // A whole turn of the ring without a job: nothing is ready.
+    // A member that left the ring is not counted: the walk ends after a whole turn of the
+    // members still in it without a job (nothing is ready).
+    const stays =
+      (tx.s.stmt('SELECT st FROM groups WHERE qid = ? AND id = ?').get(tx.qid, row.id) as { st: string } | undefined)?.st === 'r';
+    if (ids.length > before) dry = 0;
+    else if (stays) dry++;
     if (dry > 0 && dry >= ringSize) break;
   }
   sweepIdleGroups(tx);
@@ -317,15 +321,22 @@ export function nextReopen(tx: Tx): number | null {
   return (tx.s.stmt("SELECT MIN(reopen) AS at FROM groups WHERE qid = ? AND st = 'l'").get(tx.qid) as { at: number | null }).at;
 }
 
-/** Wakes idle workers when a job of a group parked at its concurrency left active (a slot freed). */
+/**
+ * Jobs left active (completed, failed, retried): a group parked at its concurrency that now has
+ * a free slot goes back to the ring (waking idle workers) or, with no backlog, becomes idle.
+ */
 export function releaseSlots(tx: Tx, rows: (JobRow | undefined)[]): void {
+  let gcon: number | undefined | null = null;
+  const seen = new Set<string>();
   for (const row of rows) {
-    if (!row || row.grp === null) continue;
-    const parked = tx.s.stmt("SELECT 1 FROM groups WHERE qid = ? AND id = ? AND st = 'c'").get(tx.qid, row.grp);
-    if (parked !== undefined) {
-      tx.signalWork();
-      return;
-    }
+    if (!row || row.grp === null || seen.has(row.grp)) continue;
+    seen.add(row.grp);
+    const group = groupRow(tx, row.grp);
+    if (!group || group.st !== 'c') continue;
+    if (gcon === null) gcon = readLimits(tx.s, tx.qid).gcon;
+    const conc = group.c ?? gcon;
+    if (conc !== undefined && conc > 0 && activeOf(tx, row.grp) >= conc) continue;
+    requeue(tx, row.grp);
   }
 }
 
@@ -397,9 +408,16 @@ export function readGroups(s: SqliteStore, qid: number, ids: string[]): GroupRec
          FROM jobs WHERE qid = ? AND grp = ? AND state IN ('waiting', 'prioritized', 'active')`,
       )
       .get(qid, id) as { waiting: number | null; prioritized: number | null; active: number | null };
+    let status: GroupStatus = (row && STATUS[row.st]) || 'idle';
+    if (status === 'maxed' && row) {
+      // Parked at its concurrency: it goes on at the next claim once a slot is free.
+      const conc = row.c ?? readLimits(s, qid).gcon;
+      if (conc === undefined || (counts.active ?? 0) < conc)
+        status = (counts.waiting ?? 0) + (counts.prioritized ?? 0) > 0 ? 'ready' : 'idle';
+    }
     const record: GroupRecord = {
       id,
-      status: (row && STATUS[row.st]) || 'idle',
+      status,
       waiting: counts.waiting ?? 0,
       prioritized: counts.prioritized ?? 0,
       active: counts.active ?? 0,

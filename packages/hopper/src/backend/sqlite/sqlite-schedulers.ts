@@ -15,6 +15,7 @@
 import type { OccurrencePlan, SchedulerRecord, SchedulerWrite } from '../backend.js';
 import type { SqliteStore } from './database.js';
 import type { JobRow, Tx } from './sqlite-ops.js';
+import { groupOfOpts } from './sqlite-groups.js';
 
 /** Most fired instants a scheduler remembers (backfill never repeats one of them). */
 const FIRED_RECORD_MAX = 1000;
@@ -187,8 +188,8 @@ function createOccurrence(
   const delay = ready ? 0 : Math.max(due - tx.now, 0);
   tx.s
     .stmt(
-      `INSERT INTO jobs (qid, id, name, data, opts, state, ts, priority, delay, sched_id, sched_instant)
-       VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?)`,
+      `INSERT INTO jobs (qid, id, name, data, opts, state, ts, priority, delay, sched_id, sched_instant, grp)
+       VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?)`,
     )
     .run(
       tx.qid,
@@ -201,6 +202,7 @@ function createOccurrence(
       delay,
       schedId,
       instant,
+      groupOfOpts(tpl.opts)?.id ?? null,
     );
   if (ready) {
     const state = tx.pushReady(id, tpl.priority, false);
