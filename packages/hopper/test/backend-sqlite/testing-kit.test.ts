@@ -68,4 +68,29 @@ describe('hopper/testing', () => {
     await expect(t.advance(-1)).rejects.toBeInstanceOf(InvalidOptionsError);
     await t.close();
   });
+
+  it('runs a cron schedule across a DST night (Europe/Paris spring forward) within one advance', async () => {
+    const ran: string[] = [];
+    const t = await createTestQueue('reports', {
+      now: new Date('2026-03-27T12:00:00Z'),
+      processor: async (job) => {
+        ran.push(new Date(t.clock.now()).toISOString());
+        return job.name;
+      },
+    });
+    try {
+      // 02:30 Paris time every night: on 29 March 02:30 does not exist (02:00 -> 03:00), and
+      // the run happens at 03:00 local (01:00Z), as Vixie cron does.
+      await t.queue.upsertJobScheduler('nightly', { pattern: '30 2 * * *', tz: 'Europe/Paris' }, { name: 'report' });
+      await t.advance(3 * 24 * 3_600_000);
+      expect(ran).toEqual(['2026-03-28T01:30:00.000Z', '2026-03-29T01:00:00.000Z', '2026-03-30T00:30:00.000Z']);
+      expect(await t.queue.getJobSchedulerState('nightly')).toMatchObject({
+        fired: 3,
+        missed: 0,
+        next: Date.parse('2026-03-31T00:30:00Z'),
+      });
+    } finally {
+      await t.close();
+    }
+  });
 });

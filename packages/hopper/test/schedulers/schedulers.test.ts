@@ -178,7 +178,8 @@ describe('job schedulers', () => {
       const ran: string[] = [];
       worker.on('completed', (job: Job) => ran.push(job.id as string));
       const s = await schedulerState(name, 'c', (x) => x.next !== undefined && x.next > env.clock!.now());
-      if (expected > 0) await collect(worker, 'completed', Math.max(0, expected - ran.length));
+      // The runs may all have completed already (a fast backend): wait only for those still to come.
+      if (expected > ran.length) await collect(worker, 'completed', expected - ran.length);
       const slot = Math.floor(start / MINUTE) * MINUTE;
       expect(ran.sort()).toEqual(Array.from({ length: expected }, (_, i) => `sched:c:${slot + (6 + i) * MINUTE}`).sort());
       expect(s.missed).toBe(10 - expected);

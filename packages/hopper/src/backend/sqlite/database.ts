@@ -11,7 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { BackendDriverMissingError, InvalidOptionsError } from '../../job/errors.js';
 
 /** The schema version this code writes and reads (the `meta` table's `schema_version`). */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** How long a write waits for another process's transaction before failing (ms). */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -162,6 +162,71 @@ const MIGRATIONS: Record<number, string> = {
   `,
   // A dead letter's origin (sqlite-deadletters.ts).
   3: `ALTER TABLE jobs ADD COLUMN origin TEXT;`,
+  // Job schedulers and their occurrences (sqlite-schedulers.ts); groups (sqlite-groups.ts).
+  4: `
+    CREATE TABLE schedulers (
+      qid INTEGER NOT NULL,
+      id TEXT NOT NULL,
+      hash TEXT NOT NULL DEFAULT '',
+      spec TEXT NOT NULL DEFAULT '',
+      tpl TEXT NOT NULL DEFAULT '',
+      ov TEXT NOT NULL DEFAULT '',
+      cu TEXT NOT NULL DEFAULT '',
+      cw INTEGER NOT NULL DEFAULT 0,
+      lim INTEGER NOT NULL DEFAULT 0,
+      paused INTEGER NOT NULL DEFAULT 0,
+      last TEXT NOT NULL DEFAULT '',
+      after INTEGER,
+      pid TEXT NOT NULL DEFAULT '',
+      run TEXT NOT NULL DEFAULT '',
+      buf TEXT NOT NULL DEFAULT '',
+      inst TEXT NOT NULL DEFAULT '',
+      due INTEGER,
+      prev TEXT NOT NULL DEFAULT '',
+      hold TEXT NOT NULL DEFAULT '',
+      fired INTEGER NOT NULL DEFAULT 0,
+      skipped INTEGER NOT NULL DEFAULT 0,
+      missed INTEGER NOT NULL DEFAULT 0,
+      created INTEGER NOT NULL DEFAULT 0,
+      created_at INTEGER NOT NULL DEFAULT 0,
+      score INTEGER,
+      due_at INTEGER,
+      PRIMARY KEY (qid, id)
+    );
+    CREATE INDEX schedulers_by_due ON schedulers (qid, due_at);
+    CREATE TABLE scheduler_fired (
+      qid INTEGER NOT NULL,
+      sched_id TEXT NOT NULL,
+      instant INTEGER NOT NULL,
+      PRIMARY KEY (qid, sched_id, instant)
+    );
+    ALTER TABLE jobs ADD COLUMN sched_id TEXT;
+    ALTER TABLE jobs ADD COLUMN sched_instant INTEGER;
+    CREATE TABLE groups (
+      qid INTEGER NOT NULL,
+      id TEXT NOT NULL,
+      st TEXT NOT NULL DEFAULT '',
+      turn INTEGER,
+      q INTEGER,
+      reopen INTEGER,
+      c INTEGER,
+      lm INTEGER,
+      ld INTEGER,
+      ms INTEGER,
+      w INTEGER,
+      PRIMARY KEY (qid, id)
+    );
+    CREATE INDEX groups_by_turn ON groups (qid, st, turn);
+    CREATE TABLE group_window (
+      qid INTEGER NOT NULL,
+      grp TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      member TEXT NOT NULL
+    );
+    CREATE INDEX group_window_by_group ON group_window (qid, grp, at);
+    ALTER TABLE jobs ADD COLUMN grp TEXT;
+    CREATE INDEX jobs_by_group ON jobs (qid, grp, state, score);
+  `,
 };
 
 /** One open database, shared by every component of the process that uses its URL. */

@@ -6,7 +6,21 @@ import type { BackendAdmin, ServerFacts } from '../backend.js';
 import { BackendUnsupportedError } from '../../job/errors.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 
-const QUEUE_TABLES = ['jobs', 'events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps', 'cancel_children'];
+const QUEUE_TABLES = [
+  'jobs',
+  'events',
+  'logs',
+  'dedup',
+  'requests',
+  'workers',
+  'deps',
+  'steps',
+  'cancel_children',
+  'schedulers',
+  'scheduler_fired',
+  'groups',
+  'group_window',
+];
 
 export class SqliteAdmin implements BackendAdmin {
   private storePromise: Promise<SqliteStore> | undefined;

@@ -32,7 +32,9 @@ import { notifyParent } from './sqlite-flows.js';
 import { readLimits, writeLimits, QUEUE_LIMIT_FIELDS } from './sqlite-limits.js';
 import { replayDeadLetter } from './sqlite-deadletters.js';
 import { SqliteQueueManagement } from './sqlite-management.js';
-import { refuseUnsupportedOpts, unsupported, type SqliteBackendOptions } from './sqlite-writer.js';
+import { configureGroup, requeueParked } from './sqlite-groups.js';
+import { advanceScheduler, pauseScheduler, pendingRunOf, removeScheduler, runScheduled, upsertScheduler } from './sqlite-schedulers.js';
+import { refuseGroup, refuseUnsupportedOpts, unsupported, type SqliteBackendOptions } from './sqlite-writer.js';
 
 export type { SqliteBackendOptions } from './sqlite-writer.js';
 
@@ -139,6 +141,7 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
       if (row.state === 'failed' && row.cancel_reason !== null) return 1;
       if (row.state === 'completed' || row.state === 'failed') return -3;
       if (row.state === 'active' && row.cancel_reason !== null) return 2;
+      if (pendingRunOf(tx, row)) return -5;
       tx.s
         .stmt(
           'INSERT OR IGNORE INTO cancel_children (qid, id, child_key) SELECT qid, id, child_key FROM deps WHERE qid = ? AND id = ? AND pending = 1',
@@ -235,6 +238,7 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
     run: { id: string; maxCost?: number },
   ): Promise<{ code: WriteCode; record: string }> {
     refuseUnsupportedOpts(next);
+    refuseGroup(next, 'continueWith');
     if (next.delay > 0) unsupported('continueWith with a delay');
     if (next.lifo) unsupported('continueWith with lifo');
     if (run.maxCost !== undefined) unsupported('run budgets (continueWith maxCost)');
@@ -284,20 +288,24 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
     });
   }
 
-  configureGroup(_group: string, _op: 'set' | 'pause' | 'resume', _fields?: Record<string, string>): Promise<number> {
-    if (_fields?.lwt) return Promise.reject(new BackendUnsupportedError("weighted group rate limits (a group limiter's weight: 'cost')"));
-    return Promise.reject(new BackendUnsupportedError('groups (configureGroup)'));
+  /** Changes one group (sqlite-groups.ts configureGroup); weighted group limits are Redis-only. */
+  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string> = {}): Promise<number> {
+    // `lwt` empty: an unweighted limit (the only kind SQLite keeps for groups), nothing to store.
+    const { lwt, ...rest } = fields;
+    if (lwt) unsupported("weighted group rate limits (a group limiter's weight: 'cost')");
+    return this.write(undefined, (tx) => configureGroup(tx, group, op, rest));
   }
 
   /** Sets (or, with an empty value, removes) the global concurrency and the queue's rate limit; wakes idle workers. */
   async configureQueue(fields: Record<string, string>): Promise<void> {
     if (fields.lwt) unsupported('weighted rate limits (setGlobalRateLimit with weighted: true)');
     if (fields.glw) unsupported("weighted group rate limits (setGroupDefaults with a limiter's weight: 'cost')");
+    // `glw` empty: unweighted group defaults, nothing to store.
+    if (fields.glw === '') fields = Object.fromEntries(Object.entries(fields).filter(([field]) => field !== 'glw'));
     // `lwt` empty: an unweighted limit, the only kind SQLite keeps.
     const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f) && f !== 'lwt');
-    if (refused.length > 0) {
-      throw new BackendUnsupportedError(`group defaults (setGroupDefaults: ${refused.join(', ')}): groups are not on SQLite`);
-    }
+    if (refused.length > 0)
+      throw new BackendUnsupportedError(`queue settings ${refused.join(', ')} (weighted group limits are Redis-only)`);
     await this.write(undefined, (tx) => {
       const limits = readLimits(tx.s, tx.qid) as Record<string, number>;
       for (const [field, value] of Object.entries(fields)) {
@@ -306,6 +314,7 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
         else limits[field] = Number(value);
       }
       writeLimits(tx, limits);
+      requeueParked(tx, new Set(Object.keys(fields)));
       tx.signalWork();
     });
   }
@@ -314,33 +323,40 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
   async replayDeadLetters(ids: string[], now?: number): Promise<number[]> {
     return this.write(now, (tx) => ids.map((id) => replayDeadLetter(tx, id)));
   }
-  upsertScheduler(_scheduler: SchedulerWrite, _now?: number): Promise<number> {
-    return Promise.reject(new BackendUnsupportedError('job schedulers (upsertScheduler)'));
+  // Job schedulers: sqlite-schedulers.ts (each one transaction, as its Lua script).
+  async upsertScheduler(scheduler: SchedulerWrite, now?: number): Promise<number> {
+    return this.write(now, (tx) => upsertScheduler(tx, scheduler));
   }
-  advanceScheduler(
-    _id: string,
-    _expectedLast: string,
-    _occurrences: OccurrencePlan[],
-    _after: number | null,
-    _missed: number,
-    _now?: number,
+  async advanceScheduler(
+    id: string,
+    expectedLast: string,
+    occurrences: OccurrencePlan[],
+    after: number | null,
+    missed: number,
+    now?: number,
   ): Promise<{ created: number; again: boolean }> {
-    return Promise.reject(new BackendUnsupportedError('job schedulers (advanceScheduler)'));
+    return this.write(now, (tx) => advanceScheduler(tx, id, expectedLast, occurrences, after, missed));
   }
-  removeScheduler(_id: string): Promise<boolean> {
-    return Promise.reject(new BackendUnsupportedError('job schedulers (removeScheduler)'));
+  async removeScheduler(id: string): Promise<boolean> {
+    return this.write(undefined, (tx) => removeScheduler(tx, id));
   }
-  pauseScheduler(_id: string, _paused: boolean, _now?: number): Promise<number> {
-    return Promise.reject(new BackendUnsupportedError('job schedulers (pauseScheduler)'));
+  async pauseScheduler(id: string, paused: boolean, now?: number): Promise<number> {
+    return this.write(now, (tx) => pauseScheduler(tx, id, paused));
   }
-  runScheduled(
-    _id: string,
-    _trigger: boolean,
-    _instants: number[],
-    _request: AddRequest | undefined,
-    _now?: number,
+  async runScheduled(
+    id: string,
+    trigger: boolean,
+    instants: number[],
+    request: AddRequest | undefined,
+    now?: number,
   ): Promise<string[] | undefined> {
-    return Promise.reject(new BackendUnsupportedError('job schedulers (runScheduled)'));
+    return this.write(now, (tx) => {
+      const previous = tx.previousResult<string[]>(request);
+      if (previous) return previous;
+      const ids = runScheduled(tx, id, trigger, instants);
+      if (ids) tx.recordResult(request, ids);
+      return ids;
+    });
   }
   recordMetrics(): Promise<void> {
     return Promise.reject(new BackendUnsupportedError('metrics (recordMetrics)'));

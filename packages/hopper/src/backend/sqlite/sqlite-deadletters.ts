@@ -7,6 +7,7 @@
  * options, timestamps, parent link). A cancelled job is never dead-lettered. A replay puts the
  * original job back into its origin queue under its id, with fresh attempts.
  */
+import { groupOfOpts } from './sqlite-groups.js';
 import type { Tx, JobRow } from './sqlite-ops.js';
 
 /** What a dead letter keeps of its origin job (the `origin` column). */
@@ -94,10 +95,20 @@ export function replayDeadLetter(tx: Tx, id: string): number {
   if (existing) otx.deleteJob(origin.jobId);
   otx.s
     .stmt(
-      `INSERT INTO jobs (qid, id, name, data, opts, state, ts, parent_qid, parent_id)
-       VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?, ?)`,
+      `INSERT INTO jobs (qid, id, name, data, opts, state, ts, parent_qid, parent_id, grp)
+       VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?, ?, ?)`,
     )
-    .run(otx.qid, origin.jobId, row.name, row.data, origin.opts, origin.ts, origin.parentQid, origin.parentId);
+    .run(
+      otx.qid,
+      origin.jobId,
+      row.name,
+      row.data,
+      origin.opts,
+      origin.ts,
+      origin.parentQid,
+      origin.parentId,
+      groupOfOpts(origin.opts)?.id ?? null,
+    );
   copySteps(tx, id, otx, origin.jobId);
   otx.pushReady(origin.jobId, 0, false);
   otx.signalWork();

@@ -2,6 +2,8 @@
  * The flow writes of the SQLite backend, each run inside one transaction: addFlow, sealParent,
  * moveToWaitingChildren, removeChildDependency (contracts: the Lua scripts of the same names).
  */
+import { checkGroupCaps, groupOfOpts } from './sqlite-groups.js';
+import { readLimits } from './sqlite-limits.js';
 import type { AddFlowResult, AddRequest, Fence, FlowNodeWrite, FlowOutcome } from '../backend.js';
 import { addDependency, childRemoved, hasPending, releaseParent } from './sqlite-flows.js';
 import type { Tx } from './sqlite-ops.js';
@@ -39,6 +41,7 @@ export function addFlow(tx: Tx, nodes: FlowNodeWrite[], request: AddRequest | un
   nodes.forEach((node, i) => {
     if (fate[i] === 'new' && node.parentIndex > 0) hasChildren.add(node.parentIndex - 1);
   });
+  refuseFlowPastGroupCaps(nodes, txs, fate, hasChildren);
   const { prefix } = tx.queue();
   const ids: string[] = [];
   const outcomes: FlowOutcome[] = [];
@@ -83,6 +86,8 @@ export function addFlow(tx: Tx, nodes: FlowNodeWrite[], request: AddRequest | un
         node.policy,
         node.sealed ? 0 : 1,
       );
+    const group = groupOfOpts(node.opts);
+    if (group) ntx.set(id, { grp: group.id });
     if (parent) addDependency(parent.tx, parent.id, ntx.publicKey(id), ntx.qid, id);
     let state: string;
     let due = 0;
@@ -163,4 +168,17 @@ export function removeChildDependency(tx: Tx, id: string): number {
   tx.set(id, { parent_qid: null, parent_id: null, policy: '' });
   childRemoved(ptx, row.parent_id, ck);
   return 1;
+}
+
+/** Refuses (before any write) a flow whose new ready grouped jobs would take a group past its backlog cap. */
+function refuseFlowPastGroupCaps(nodes: FlowNodeWrite[], txs: Tx[], fate: string[], hasChildren: Set<number>): void {
+  const byQueue = new Map<Tx, { group: string; maxSize: number | undefined }[]>();
+  nodes.forEach((node, i) => {
+    const group = groupOfOpts(node.opts);
+    if (!group || fate[i] !== 'new' || hasChildren.has(i) || !node.sealed || node.delay > 0) return;
+    let adds = byQueue.get(txs[i]);
+    if (!adds) byQueue.set(txs[i], (adds = []));
+    adds.push({ group: group.id, maxSize: group.maxSize });
+  });
+  for (const [ntx, adds] of byQueue) checkGroupCaps(ntx, adds, readLimits(ntx.s, ntx.qid));
 }

@@ -23,6 +23,7 @@ import { failKeepOf, Tx, type JobRow } from './sqlite-ops.js';
 import { notifyParent } from './sqlite-flows.js';
 import { readLimits } from './sqlite-limits.js';
 import { deadLetter } from './sqlite-deadletters.js';
+import { checkGroupCaps, groupOfOpts, releaseSlots } from './sqlite-groups.js';
 import { refuseUnsupportedOpts, SqliteQueueWriter, unsupported } from './sqlite-writer.js';
 
 /** Adding jobs, claiming and acknowledging them, locks and stall rescue on SQLite. */
@@ -51,13 +52,16 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
       const previous = tx.previousResult<AddResult>(request);
       if (previous) return previous;
       const epoch = this.epochOf(tx);
+      const groups = jobs.map((job) => groupOfOpts(job.opts));
+      if (groups.some((g) => g !== undefined)) this.checkCaps(tx, jobs, groups);
       const result: AddResult = { now: tx.now, epoch, ids: [], outcomes: [] };
       const added: string[] = [];
       const names: string[] = [];
       const states: string[] = [];
       const dues: number[] = [];
       let anyReady = false;
-      for (const job of jobs) {
+      for (const [index, job] of jobs.entries()) {
+        const group = groups[index]?.id ?? null;
         const d = job.dedup;
         const existing = d ? this.dedupTarget(tx, d.id) : undefined;
         if (d && existing !== undefined) {
@@ -88,8 +92,8 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
         }
         tx.s
           .stmt(
-            `INSERT INTO jobs (qid, id, name, data, opts, state, ts, priority, delay, dedup_id, dedup_ttl_id)
-             VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?)`,
+            `INSERT INTO jobs (qid, id, name, data, opts, state, ts, priority, delay, dedup_id, dedup_ttl_id, grp)
+             VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?, ?)`,
           )
           .run(
             tx.qid,
@@ -102,6 +106,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
             job.delay > 0 ? job.delay : 0,
             d && d.ttl <= 0 ? d.id : null,
             d && d.ttl > 0 ? d.id : null,
+            group,
           );
         let state: string;
         let due = 0;
@@ -111,7 +116,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
           state = 'delayed';
         } else {
           anyReady = true;
-          state = tx.pushReady(id, job.priority, job.lifo && job.priority === 0);
+          state = tx.pushReady(id, job.priority, job.lifo && job.priority === 0, group);
         }
         added.push(id);
         names.push(job.name);
@@ -134,6 +139,26 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
       tx.recordResult(request, result);
       return result;
     });
+  }
+
+  /** Refuses (before any write) an add that would take a group past its backlog cap: only new ready jobs count. */
+  private checkCaps(tx: Tx, jobs: NewJob[], groups: ({ id: string; maxSize: number | undefined } | undefined)[]): void {
+    const adds: { group: string; maxSize: number | undefined }[] = [];
+    jobs.forEach((job, i) => {
+      const g = groups[i];
+      if (!g || job.delay > 0) return;
+      if (job.dedup && this.peekDedup(tx, job.dedup.id)) return;
+      if (job.customId !== '' && tx.exists(job.customId)) return;
+      adds.push({ group: g.id, maxSize: g.maxSize });
+    });
+    checkGroupCaps(tx, adds, readLimits(tx.s, tx.qid));
+  }
+
+  /** Whether a deduplication id holds a job now (read only). */
+  private peekDedup(tx: Tx, dedupId: string): boolean {
+    const row = tx.s.stmt('SELECT expires_at FROM dedup WHERE qid = ? AND dedup_id = ?').get(tx.qid, dedupId) as
+      { expires_at: number | null } | undefined;
+    return row !== undefined && (row.expires_at === null || row.expires_at > tx.now);
   }
 
   private dedupTarget(tx: Tx, dedupId: string): string | undefined {
@@ -184,6 +209,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
         values.push(c.returnvalue);
       });
       if (done.length > 0) tx.emit('completed', { ids: JSON.stringify(done), returnvalues: `[${values.join(',')}]` });
+      releaseSlots(tx, rows);
       // A slot of the global concurrency freed: an idle worker may claim now.
       if (codes.some((c) => c > 0) && readLimits(tx.s, tx.qid).gcc !== undefined) tx.signalWork();
       const claimed = tx.claimJobs(next, tx.settings().paused);
@@ -220,7 +246,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
             tx.pushDelayed(f.id, tx.now + f.retryDelay);
             tx.emit('delayed', { jobId: f.id, delay: tx.now + f.retryDelay, prev: 'active' });
           } else {
-            const state = tx.pushReady(f.id, row.priority, false);
+            const state = tx.pushReady(f.id, row.priority, false, row.grp);
             tx.signalWork();
             tx.emit('waiting', { jobId: f.id, prev: 'active', state });
           }
@@ -238,6 +264,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
         notifyParent(tx, row, 'failed', reason, !kept);
       });
       if (codes.some((c) => c > 0) && readLimits(tx.s, tx.qid).gcc !== undefined) tx.signalWork();
+      releaseSlots(tx, rows);
       const claimed = tx.claimJobs(next, tx.settings().paused);
       this.seenSignal = this.readSignal(tx.s, tx.qid);
       if (claimed.jobs.length === 0 && failedForGood) tx.emitIfDrained();
@@ -288,11 +315,13 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
   async rescueStalled(options: RescueOptions, now?: number): Promise<RescueResult> {
     return this.write(now, (tx) => {
       const check = (tx.s.stmt('SELECT stalled_check FROM queues WHERE qid = ?').get(tx.qid) as { stalled_check: number }).stalled_check;
-      if (!options.force && check > tx.now) return { now: tx.now, ran: false, rescued: [], failed: [], expired: 0 };
+      // The check's interval runs on the process clock, never a fake `now`: like the Redis key with a
+      // PX expiry it stands for (stalledCheck), it runs out in real time.
+      if (!options.force && check > Date.now()) return { now: tx.now, ran: false, rescued: [], failed: [], expired: 0 };
       const expired = tx.s
         .stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'active' AND score <= ? ORDER BY score, rowid LIMIT ?")
         .all(tx.qid, tx.now, Math.min(options.limit, 500)) as JobRow[];
-      if (!options.force) tx.s.stmt('UPDATE queues SET stalled_check = ? WHERE qid = ?').run(tx.now + options.intervalMs, tx.qid);
+      if (!options.force) tx.s.stmt('UPDATE queues SET stalled_check = ? WHERE qid = ?').run(Date.now() + options.intervalMs, tx.qid);
       const rescued: string[] = [];
       const failed: string[] = [];
       for (const row of expired) {

@@ -21,10 +21,16 @@ export interface QueueLimits {
    * Redis key with a PX expiry it stands for, it runs out in real time.
    */
   limitedUntil?: number;
+  /** Group defaults (sqlite-groups.ts): concurrency, rate limit, maxSize, weight. */
+  gcon?: number;
+  glm?: number;
+  gld?: number;
+  gms?: number;
+  gwt?: number;
 }
 
-/** The settings fields configureQueue accepts on SQLite (group defaults need groups). */
-export const QUEUE_LIMIT_FIELDS = new Set(['gcc', 'lmax', 'ldur']);
+/** The settings fields configureQueue accepts on SQLite: queue-wide limits and group defaults. */
+export const QUEUE_LIMIT_FIELDS = new Set(['gcc', 'lmax', 'ldur', 'gcon', 'glm', 'gld', 'gms', 'gwt']);
 
 /** Reads a queue's limits. */
 export function readLimits(s: SqliteStore, qid: number): QueueLimits {
@@ -40,6 +46,8 @@ export function writeLimits(tx: Tx, limits: QueueLimits): void {
 /** What a claim may take: `want` jobs, or none for `limitedFor` ms; `window` when its starts are recorded. */
 export interface ClaimAllowance {
   want: number;
+  /** The queue's limits as read (group defaults among them). */
+  limits: QueueLimits;
   limitedFor: number;
   window: { duration: number } | undefined;
 }
@@ -61,14 +69,14 @@ export function allowClaim(tx: Tx, request: ClaimRequest, count: number): ClaimA
     if (used >= max) limitedFor = Math.max((first ?? tx.now) + window.duration - tx.now, 1);
     else want = Math.min(want, max - used);
   }
-  if (limitedFor > 0) return { want: 0, limitedFor, window };
+  if (limitedFor > 0) return { want: 0, limitedFor, window, limits };
   if (want > 0 && limits.gcc !== undefined) {
     const { active } = tx.s.stmt("SELECT COUNT(*) AS active FROM jobs WHERE qid = ? AND state = 'active'").get(tx.qid) as {
       active: number;
     };
     want = Math.min(want, Math.max(limits.gcc - active, 0));
   }
-  return { want, limitedFor: 0, window };
+  return { want, limitedFor: 0, window, limits };
 }
 
 /**

@@ -2,6 +2,7 @@
  * The SQLite backend's queue and job management: pause and resume, removal, drain, clean,
  * obliterate, retries and promotions, delay and priority changes, moves out of active.
  */
+import { NOT_PENDING_RUN, pendingRunOf } from './sqlite-schedulers.js';
 import type { BoundedStep, CleanableState, Fence, RemoveJobResult } from '../backend.js';
 import { WriteCode } from '../requests.js';
 import { Tx, type JobRow } from './sqlite-ops.js';
@@ -34,6 +35,7 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
       const row = tx.job(id);
       if (!row) return { code: 0, detail: '' };
       if (row.state === 'active') return { code: -4, detail: '' };
+      if (pendingRunOf(tx, row)) return { code: -5, detail: '' };
       const nodes = withChildren ? readTree(tx, id, row.state) : [{ tx, id, state: row.state, key: tx.publicKey(id) }];
       if (!Array.isArray(nodes)) return nodes;
       removeTree(nodes);
@@ -63,7 +65,9 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
   async drain(includeDelayed: boolean, limit: number, _cursor: string): Promise<BoundedStep & { removed: number }> {
     return this.write(undefined, (tx) => {
       const states = includeDelayed ? "('waiting', 'prioritized', 'delayed')" : "('waiting', 'prioritized')";
-      const rows = tx.s.stmt(`SELECT * FROM jobs WHERE qid = ? AND state IN ${states} LIMIT ?`).all(tx.qid, limit) as JobRow[];
+      const rows = tx.s
+        .stmt(`SELECT * FROM jobs WHERE qid = ? AND state IN ${states} AND ${NOT_PENDING_RUN} LIMIT ?`)
+        .all(tx.qid, limit) as JobRow[];
       const ready = new Set(includeDelayed ? ['waiting', 'prioritized', 'delayed'] : ['waiting', 'prioritized']);
       let removed = 0;
       for (const row of rows) {
@@ -87,7 +91,9 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
       // Finished jobs by when they finished; others by when they were created.
       const finished = state === 'completed' || state === 'failed';
       const rows = tx.s
-        .stmt(`SELECT * FROM jobs WHERE qid = ? AND state = ? AND ${finished ? 'score' : 'ts'} <= ? ORDER BY score, rowid LIMIT ?`)
+        .stmt(
+          `SELECT * FROM jobs WHERE qid = ? AND state = ? AND ${finished ? 'score' : 'ts'} <= ? AND ${NOT_PENDING_RUN} ORDER BY score, rowid LIMIT ?`,
+        )
         .all(tx.qid, state, before, limit) as JobRow[];
       const ids: string[] = [];
       for (const row of rows) {
@@ -108,7 +114,21 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
       for (const { id } of ids) tx.deleteJob(id);
       if (ids.length === count) return { cursor: '1', deleted: ids.length };
       // Everything else of the queue; its row stays with only its epoch (an obliteration is not a dataset reset).
-      for (const table of ['events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps', 'cancel_children', 'rate_window']) {
+      for (const table of [
+        'events',
+        'logs',
+        'dedup',
+        'requests',
+        'workers',
+        'deps',
+        'steps',
+        'cancel_children',
+        'rate_window',
+        'schedulers',
+        'scheduler_fired',
+        'groups',
+        'group_window',
+      ]) {
         tx.s.stmt(`DELETE FROM ${table} WHERE qid = ?`).run(tx.qid);
       }
       tx.s

@@ -15,6 +15,8 @@ import type { SqliteStore } from './database.js';
 import { childRemoved, notifyParent } from './sqlite-flows.js';
 import { allowClaim, recordStarts } from './sqlite-limits.js';
 import { originOf } from './sqlite-deadletters.js';
+import { fireOccurrence } from './sqlite-schedulers.js';
+import { groupsOn, nextReopen, recordGroupStarts, takeGrouped, wakeGroup } from './sqlite-groups.js';
 
 /** A job row as stored. */
 export interface JobRow {
@@ -57,6 +59,11 @@ export interface JobRow {
   cancel_reason: string | null;
   /** A dead letter's origin (JSON, sqlite-deadletters.ts); null for any other job. */
   origin: string | null;
+  /** A scheduler's occurrence: its scheduler's id and its instant (sqlite-schedulers.ts); null for any other job. */
+  sched_id: string | null;
+  sched_instant: number | null;
+  /** The job's group (the job option `group`, sqlite-groups.ts); null without one. */
+  grp: string | null;
   /** The parent's queue name, joined by reads. */
   parent_queue?: string | null;
 }
@@ -76,6 +83,8 @@ export class Tx {
   readonly announce: Set<string>;
   emitted = 0;
   signalled = false;
+  /** A scheduler's occurrence fell due in this transaction: its scheduler needs advancing (ClaimResult.schedulersDue). */
+  schedulersDue = false;
 
   constructor(s: SqliteStore, qid: number, now: number, announce: Set<string> = new Set()) {
     this.s = s;
@@ -191,16 +200,26 @@ export class Tx {
     return { paused: row?.paused === 1, maxEvents: row?.max_events ?? 10_000 };
   }
 
-  /** Puts a job in the ready structure of its priority; returns its new state. */
-  pushReady(id: string, priority: number, front: boolean): 'waiting' | 'prioritized' {
+  /**
+   * Puts a job in the ready structure of its priority; returns its new state. A grouped job's
+   * group joins the ring if it was idle; `group` (null: none) saves reading the job's.
+   */
+  pushReady(id: string, priority: number, front: boolean, group?: string | null): 'waiting' | 'prioritized' {
+    let state: 'waiting' | 'prioritized' = 'waiting';
     if (priority > 0) {
       const score = front ? priority * PRIO_SHIFT : priority * PRIO_SHIFT + (this.counter() % PRIO_SHIFT);
       this.set(id, { state: 'prioritized', score });
-      return 'prioritized';
+      state = 'prioritized';
+    } else {
+      const c = this.counter();
+      this.set(id, { state: 'waiting', score: front ? -c : c });
     }
-    const c = this.counter();
-    this.set(id, { state: 'waiting', score: front ? -c : c });
-    return 'waiting';
+    const g =
+      group !== undefined
+        ? group
+        : (this.s.stmt('SELECT grp FROM jobs WHERE qid = ? AND id = ?').get(this.qid, id) as { grp: string | null } | undefined)?.grp;
+    if (g !== null && g !== undefined) wakeGroup(this, g);
+    return state;
   }
 
   /** Schedules a delayed job; wakes idle workers if it is now the earliest (they re-arm their timer). */
@@ -291,12 +310,18 @@ export class Tx {
   /** Moves due delayed jobs to ready (at most PROMOTE_BATCH); returns how many. */
   promoteDue(): number {
     const due = this.s
-      .stmt("SELECT id, priority FROM jobs WHERE qid = ? AND state = 'delayed' AND score <= ? ORDER BY score, rowid LIMIT ?")
-      .all(this.qid, this.now, PROMOTE_BATCH) as { id: string; priority: number }[];
+      .stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'delayed' AND score <= ? ORDER BY score, rowid LIMIT ?")
+      .all(this.qid, this.now, PROMOTE_BATCH) as JobRow[];
     for (const job of due) {
+      if (job.sched_id !== null && job.attempts_started === 0 && job.processed_on === null) {
+        // A scheduler's occurrence (never started: a retry is an ordinary job): its scheduler's policies decide.
+        fireOccurrence(this, job, job.score);
+        this.schedulersDue = true;
+        continue;
+      }
       // Its delay is over (job.delay reads 0 from now on, as BullMQ).
       this.set(job.id, { delay: 0 });
-      const state = this.pushReady(job.id, job.priority, false);
+      const state = this.pushReady(job.id, job.priority, false, job.grp);
       this.emit('waiting', { jobId: job.id, prev: 'delayed', state });
     }
     if (due.length > 0) this.signalWork();
@@ -313,7 +338,7 @@ export class Tx {
   claimJobs(request: ClaimRequest, paused: boolean): ClaimResult {
     const count = Math.min(request.count, CLAIM_MAX);
     this.promoteDue();
-    const result: ClaimResult = { now: this.now, paused, nextDue: null, limitedFor: 0, schedulersDue: false, jobs: [] };
+    const result: ClaimResult = { now: this.now, paused, nextDue: null, limitedFor: 0, schedulersDue: this.schedulersDue, jobs: [] };
     if (paused) return result;
     const allowed = allowClaim(this, request, count);
     if (allowed.limitedFor > 0 && count > 0) {
@@ -322,7 +347,11 @@ export class Tx {
     }
     const want = allowed.want;
     const rows: JobRow[] = [];
-    if (want > 0) {
+    const grouped = groupsOn(this);
+    const windowed = new Map<string, number>();
+    if (want > 0 && grouped) {
+      rows.push(...takeGrouped(this, want, allowed.limits, windowed));
+    } else if (want > 0) {
       rows.push(
         ...(this.s.stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'waiting' ORDER BY score LIMIT ?").all(this.qid, want) as JobRow[]),
       );
@@ -339,6 +368,9 @@ export class Tx {
         due: number | null;
       };
       result.nextDue = first.due;
+      // A group parked by its rate limit reopens then: wake for it too.
+      const reopen = grouped ? nextReopen(this) : null;
+      if (reopen !== null && (result.nextDue === null || reopen < result.nextDue)) result.nextDue = reopen;
     }
     const deadline = this.now + request.lockMs;
     const ids: string[] = [];
@@ -372,6 +404,13 @@ export class Tx {
       result.jobs.push(job);
     });
     if (ids.length > 0) this.emit('active', { ids: JSON.stringify(ids) });
+    if (windowed.size > 0) {
+      recordGroupStarts(
+        this,
+        rows.map((row, i) => ({ id: row.id, grp: row.grp, started: result.jobs[i].attemptsStarted })),
+        windowed,
+      );
+    }
     if (allowed.window && rows.length > 0) {
       recordStarts(
         this,

@@ -9,6 +9,9 @@ import { ClosedError } from '../../job/errors.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
 import { rateLimitTtl, readLimits } from './sqlite-limits.js';
+import { groupIds, groupJobIds, readGroups } from './sqlite-groups.js';
+import { checkInvariants } from './sqlite-audit.js';
+import { dueSchedulers, nextSchedulerDue, readScheduler, schedulerIds, schedulersCount } from './sqlite-scheduler-reads.js';
 
 /** The adaptive poll of a wait: the first check after 1 ms, doubling up to 10 ms (other processes' writes). */
 const POLL_FIRST_MS = 1;
@@ -285,7 +288,11 @@ export abstract class SqliteQueueReads {
     }
     const window = rankWindow(length, start, end);
     if (!window) return [];
-    const order = asc ? 'score ASC, rowid ASC' : 'score DESC, rowid DESC';
+    // With groups, ready jobs list those without a group first, then each group's (by id), as on Redis.
+    const byGroup =
+      (state === 'waiting' || state === 'prioritized') && s.stmt("SELECT 1 FROM groups WHERE qid = ? AND id = ''").get(qid) !== undefined;
+    const head = byGroup ? (asc ? 'grp IS NOT NULL ASC, grp ASC, ' : 'grp IS NOT NULL DESC, grp DESC, ') : '';
+    const order = head + (asc ? 'score ASC, rowid ASC' : 'score DESC, rowid DESC');
     const rows = s
       .stmt(`SELECT id FROM jobs WHERE qid = ? AND state = ? ORDER BY ${order} LIMIT ? OFFSET ?`)
       .all(qid, state, window.limit, window.offset) as { id: string }[];
@@ -414,92 +421,55 @@ export abstract class SqliteQueueReads {
       { record: string } | undefined;
     return row?.record;
   }
-  async getGroups(_start: number, _end: number): Promise<GroupRecord[]> {
-    return Promise.resolve([]);
+  async getGroups(start: number, end: number): Promise<GroupRecord[]> {
+    const { s, qid } = await this.q();
+    const ids = groupIds(s, qid);
+    const to = end < 0 ? ids.length + end : end;
+    return readGroups(s, qid, ids.slice(start < 0 ? Math.max(ids.length + start, 0) : start, to + 1));
   }
-  async getGroup(_id: string): Promise<GroupRecord | undefined> {
-    return Promise.resolve(undefined);
+  async getGroup(id: string): Promise<GroupRecord | undefined> {
+    const { s, qid } = await this.q();
+    return readGroups(s, qid, [id])[0];
   }
   async getGroupsCount(): Promise<number> {
-    return Promise.resolve(0);
+    const { s, qid } = await this.q();
+    return readGroups(s, qid, groupIds(s, qid)).length;
   }
-  async getGroupJobIds(_id: string, _start: number, _end: number): Promise<string[]> {
-    return Promise.resolve([]);
+  async getGroupJobIds(id: string, start: number, end: number): Promise<string[]> {
+    const { s, qid } = await this.q();
+    return groupJobIds(s, qid, id, start, end);
   }
   async getRateLimitTtl(maxJobs?: number): Promise<number> {
     const { s, qid } = await this.q();
     return rateLimitTtl(s, qid, Date.now(), maxJobs);
   }
-  async getScheduler(_id: string): Promise<SchedulerRecord | undefined> {
-    return Promise.resolve(undefined);
+  async getScheduler(id: string): Promise<SchedulerRecord | undefined> {
+    const { s, qid } = await this.q();
+    return readScheduler(s, qid, id);
   }
-  async getSchedulerIds(_start: number, _end: number, _asc: boolean): Promise<string[]> {
-    return Promise.resolve([]);
+  async getSchedulerIds(start: number, end: number, asc: boolean): Promise<string[]> {
+    const { s, qid } = await this.q();
+    return schedulerIds(s, qid, start, end, asc);
   }
   async getSchedulersCount(): Promise<number> {
-    return Promise.resolve(0);
+    const { s, qid } = await this.q();
+    return schedulersCount(s, qid);
   }
   async nextSchedulerDue(): Promise<number | null> {
-    return Promise.resolve(null);
+    const { s, qid } = await this.q();
+    return nextSchedulerDue(s, qid);
   }
-  async getDueSchedulers(_limit: number, _now: number): Promise<string[]> {
-    return Promise.resolve([]);
+  async getDueSchedulers(limit: number, now: number): Promise<string[]> {
+    const { s, qid } = await this.q();
+    return dueSchedulers(s, qid, limit, now);
   }
   async getMetrics(): Promise<MetricsRecord> {
     return Promise.resolve({ count: 0, prevTS: 0, prevCount: 0, data: [], length: 0 });
   }
 
-  /**
-   * The invariant audit, SQLite form: every job has a known state; a held (active) job has a
-   * lock token and deadline, no other job holds a token; a prioritized job has a priority; a
-   * sealed parent in waiting-children has a pending child (or a continue mark); a pending
-   * dependency names a child that exists and names the parent; a deduplication id kept until its
-   * job finishes points to an unfinished job of the queue.
-   */
+  /** The invariant audit, SQLite form (sqlite-audit.ts). */
   async checkInvariants(): Promise<string[]> {
     const { s, qid } = await this.q();
-    const problems: string[] = [];
-    const rows = s.stmt('SELECT id, state, token, priority, score FROM jobs WHERE qid = ?').all(qid) as {
-      id: string;
-      state: string;
-      token: string | null;
-      priority: number;
-      score: number;
-    }[];
-    for (const row of rows) {
-      if (!isJobState(row.state)) problems.push(`job ${row.id} has unknown state "${row.state}"`);
-      if (row.state === 'active' && !row.token) problems.push(`active job ${row.id} has no lock token`);
-      if (row.state !== 'active' && row.token) problems.push(`job ${row.id} in state ${row.state} holds lock token ${row.token}`);
-      if (row.state === 'prioritized' && row.priority <= 0) problems.push(`prioritized job ${row.id} has priority ${row.priority}`);
-    }
-    // A sealed parent with nothing to wait for should have moved on.
-    const stuck = s
-      .stmt(
-        `SELECT j.id FROM jobs j WHERE j.qid = ? AND j.state = 'waiting-children' AND j.unsealed = 0 AND j.continue_flag = 0
-         AND NOT EXISTS (SELECT 1 FROM deps d WHERE d.qid = j.qid AND d.id = j.id AND d.pending = 1)`,
-      )
-      .all(qid) as { id: string }[];
-    for (const p of stuck) problems.push(`parent ${p.id} waits in waiting-children with no pending child`);
-    // A pending dependency names an existing child that still names this parent.
-    const orphans = s
-      .stmt(
-        `SELECT d.id, d.child_key FROM deps d LEFT JOIN jobs c ON c.qid = d.child_qid AND c.id = d.child_id
-         WHERE d.qid = ? AND d.pending = 1 AND (c.id IS NULL OR c.parent_qid IS NOT d.qid OR c.parent_id IS NOT d.id)`,
-      )
-      .all(qid) as { id: string; child_key: string }[];
-    for (const o of orphans) problems.push(`parent ${o.id} waits for child ${o.child_key}, which is gone or has another parent`);
-    const dedups = s
-      .stmt(
-        `SELECT d.dedup_id, d.job_id, j.state FROM dedup d LEFT JOIN jobs j ON j.qid = d.qid AND j.id = d.job_id
-         WHERE d.qid = ? AND d.expires_at IS NULL`,
-      )
-      .all(qid) as { dedup_id: string; job_id: string; state: string | null }[];
-    for (const d of dedups) {
-      if (d.state === null) problems.push(`deduplication id ${d.dedup_id} points to missing job ${d.job_id}`);
-      else if (d.state === 'completed' || d.state === 'failed') {
-        problems.push(`deduplication id ${d.dedup_id} still points to finished job ${d.job_id}`);
-      }
-    }
-    return problems;
+    return checkInvariants(s, qid);
   }
 }

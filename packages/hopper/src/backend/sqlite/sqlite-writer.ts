@@ -27,8 +27,11 @@ export function unsupported(operation: string): never {
 /** The features of a job's options the SQLite backend does not run yet (refused at add, before any write). */
 export function refuseUnsupportedOpts(job: NewJob): void {
   if (job.dedup?.keepLast) unsupported('deduplication.keepLastIfActive');
-  if (job.opts === '') return;
-  if (job.opts.includes('"group":')) unsupported('groups (the job option group)');
+}
+
+/** Refuses the job option `group` where the SQLite backend does not run it yet (flows, continueWith). */
+export function refuseGroup(job: NewJob, where: string): void {
+  if (job.opts !== '' && job.opts.includes('"group":')) unsupported(`groups in ${where} (the job option group)`);
 }
 
 /** The write transaction and the fence checks of the SQLite backend's writes. */

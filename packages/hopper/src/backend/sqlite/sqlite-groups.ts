@@ -1,0 +1,470 @@
+/**
+ * Fair groups on SQLite (the job option `group`, docs/groups.md): the counterpart of
+ * includes/groups.lua, the group part of includes/claim.lua and configureGroup.lua, whose
+ * contracts they follow.
+ *
+ * A grouped job is an ordinary job row with `grp` set; its group is a row of `groups`:
+ *   st     '' idle (no backlog), 'r' in the ring, 'c' parked at its concurrency, 'l' parked by
+ *          its rate limit until `reopen`, 'p' paused
+ *   turn   its place in the ring (rows with st 'r', ordered by turn: the head is the smallest)
+ *   q      jobs left in its current turn (deficit round-robin; NULL: a full turn)
+ *   c, lm/ld, ms, w   its own concurrency, limiter, maxSize, weight (NULL: the queue's default)
+ * The row with id '' stands for the jobs without a group (it takes its turn as one group) and
+ * exists once the queue has used groups. A group's active jobs are counted from the jobs table
+ * (no counter to keep in step); a group parked at its concurrency goes back to the ring at the
+ * next claim that finds it a free slot. A group's starts are rows of `group_window`.
+ */
+import type { GroupRecord, GroupStatus } from '../backend.js';
+import { BackendUnsupportedError, GroupMaxSizeExceededError } from '../../job/errors.js';
+import type { SqliteStore } from './database.js';
+import type { JobRow, Tx } from './sqlite-ops.js';
+import { readLimits, type QueueLimits } from './sqlite-limits.js';
+
+/** A group row as stored. */
+interface GroupRow {
+  id: string;
+  st: string;
+  turn: number | null;
+  q: number | null;
+  reopen: number | null;
+  c: number | null;
+  lm: number | null;
+  ld: number | null;
+  ms: number | null;
+  w: number | null;
+}
+
+/** The queue's group defaults (settings fields gcon, glm/gld, gms, gwt). */
+export interface GroupDefaults {
+  gcon?: number;
+  glm?: number;
+  gld?: number;
+  gms?: number;
+  gwt?: number;
+}
+
+/** The group setting fields configureGroup writes, by column. */
+const GROUP_FIELDS = new Set(['c', 'lm', 'ld', 'ms', 'w']);
+/** The group default fields configureQueue writes. */
+export const GROUP_DEFAULT_FIELDS = new Set(['gcon', 'glm', 'gld', 'gms', 'gwt']);
+
+const STATUS: Record<string, GroupStatus> = { r: 'ready', c: 'maxed', l: 'limited', p: 'paused' };
+
+/** The group named in a job's options JSON (and its own maxSize), or undefined. */
+export function groupOfOpts(opts: string): { id: string; maxSize: number | undefined } | undefined {
+  if (opts === '' || !opts.includes('"group":')) return undefined;
+  try {
+    const group = (JSON.parse(opts) as { group?: { id?: unknown; maxSize?: unknown } }).group;
+    if (group && typeof group.id === 'string') {
+      return { id: group.id, maxSize: typeof group.maxSize === 'number' ? group.maxSize : undefined };
+    }
+  } catch {
+    // Options not written by Hopper: no group.
+  }
+  return undefined;
+}
+
+function groupRow(tx: Tx, g: string): GroupRow | undefined {
+  return tx.s.stmt('SELECT * FROM groups WHERE qid = ? AND id = ?').get(tx.qid, g) as GroupRow | undefined;
+}
+
+function setGroup(tx: Tx, g: string, fields: Record<string, string | number | null>): void {
+  const names = Object.keys(fields);
+  tx.s
+    .stmt(`UPDATE groups SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE qid = ? AND id = ?`)
+    .run(...names.map((n) => fields[n]), tx.qid, g);
+}
+
+function hasSettings(row: GroupRow): boolean {
+  return row.c !== null || row.lm !== null || row.ms !== null || row.w !== null;
+}
+
+/** Whether the queue has used groups (its claims then go round the ring). */
+export function groupsOn(tx: Tx): boolean {
+  return tx.s.stmt("SELECT 1 FROM groups WHERE qid = ? AND id = ''").get(tx.qid) !== undefined;
+}
+
+/** Turns groups on for the queue (once): the jobs without a group join the ring first. */
+function enableGroups(tx: Tx): void {
+  if (groupsOn(tx)) return;
+  tx.s.stmt("INSERT INTO groups (qid, id, st, turn) VALUES (?, '', 'r', ?)").run(tx.qid, tx.counter());
+}
+
+/** Puts group `g` at the tail of the ring. */
+function toTail(tx: Tx, g: string): void {
+  setGroup(tx, g, { st: 'r', turn: tx.counter() });
+}
+
+/** A group that got a ready job joins the ring if it was idle (includes/groups wakeGroup). */
+export function wakeGroup(tx: Tx, g: string): void {
+  const row = groupRow(tx, g);
+  if (row && row.st !== '') return;
+  enableGroups(tx);
+  if (!row) tx.s.stmt('INSERT INTO groups (qid, id) VALUES (?, ?)').run(tx.qid, g);
+  toTail(tx, g);
+  tx.signalWork();
+}
+
+function backlog(tx: Tx, g: string): number {
+  return (
+    tx.s.stmt("SELECT COUNT(*) AS n FROM jobs WHERE qid = ? AND grp = ? AND state IN ('waiting', 'prioritized')").get(tx.qid, g) as {
+      n: number;
+    }
+  ).n;
+}
+
+function activeOf(tx: Tx, g: string): number {
+  return (tx.s.stmt("SELECT COUNT(*) AS n FROM jobs WHERE qid = ? AND grp = ? AND state = 'active'").get(tx.qid, g) as { n: number }).n;
+}
+
+/** A group with no backlog: idle, out of the ring; forgotten when nothing holds it (no setting, not running under a limit). */
+function idleGroup(tx: Tx, g: string, row: GroupRow, limited: boolean): void {
+  if (!hasSettings(row) && (!limited || activeOf(tx, g) === 0)) {
+    tx.s.stmt('DELETE FROM groups WHERE qid = ? AND id = ?').run(tx.qid, g);
+    return;
+  }
+  setGroup(tx, g, { st: '', q: null, turn: null, reopen: null });
+}
+
+/**
+ * Refuses an add that would take a group past its backlog cap (the add's own maxSize, else the
+ * group's, else the queue's), before anything is written: GroupMaxSizeExceededError.
+ */
+export function checkGroupCaps(tx: Tx, adds: { group: string; maxSize: number | undefined }[], defaults: GroupDefaults): void {
+  const counts = new Map<string, { n: number; own: number | undefined }>();
+  for (const a of adds) {
+    const entry = counts.get(a.group) ?? { n: 0, own: undefined };
+    entry.n++;
+    if (a.maxSize !== undefined) entry.own = a.maxSize;
+    counts.set(a.group, entry);
+  }
+  for (const [g, { n, own }] of counts) {
+    const cap = own ?? groupRow(tx, g)?.ms ?? defaults.gms;
+    if (cap === undefined || cap === null) continue;
+    const size = backlog(tx, g);
+    if (size + n > cap) throw GroupMaxSizeExceededError.of(tx.queue().name, g, cap, size);
+  }
+}
+
+/** The starts a grouped claim made per rate-limited group, recorded after the claim. */
+export type GroupStarts = Map<string, string[]>;
+
+/** Puts back in the ring the groups whose rate-limit window reopened and those parked at their concurrency that have a free slot. */
+function reopenGroups(tx: Tx, defaults: GroupDefaults): void {
+  const reopened = tx.s
+    .stmt("SELECT id FROM groups WHERE qid = ? AND st = 'l' AND reopen <= ? ORDER BY reopen, id LIMIT 100")
+    .all(tx.qid, tx.now) as { id: string }[];
+  for (const r of reopened) setGroup(tx, r.id, { st: 'r', turn: tx.counter(), reopen: null });
+  const parked = tx.s.stmt("SELECT * FROM groups WHERE qid = ? AND st = 'c' ORDER BY turn LIMIT 100").all(tx.qid) as GroupRow[];
+  for (const row of parked) {
+    const conc = row.c ?? defaults.gcon;
+    if (conc !== undefined && conc > 0 && activeOf(tx, row.id) >= conc) continue;
+    if (backlog(tx, row.id) > 0) toTail(tx, row.id);
+    else idleGroup(tx, row.id, row, true);
+  }
+}
+
+/** Takes up to `room` ready jobs: of group `g`, or without a group (`g` null); waiting first, then by priority. */
+function takeReady(tx: Tx, g: string | null, room: number): JobRow[] {
+  if (room <= 0) return [];
+  const where = g === null ? 'grp IS NULL' : 'grp = ?';
+  const args = g === null ? [tx.qid] : [tx.qid, g];
+  const rows = tx.s
+    .stmt(`SELECT * FROM jobs WHERE qid = ? AND ${where} AND state = 'waiting' ORDER BY score, rowid LIMIT ?`)
+    .all(...args, room) as JobRow[];
+  if (rows.length < room) {
+    rows.push(
+      ...(tx.s
+        .stmt(`SELECT * FROM jobs WHERE qid = ? AND ${where} AND state = 'prioritized' ORDER BY score, rowid LIMIT ?`)
+        .all(...args, room - rows.length) as JobRow[]),
+    );
+  }
+  // Taken out of the ready jobs at once (the caller makes them active): the next read does not see them.
+  for (const row of rows) tx.set(row.id, { state: 'claiming' });
+  return rows;
+}
+
+/**
+ * Takes up to `want` jobs round-robin over the ring of ready groups ('' is the jobs without a
+ * group), weighted by deficit round-robin: a group takes up to its weight in jobs per turn. A
+ * group at its concurrency or rate limit leaves the ring (parked). Records in `starts` the jobs
+ * of rate-limited groups (their window is written by the caller once the jobs are claimed).
+ */
+export function takeGrouped(tx: Tx, want: number, limits: QueueLimits & GroupDefaults, starts: Map<string, number>): JobRow[] {
+  reopenGroups(tx, limits);
+  const ids: JobRow[] = [];
+  const taken = new Map<string, number>();
+  const defaultWeight = limits.gwt ?? 1;
+  let ringSize = (tx.s.stmt("SELECT COUNT(*) AS n FROM groups WHERE qid = ? AND st = 'r'").get(tx.qid) as { n: number }).n;
+  let ungroupedEmpty = false;
+  let dry = 0;
+  for (let guard = 0; ids.length < want && ringSize > 0 && guard < 10_000; guard++) {
+    const row = tx.s.stmt("SELECT * FROM groups WHERE qid = ? AND st = 'r' ORDER BY turn LIMIT 1").get(tx.qid) as GroupRow | undefined;
+    if (!row) break;
+    const alone = ringSize === 1 || (ringSize === 2 && ungroupedEmpty);
+    const before = ids.length;
+    let room = want - ids.length;
+    if (row.id === '') {
+      let quantum = defaultWeight;
+      if (!alone) {
+        if (defaultWeight > 1) quantum = row.q ?? defaultWeight;
+        room = Math.min(room, quantum);
+      }
+      const got = takeReady(tx, null, room);
+      ids.push(...got);
+      ungroupedEmpty = got.length === 0;
+      if (defaultWeight > 1 && !alone && got.length > 0 && got.length < quantum && ids.length >= want) {
+        setGroup(tx, '', { q: quantum - got.length });
+      } else {
+        setGroup(tx, '', { q: null, turn: tx.counter() });
+      }
+    } else {
+      const g = row.id;
+      const conc = row.c ?? limits.gcon;
+      const counts = conc !== undefined && conc > 0;
+      const lm = row.lm ?? limits.glm;
+      const ld = row.lm !== null ? (row.ld ?? 0) : (limits.gld ?? 0);
+      const weight = row.w ?? defaultWeight;
+      let quantum = row.q ?? weight;
+      if (!alone) room = Math.min(room, quantum);
+      let active = counts ? activeOf(tx, g) : 0;
+      let park: 'c' | 'l' | undefined;
+      let reopen = 0;
+      if (counts) {
+        if (active >= conc) park = 'c';
+        else room = Math.min(room, conc - active);
+      }
+      let windowed = false;
+      if (!park && lm !== undefined && lm > 0) {
+        windowed = true;
+        tx.s.stmt('DELETE FROM group_window WHERE qid = ? AND grp = ? AND at <= ?').run(tx.qid, g, tx.now - ld);
+        const w = tx.s.stmt('SELECT COUNT(*) AS n, MIN(at) AS first FROM group_window WHERE qid = ? AND grp = ?').get(tx.qid, g) as {
+          n: number;
+          first: number | null;
+        };
+        const used = w.n + (taken.get(g) ?? 0);
+        if (used >= lm) {
+          park = 'l';
+          // An empty window here means this call's own starts filled it: they began now.
+          reopen = (w.first ?? tx.now) + ld;
+        } else room = Math.min(room, lm - used);
+      }
+      if (park === 'c') {
+        setGroup(tx, g, { st: 'c', q: weight, turn: null });
+        ringSize--;
+      } else if (park === 'l') {
+        setGroup(tx, g, { st: 'l', reopen, turn: null });
+        ringSize--;
+      } else {
+        const got = takeReady(tx, g, room);
+        ids.push(...got);
+        const n = got.length;
+        if (windowed && n > 0) {
+          taken.set(g, (taken.get(g) ?? 0) + n);
+          starts.set(g, ld);
+        }
+        active += n;
+        quantum -= n;
+        if (n < room) {
+          idleGroup(tx, g, row, counts);
+          ringSize--;
+        } else if (counts && active >= conc) {
+          setGroup(tx, g, { st: 'c', q: weight, turn: null });
+          ringSize--;
+        } else {
+          // Mid-turn (the claim is full): it keeps the head of the ring; else the tail, with a new turn.
+          const midTurn = quantum > 0 && ids.length >= want;
+          const q = midTurn ? quantum : weight;
+          if (midTurn) setGroup(tx, g, { q: q === weight ? null : q });
+          else setGroup(tx, g, { q: q === weight ? null : q, turn: tx.counter() });
+        }
+      }
+    }
+    // A member that left the ring is not counted: the walk ends after a whole turn of the
+    // members still in it without a job (nothing is ready).
+    const stays =
+      (tx.s.stmt('SELECT st FROM groups WHERE qid = ? AND id = ?').get(tx.qid, row.id) as { st: string } | undefined)?.st === 'r';
+    if (ids.length > before) dry = 0;
+    else if (stays) dry++;
+    if (dry > 0 && dry >= ringSize) break;
+  }
+  sweepIdleGroups(tx);
+  return ids;
+}
+
+/** Forgets a couple of idle groups left with nothing to keep them (no setting, no job running). */
+function sweepIdleGroups(tx: Tx): void {
+  tx.s
+    .stmt(
+      `DELETE FROM groups WHERE rowid IN (SELECT g.rowid FROM groups g WHERE g.qid = ? AND g.st = '' AND g.id != ''
+         AND g.c IS NULL AND g.lm IS NULL AND g.ms IS NULL AND g.w IS NULL
+         AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.qid = g.qid AND j.grp = g.id AND j.state IN ('active', 'waiting', 'prioritized'))
+         LIMIT 2)`,
+    )
+    .run(tx.qid);
+}
+
+/** Records the starts of grouped jobs in their groups' windows. */
+export function recordGroupStarts(
+  tx: Tx,
+  jobs: { id: string; grp: string | null; started: number }[],
+  windowed: Map<string, number>,
+): void {
+  for (const j of jobs) {
+    if (j.grp === null || !windowed.has(j.grp)) continue;
+    tx.s.stmt('INSERT INTO group_window (qid, grp, at, member) VALUES (?, ?, ?, ?)').run(tx.qid, j.grp, tx.now, `${j.id}:${j.started}`);
+  }
+}
+
+/** When the first group parked by its rate limit reopens (a worker's wake-up), or null. */
+export function nextReopen(tx: Tx): number | null {
+  return (tx.s.stmt("SELECT MIN(reopen) AS at FROM groups WHERE qid = ? AND st = 'l'").get(tx.qid) as { at: number | null }).at;
+}
+
+/**
+ * Jobs left active (completed, failed, retried): a group parked at its concurrency that now has
+ * a free slot goes back to the ring (waking idle workers) or, with no backlog, becomes idle.
+ */
+export function releaseSlots(tx: Tx, rows: (JobRow | undefined)[]): void {
+  let gcon: number | undefined | null = null;
+  const seen = new Set<string>();
+  for (const row of rows) {
+    if (!row || row.grp === null || seen.has(row.grp)) continue;
+    seen.add(row.grp);
+    const group = groupRow(tx, row.grp);
+    if (!group || group.st !== 'c') continue;
+    if (gcon === null) gcon = readLimits(tx.s, tx.qid).gcon;
+    const conc = group.c ?? gcon;
+    if (conc !== undefined && conc > 0 && activeOf(tx, row.grp) >= conc) continue;
+    requeue(tx, row.grp);
+  }
+}
+
+/** Puts a group back in the ring if it has a backlog, else makes it idle (configureGroup.lua requeue + settle). */
+function requeue(tx: Tx, g: string): void {
+  if (backlog(tx, g) > 0) {
+    enableGroups(tx);
+    toTail(tx, g);
+    tx.signalWork();
+    return;
+  }
+  const row = groupRow(tx, g);
+  if (row) idleGroup(tx, g, row, true);
+}
+
+/**
+ * Changes one group (configureGroup.lua): 'set' writes its settings (c, lm/ld, ms, w; '' removes),
+ * 'pause'/'resume'. Returns 1 done, 0 nothing to do. A field it does not know (a weighted group
+ * limit) is refused before anything is written.
+ */
+export function configureGroup(tx: Tx, g: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string>): number {
+  const unknown = Object.keys(fields).filter((f) => !GROUP_FIELDS.has(f));
+  if (unknown.length > 0) throw new BackendUnsupportedError(`group settings ${unknown.join(', ')} (weighted group limits are Redis-only)`);
+  const row = groupRow(tx, g);
+  const status = row?.st ?? '';
+  if (op === 'pause') {
+    if (status === 'p') return 0;
+    if (!row) tx.s.stmt('INSERT INTO groups (qid, id) VALUES (?, ?)').run(tx.qid, g);
+    setGroup(tx, g, { st: 'p', turn: null, reopen: null });
+    return 1;
+  }
+  if (op === 'resume') {
+    if (status !== 'p') return 0;
+    requeue(tx, g);
+    return 1;
+  }
+  const set = Object.entries(fields).filter(([, v]) => v !== '');
+  if (!row && set.length === 0) return 1;
+  if (!row) tx.s.stmt("INSERT INTO groups (qid, id, st) VALUES (?, ?, '')").run(tx.qid, g);
+  setGroup(tx, g, Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v === '' ? null : Number(v)])));
+  if (status === 'c' || status === 'l' || status === 'r') requeue(tx, g);
+  else if (status === '') {
+    const now = groupRow(tx, g);
+    if (now && backlog(tx, g) === 0) idleGroup(tx, g, now, true);
+  }
+  return 1;
+}
+
+/** After the queue's group defaults changed: groups parked under them are judged again at the next claim. */
+export function requeueParked(tx: Tx, changed: Set<string>): void {
+  if (!groupsOn(tx)) return;
+  const states: string[] = [];
+  if (changed.has('gcon')) states.push('c');
+  if (changed.has('glm') || changed.has('gld')) states.push('l');
+  for (const st of states) {
+    const rows = tx.s.stmt('SELECT id FROM groups WHERE qid = ? AND st = ? LIMIT 1000').all(tx.qid, st) as { id: string }[];
+    for (const r of rows) if (backlog(tx, r.id) > 0) toTail(tx, r.id);
+  }
+}
+
+/** Groups as the getters report them, leaving out those that hold nothing. */
+export function readGroups(s: SqliteStore, qid: number, ids: string[]): GroupRecord[] {
+  const out: GroupRecord[] = [];
+  for (const id of ids) {
+    const row = s.stmt('SELECT * FROM groups WHERE qid = ? AND id = ?').get(qid, id) as GroupRow | undefined;
+    const counts = s
+      .stmt(
+        `SELECT SUM(state = 'waiting') AS waiting, SUM(state = 'prioritized') AS prioritized, SUM(state = 'active') AS active
+         FROM jobs WHERE qid = ? AND grp = ? AND state IN ('waiting', 'prioritized', 'active')`,
+      )
+      .get(qid, id) as { waiting: number | null; prioritized: number | null; active: number | null };
+    let status: GroupStatus = (row && STATUS[row.st]) || 'idle';
+    if (status === 'maxed' && row) {
+      // Parked at its concurrency: it goes on at the next claim once a slot is free.
+      const conc = row.c ?? readLimits(s, qid).gcon;
+      if (conc === undefined || (counts.active ?? 0) < conc)
+        status = (counts.waiting ?? 0) + (counts.prioritized ?? 0) > 0 ? 'ready' : 'idle';
+    }
+    const record: GroupRecord = {
+      id,
+      status,
+      waiting: counts.waiting ?? 0,
+      prioritized: counts.prioritized ?? 0,
+      active: counts.active ?? 0,
+      concurrency: row?.c ?? undefined,
+      limiter: row && row.lm !== null ? { max: row.lm, duration: row.ld ?? 0 } : undefined,
+      maxSize: row?.ms ?? undefined,
+      weight: row?.w ?? undefined,
+    };
+    const holds =
+      record.status !== 'idle' || record.active > 0 || record.waiting + record.prioritized > 0 || (row !== undefined && hasSettings(row));
+    if (holds) out.push(record);
+  }
+  return out;
+}
+
+/** Every known group's id, in id order (the Redis `gs` set). */
+export function groupIds(s: SqliteStore, qid: number): string[] {
+  return (s.stmt("SELECT id FROM groups WHERE qid = ? AND id != '' ORDER BY id").all(qid) as { id: string }[]).map((r) => r.id);
+}
+
+/** A group's ready job ids in the order they will run (rank range). */
+export function groupJobIds(s: SqliteStore, qid: number, g: string, start: number, end: number): string[] {
+  const rows = s
+    .stmt(
+      `SELECT id FROM jobs WHERE qid = ? AND grp = ? AND state IN ('waiting', 'prioritized')
+       ORDER BY state = 'prioritized', score, rowid`,
+    )
+    .all(qid, g) as { id: string }[];
+  const from = start < 0 ? Math.max(rows.length + start, 0) : start;
+  const to = end < 0 ? rows.length + end : end;
+  return rows.slice(from, to + 1).map((r) => r.id);
+}
+
+/** The groups' part of the invariant audit: a group with a backlog is in the ring, parked or paused. */
+export function groupInvariants(s: SqliteStore, qid: number): string[] {
+  const rows = s
+    .stmt(
+      `SELECT DISTINCT j.grp AS grp, g.st AS st FROM jobs j LEFT JOIN groups g ON g.qid = j.qid AND g.id = j.grp
+       WHERE j.qid = ? AND j.grp IS NOT NULL AND j.state IN ('waiting', 'prioritized')`,
+    )
+    .all(qid) as { grp: string; st: string | null }[];
+  const problems: string[] = [];
+  for (const r of rows) {
+    if (r.st === null || r.st === '') problems.push(`group ${r.grp} has ready jobs but is ${r.st === null ? 'unknown' : 'idle'}`);
+  }
+  if (rows.length > 0 && s.stmt("SELECT 1 FROM groups WHERE qid = ? AND id = ''").get(qid) === undefined) {
+    problems.push('grouped jobs are ready but groups are not on (no ring entry for the jobs without a group)');
+  }
+  return problems;
+}
