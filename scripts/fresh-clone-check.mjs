@@ -9,10 +9,11 @@
 // takes the packages from npm's cache (npm_config_offline=true): the packages a fresh machine
 // downloads. It asserts the demo says it uses SQLite and that no job was lost.
 //
-// Then `npm test`: in full by default (about 7 minutes; it needs a Redis as the README says: this
-// runs outside the namespace, with this machine's Redis or redis-server); with `--quick`, with
-// HOPPER_TEST_TIER=sqlite, which scripts/test-all.mjs honours by running only the SQLite tier (no
-// Redis needed: it runs in the namespace too).
+// Then `npm test`, outside the namespace (still no REDIS_URL): in full by default (about 7
+// minutes; it needs a Redis as the README says: this machine's, or its redis-server); with
+// `--quick`, with HOPPER_TEST_TIER=sqlite, which scripts/test-all.mjs honours by running only the
+// SQLite tier. (That tier is not Redis-free yet: test/queue/startup.test.ts's dataset-reset test
+// starts a redis-server of its own, so it cannot run in the namespace.)
 //
 // Usage: node scripts/fresh-clone-check.mjs [--quick] [--keep]   (npm run test:fresh-clone -- --quick)
 // Needs Linux, `unshare` and `ip` (util-linux, iproute2) and the right to create a network
@@ -104,9 +105,7 @@ try {
   if (!/no job lost/.test(demo.out)) fail('the demo did not report "no job lost"');
   console.log(`\n== demo: on SQLite, no job lost (${elapsed()} so far)`);
 
-  const test = quick
-    ? await npmRun(clone, 'test', { ...isolated, HOPPER_TEST_TIER: 'sqlite' }, true)
-    : await npmRun(clone, 'test', base, false);
+  const test = await npmRun(clone, 'test', quick ? { ...base, HOPPER_TEST_TIER: 'sqlite' } : base, false);
   if (test.code !== 0) fail(`npm test${quick ? ' (HOPPER_TEST_TIER=sqlite)' : ''} exited with ${test.code}`);
   console.log(
     `\n== fresh-clone check passed in ${elapsed()}: npm run demo (SQLite, no job lost), npm test${quick ? ' (SQLite tier)' : ''}`,
