@@ -3,10 +3,27 @@
 // waiting: processes, HTTP servers, a browser). Each lane runs its steps in order and stops at its
 // first failure; the output of each step is printed whole when it ends, under its name; the exit
 // code is non-zero when any step failed.
+//
+// HOPPER_TEST_TIER=sqlite runs only the engine's SQLite tier (its type check, then the tests of the
+// engine-sqlite project: no Redis needed), for the quick form of the fresh-clone check
+// (scripts/fresh-clone-check.mjs --quick; docs/testing.md). Unset: everything.
 import { spawn } from 'node:child_process';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const lanes = [
+const TIERS = {
+  sqlite: [
+    [
+      ['typecheck', 'hopper'],
+      ['test:sqlite', 'hopper'],
+    ],
+  ],
+};
+const tier = process.env.HOPPER_TEST_TIER;
+if (tier !== undefined && tier !== '' && !(tier in TIERS)) {
+  console.error(`HOPPER_TEST_TIER must be one of ${Object.keys(TIERS).join(', ')} (or unset: every test), got "${tier}".`);
+  process.exit(2);
+}
+const lanes = TIERS[tier] ?? [
   [
     ['typecheck', 'hopper'],
     ['test', 'hopper'],
@@ -24,6 +41,13 @@ const lanes = [
     ['test', '@hopper/dashboard'],
   ],
 ];
+if (TIERS[tier])
+  console.log(
+    `== HOPPER_TEST_TIER=${tier}: ${TIERS[tier]
+      .flat()
+      .map((s) => s.join(' '))
+      .join(', ')}`,
+  );
 
 /** Runs `npm run <script> -w <workspace>`, its output collected; resolves to its exit code. */
 function step([script, workspace]) {
@@ -57,4 +81,8 @@ if (failed.length > 0) {
   console.error(`\n== npm test FAILED: ${failed.join(', ')} (after ${seconds} s)`);
   process.exit(1);
 }
-console.log(`\n== npm test: every package's type check and tests passed in ${seconds} s`);
+console.log(
+  TIERS[tier]
+    ? `\n== npm test (HOPPER_TEST_TIER=${tier}): passed in ${seconds} s`
+    : `\n== npm test: every package's type check and tests passed in ${seconds} s`,
+);

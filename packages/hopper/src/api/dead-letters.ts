@@ -2,7 +2,7 @@
  * Replaying dead letters (`queue.replayDeadLetters`): selecting them page by page and putting
  * their jobs back into their origin queues in batches. See docs/failures.md.
  */
-import type { QueueBackend } from '../backend/backend.js';
+import { unexpectedKind, type QueueBackend } from '../backend/backend.js';
 import type { Clock } from '../clock/clock.js';
 import type { Job } from '../job/job.js';
 import type { JobState } from '../job/states.js';
@@ -52,10 +52,22 @@ export async function replayDeadLetters(queue: DeadLetterQueue, opts: ReplayDead
     (opts.failedReasonContains === undefined || (job.failedReason ?? '').includes(opts.failedReasonContains)) &&
     (since === undefined || (job.deadLetterOrigin.failedOn ?? job.timestamp) >= since);
   const replay = async (ids: string[]): Promise<void> => {
-    const codes = await queue.backend.replayDeadLetters(ids, queue.clock.backendNow());
-    codes.forEach((code, i) => {
-      if (code === 1) result.replayed++;
-      else if (code === -4 || code === -5) result.refused.push(ids[i]);
+    const outcomes = await queue.backend.replayDeadLetters(ids, queue.clock.backendNow());
+    outcomes.forEach(({ kind }, i) => {
+      switch (kind) {
+        case 'replayed':
+          result.replayed++;
+          break;
+        case 'originExists':
+        case 'busy':
+          result.refused.push(ids[i]);
+          break;
+        case 'missing':
+        case 'notDeadLetter':
+          break;
+        default:
+          unexpectedKind(kind);
+      }
     });
     opts.onProgress?.({ ...result, refused: [...result.refused] });
   };

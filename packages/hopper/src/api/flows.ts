@@ -127,8 +127,8 @@ export async function cancelChildren(
     for (const key of keys) {
       const child = parseJobKey(prefix, key);
       if (!child) continue;
-      const code = await backendFor(child.queue).cancelJob(child.id, reason, keep, now());
-      if (code === 1 || code === 2) {
+      const result = await backendFor(child.queue).cancelJob(child.id, reason, keep, now());
+      if (result.kind === 'cancelled' || result.kind === 'signalled') {
         cancelled++;
         stack.push(child);
       }

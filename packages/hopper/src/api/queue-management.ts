@@ -133,8 +133,9 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
     await this.ready();
     const result = await this.backend.removeJob(String(jobId), this.clock.backendNow(), withChildren);
     throwIfRemoveRefused(result, String(jobId), this.name, this.prefix);
-    if (result.code === 1) this.emit('removed', String(jobId));
-    return result.code;
+    if (result.kind !== 'removed') return 0;
+    this.emit('removed', String(jobId));
+    return 1;
   }
 
   /**

@@ -383,9 +383,9 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   async cancelJob(jobId: string, reason = 'cancelled'): Promise<'cancelled' | 'signalled' | 'missing' | 'finished'> {
     await this.ready();
     const failedReason = `CancelledError: ${reason}`;
-    const code = await this.backend.cancelJob(String(jobId), failedReason, { kind: 'keep' }, this.clock.backendNow());
-    if (code === -5) throw SchedulerJobError.of(String(jobId), SchedulerJobError.schedulerOf(String(jobId)), 'cancelled');
-    if (code === 1 || code === 2) {
+    const { kind } = await this.backend.cancelJob(String(jobId), failedReason, { kind: 'keep' }, this.clock.backendNow());
+    if (kind === 'pendingRun') throw SchedulerJobError.of(String(jobId), SchedulerJobError.schedulerOf(String(jobId)), 'cancelled');
+    if (kind === 'cancelled' || kind === 'signalled') {
       const siblings = new Map<string, QueueBackend>([[this.name, this.backend]]);
       const backendFor = (queue: string): QueueBackend => {
         let backend = siblings.get(queue);
@@ -394,7 +394,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
       };
       await cancelChildren(this.prefix, backendFor, this.name, String(jobId), failedReason, () => this.clock.backendNow());
     }
-    return code === 1 ? 'cancelled' : code === 2 ? 'signalled' : code === 0 ? 'missing' : 'finished';
+    return kind;
   }
 
   /**

@@ -10,8 +10,33 @@
  * stored times.
  */
 import type { JobState, JobStateOrUnknown } from '../job/states.js';
-export type { GroupRecord, GroupStatus, OccurrencePlan, SchedulerRecord, SchedulerWrite } from './records.js';
-import type { GroupRecord, OccurrencePlan, SchedulerRecord, SchedulerWrite } from './records.js';
+export type {
+  GroupRecord,
+  GroupStatus,
+  OccurrencePlan,
+  SchedulerRecord,
+  SchedulerWrite,
+  RemoveJobResult,
+  CancelJobResult,
+  ReplayDeadLetterResult,
+  SealParentResult,
+  WaitChildrenResult,
+  RefusedMoveCode,
+  ChildDependencyResult,
+} from './records.js';
+export { unexpectedKind } from './records.js';
+import type {
+  GroupRecord,
+  OccurrencePlan,
+  SchedulerRecord,
+  SchedulerWrite,
+  RemoveJobResult,
+  CancelJobResult,
+  ReplayDeadLetterResult,
+  SealParentResult,
+  WaitChildrenResult,
+  ChildDependencyResult,
+} from './records.js';
 
 export { WriteCode } from './requests.js';
 export type {
@@ -134,12 +159,6 @@ export interface BoundedStep {
   readonly visitedGroups: number;
 }
 
-/** What `removeJob` did: its code and detail (see QueueBackend.removeJob). */
-export interface RemoveJobResult {
-  code: number;
-  detail: string;
-}
-
 export type CleanableState = 'completed' | 'failed' | 'waiting' | 'prioritized' | 'delayed';
 
 /** Counts of jobs per state. */
@@ -217,18 +236,16 @@ export interface QueueBackend {
   resume(): Promise<boolean>;
   /**
    * Removes a job that is not active, with its flow descendants when `withChildren` (read and
-   * checked first: nothing is removed if one is active or the tree is too large). Codes: 1
-   * removed, 0 missing, -4 active, -5 a job scheduler's pending run (kept), -6 a descendant is
-   * active, -7 the tree holds more than `detail` child records, -8 a descendant is a pending run.
-   * `detail`: the descendant's key (-6, -8), the limit (-7), how many jobs were removed (1).
+   * checked first: nothing is removed if one is active, is a job scheduler's pending run, or the
+   * tree is too large). See {@link RemoveJobResult}.
    */
   removeJob(id: string, now?: number, withChildren?: boolean): Promise<RemoveJobResult>;
   /** Adds trees of jobs across queues atomically (this backend's queue routes the call). */
   addFlow(nodes: FlowNodeWrite[], request: AddRequest | undefined, now?: number): Promise<AddFlowResult>;
-  /** Lets an unsealed parent move on once its children are done: 1 sealed, 2 sealed and moved on, 0 already sealed, -1 missing. */
-  sealParent(id: string, now?: number): Promise<number>;
+  /** Lets an unsealed parent move on once its children are done. */
+  sealParent(id: string, now?: number): Promise<SealParentResult>;
   /** The holder moves an active parent to waiting-children while children are pending (see moveToWaitingChildren.lua). */
-  moveToWaitingChildren(id: string, fence: Fence, now?: number): Promise<{ code: number; reason: string }>;
+  moveToWaitingChildren(id: string, fence: Fence, now?: number): Promise<WaitChildrenResult>;
   /** Takes up to `count` children of a cancelled parent still to cancel (public keys). */
   takeChildrenToCancel(id: string, count: number): Promise<string[]>;
   /**
@@ -276,8 +293,8 @@ export interface QueueBackend {
   trimEvents(maxLength: number): Promise<number>;
   /** Deletes a deduplication key (with `jobId`: only while it points to that job); 1 if deleted. */
   removeDeduplicationKey(id: string, jobId?: string): Promise<number>;
-  /** Lets a pending child's parent go of it: 1 done, 0 no parent or not pending, -1 child missing, -3 parent missing. */
-  removeChildDependency(id: string, now?: number): Promise<number>;
+  /** Lets a pending child's parent go of it. */
+  removeChildDependency(id: string, now?: number): Promise<ChildDependencyResult>;
   /** Deletes a job's log lines, or all but the newest `keep` (0: all); returns how many are left. */
   clearLogs(id: string, keep: number): Promise<number>;
   /**
@@ -285,10 +302,10 @@ export interface QueueBackend {
    * stops after `limit` removals (0: no limit). Returns how many were removed.
    */
   removeOrphanedJobs(scanCount: number, limit: number, now?: number): Promise<number>;
-  /** Cancels a job: 1 cancelled now, 2 active (its worker is told), 0 missing, -3 already finished, -5 a job scheduler's pending run (kept). */
-  cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number>;
-  /** Replays dead letters of this (dead-letter) queue: one code per id (see replayDeadLetters.lua). */
-  replayDeadLetters(ids: string[], now?: number): Promise<number[]>;
+  /** Cancels a job (see {@link CancelJobResult}). */
+  cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<CancelJobResult>;
+  /** Replays dead letters of this (dead-letter) queue: one result per id (see replayDeadLetters.lua). */
+  replayDeadLetters(ids: string[], now?: number): Promise<ReplayDeadLetterResult[]>;
   /** Calls `listener` with the id of each job of this queue cancelled while active (pub/sub). */
   onCancel(listener: (jobId: string) => void): Promise<void>;
   /** Whether the backend runs on a Redis Cluster (cross-queue atomic steps need one hash tag). */

@@ -1,6 +1,8 @@
 /**
- * Records the backend seam passes for job schedulers and groups (re-exported by backend.ts).
+ * Records the backend seam passes for job schedulers and groups, and the typed results of its
+ * writes (re-exported by backend.ts).
  */
+import type { WriteCode } from './requests.js';
 
 /** A scheduler as written by upsert: its validated spec and job template, serialised. */
 export interface SchedulerWrite {
@@ -63,4 +65,60 @@ export interface GroupRecord {
   limiter: { max: number; duration: number; weight?: 'cost' } | undefined;
   maxSize: number | undefined;
   weight: number | undefined;
+}
+
+/*
+ * Typed results of the seam's writes that used to return script codes. Each backend maps its own
+ * codes (the Lua replies, the SQLite writes) to these unions; callers switch on `kind`.
+ */
+
+/** What removeJob did (nothing is removed unless `kind` is 'removed'). */
+export type RemoveJobResult =
+  | { kind: 'removed'; /** How many jobs went (the job and its removed descendants). */ count: number }
+  | { kind: 'missing' }
+  /** The job is active. */
+  | { kind: 'active' }
+  /** The job is a job scheduler's pending run (kept). */
+  | { kind: 'pendingRun' }
+  /** A descendant (`key`: its public key) is active. */
+  | { kind: 'descendantActive'; key: string }
+  /** The flow tree holds more than `limit` child records. */
+  | { kind: 'treeTooLarge'; limit: number }
+  /** A descendant (`key`: its public key) is a job scheduler's pending run. */
+  | { kind: 'descendantPendingRun'; key: string };
+
+/**
+ * What cancelJob did: cancelled now (it had not started), signalled (active: its worker is told),
+ * missing, already finished, or refused as a job scheduler's pending run (kept).
+ */
+export type CancelJobResult = { kind: 'cancelled' | 'signalled' | 'missing' | 'finished' | 'pendingRun' };
+
+/**
+ * What replaying one dead letter did: replayed; missing (no such dead letter); originExists (the
+ * origin job exists and is not failed: refused); busy (the dead letter is active, delayed or
+ * prioritized: refused); notDeadLetter.
+ */
+export type ReplayDeadLetterResult = { kind: 'replayed' | 'missing' | 'originExists' | 'busy' | 'notDeadLetter' };
+
+/** What sealParent did: sealed (still waiting for children), released (sealed and moved on), alreadySealed, missing. */
+export type SealParentResult = { kind: 'sealed' | 'released' | 'alreadySealed' | 'missing' };
+
+/**
+ * What moveToWaitingChildren did: moved; nothingPending (keep processing); childFailed (a child
+ * with failParentOnFailure failed: `reason`); refused (the holder's move was refused: `code` says
+ * why, as for the other holder moves).
+ */
+export type WaitChildrenResult =
+  { kind: 'moved' } | { kind: 'nothingPending' } | { kind: 'childFailed'; reason: string } | { kind: 'refused'; code: RefusedMoveCode };
+
+/** Why a holder's move was refused (the WriteCodes of a refusal). */
+export type RefusedMoveCode =
+  typeof WriteCode.Missing | typeof WriteCode.StaleAttempt | typeof WriteCode.NotActive | typeof WriteCode.RefusedCancelled;
+
+/** What removeChildDependency did: removed; notPending (no parent, or not pending); missing (the child); parentMissing. */
+export type ChildDependencyResult = { kind: 'removed' | 'notPending' | 'missing' | 'parentMissing' };
+
+/** Fails to compile when a switch over a union's `kind` misses a case. */
+export function unexpectedKind(value: never): never {
+  throw new Error(`Unexpected backend result ${JSON.stringify(value)}.`);
 }

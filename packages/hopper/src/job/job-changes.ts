@@ -3,7 +3,7 @@
  * replay a dead letter, promote a delayed one, change its delay or priority. The logic behind
  * those Job methods.
  */
-import type { RemoveJobResult } from '../backend/backend.js';
+import { unexpectedKind, type RemoveJobResult } from '../backend/backend.js';
 import {
   FlowTooLargeError,
   InvalidOptionsError,
@@ -76,31 +76,36 @@ export function removeChildrenOption(opts: RemoveOptions | undefined, where: str
 
 /**
  * Throws the typed error for a refused removal of job `id` (nothing was removed), with BullMQ's
- * key phrase for a locked (active) job. Returns for codes 1 (removed) and 0 (missing).
+ * key phrase for a locked (active) job. Returns when it was removed or missing.
  */
 export function throwIfRemoveRefused(result: RemoveJobResult, id: string, queueName: string, prefix: string): void {
   const locked = `Job ${id} could not be removed because it is locked by another worker`;
-  switch (result.code) {
-    case -4:
+  switch (result.kind) {
+    case 'removed':
+    case 'missing':
+      return;
+    case 'active':
       throw new JobActiveError(`${locked}: it is active in queue "${queueName}". Let it finish or fail, or close its worker first.`);
-    case -5:
+    case 'pendingRun':
       throw SchedulerJobError.of(id, SchedulerJobError.schedulerOf(id), 'removed');
-    case -6:
+    case 'descendantActive':
       throw new JobActiveError(
-        `${locked}: job ${result.detail} in its flow tree is active, so nothing was removed. Let it finish or fail, ` +
+        `${locked}: job ${result.key} in its flow tree is active, so nothing was removed. Let it finish or fail, ` +
           `or pass { removeChildren: false } to remove job ${id} alone.`,
       );
-    case -7:
+    case 'treeTooLarge':
       throw new FlowTooLargeError(
-        `Cannot remove job ${id} of queue "${queueName}" with its children: its flow tree holds more than ${result.detail} ` +
+        `Cannot remove job ${id} of queue "${queueName}" with its children: its flow tree holds more than ${result.limit} ` +
           'child records, more than one bounded call removes, so nothing was removed. Stop it with ' +
           `queue.cancelJob('${id}') (the parent and its pending children, in batches), then pass { removeChildren: false } to ` +
           'remove the job alone; its finished children go with their retention or queue.clean.',
       );
-    case -8: {
-      const childId = parseJobKey(prefix, result.detail)?.id ?? result.detail;
+    case 'descendantPendingRun': {
+      const childId = parseJobKey(prefix, result.key)?.id ?? result.key;
       throw SchedulerJobError.of(childId, SchedulerJobError.schedulerOf(childId), 'removed');
     }
+    default:
+      unexpectedKind(result);
   }
 }
 
@@ -111,7 +116,7 @@ export async function removeJob(job: Job, opts?: RemoveOptions): Promise<void> {
   await job.ctx.ready();
   const result = await job.ctx.backend.removeJob(id, job.ctx.clock.backendNow(), withChildren);
   throwIfRemoveRefused(result, id, job.queueName, job.ctx.prefix);
-  if (result.code === 0) throw new JobNotFoundError(`Cannot remove job ${id} in queue "${job.queueName}": it no longer exists.`);
+  if (result.kind === 'missing') throw new JobNotFoundError(`Cannot remove job ${id} in queue "${job.queueName}": it no longer exists.`);
 }
 
 /** `job.replay()` of a dead letter. */
@@ -120,15 +125,22 @@ export async function replayDeadLetter(job: Job): Promise<void> {
   if (!job.deadLetterOrigin)
     throw new InvalidStateError(`Job ${id} in queue "${job.queueName}" is not a dead letter: only dead letters can be replayed.`);
   await job.ctx.ready();
-  const [code] = await job.ctx.backend.replayDeadLetters([id], job.ctx.clock.backendNow());
-  if (code === -4) {
-    throw new ReplayRefusedError(
-      `Cannot replay dead letter ${id}: job ${job.deadLetterOrigin.jobId} exists in queue "${job.deadLetterOrigin.queue}" and is not failed. Remove it or wait for it to finish.`,
-    );
+  const [{ kind }] = await job.ctx.backend.replayDeadLetters([id], job.ctx.clock.backendNow());
+  switch (kind) {
+    case 'replayed':
+    case 'notDeadLetter': // checked above: it stopped being one since it was read
+      return;
+    case 'originExists':
+      throw new ReplayRefusedError(
+        `Cannot replay dead letter ${id}: job ${job.deadLetterOrigin.jobId} exists in queue "${job.deadLetterOrigin.queue}" and is not failed. Remove it or wait for it to finish.`,
+      );
+    case 'busy':
+      throw new ReplayRefusedError(`Cannot replay dead letter ${id} while it is being handled (active, delayed or prioritized).`);
+    case 'missing':
+      throw new JobNotFoundError(`Dead letter ${id} no longer exists (already replayed or removed).`);
+    default:
+      unexpectedKind(kind);
   }
-  if (code === -5)
-    throw new ReplayRefusedError(`Cannot replay dead letter ${id} while it is being handled (active, delayed or prioritized).`);
-  if (code === 0) throw new JobNotFoundError(`Dead letter ${id} no longer exists (already replayed or removed).`);
 }
 
 /** `job.promote()`. */

@@ -8,7 +8,7 @@ import { parseJson } from './job-json.js';
 import { parseJobKey } from './job-key.js';
 import { holderFence } from './job-manual.js';
 import { throwOnMoveCode } from './write-codes.js';
-import type { QueueBackend } from '../backend/backend.js';
+import { unexpectedKind, type QueueBackend } from '../backend/backend.js';
 
 /** Paging of one kind of dependency in `getDependencies` (BullMQ's `DependenciesOpts`). */
 export interface DependencyPage {
@@ -137,10 +137,20 @@ export async function waitForChildren(job: Job, token: string | undefined): Prom
   const id = job.requireId();
   const fence = holderFence(job, token, 'move to waiting-children');
   await job.ctx.ready();
-  const { code, reason } = await job.ctx.backend.moveToWaitingChildren(id, fence, job.ctx.clock.backendNow());
-  if (code === -4) throw new UnrecoverableError(reason);
-  throwOnMoveCode(job, code, 'move to waiting-children', 'moveToWaitingChildren', true);
-  return code === 1;
+  const result = await job.ctx.backend.moveToWaitingChildren(id, fence, job.ctx.clock.backendNow());
+  switch (result.kind) {
+    case 'moved':
+      return true;
+    case 'nothingPending':
+      return false;
+    case 'childFailed':
+      throw new UnrecoverableError(result.reason);
+    case 'refused':
+      throwOnMoveCode(job, result.code, 'move to waiting-children', 'moveToWaitingChildren', true);
+      return false;
+    default:
+      return unexpectedKind(result);
+  }
 }
 
 /** How deep removeUnprocessedChildren follows grandchildren (flows deeper than this are refused at add). */
@@ -180,7 +190,7 @@ export async function removeUnprocessed(job: Job): Promise<number> {
       // unblocks the parent); so do missing ones and pending scheduler runs.
       if (state === 'active' || state === 'completed' || state === 'failed' || state === 'unknown') continue;
       if (state === 'waiting-children' && depth < MAX_DEPTH) removed += await removeUnder(childBackend, child.id, depth + 1);
-      if ((await childBackend.removeJob(child.id, now())).code === 1) removed++;
+      if ((await childBackend.removeJob(child.id, now())).kind === 'removed') removed++;
     }
     return removed;
   };
@@ -194,15 +204,21 @@ export async function removeUnprocessed(job: Job): Promise<number> {
 export async function letParentGo(job: Job): Promise<boolean> {
   const id = job.requireId();
   await job.ctx.ready();
-  const code = await job.ctx.backend.removeChildDependency(id);
-  if (code === -1)
-    throw new JobNotFoundError(`Missing key for job ${id}. removeChildDependency: job ${id} does not exist in queue "${job.queueName}".`);
-  if (code === -3)
-    throw new JobNotFoundError(
-      `Missing key for parent job ${job.parentKey ?? '(unknown)'}. removeChildDependency: the parent of job ${id} no longer exists.`,
-    );
-  if (code !== 1) return false;
-  job.parent = undefined;
-  job.parentKey = undefined;
-  return true;
+  const { kind } = await job.ctx.backend.removeChildDependency(id);
+  switch (kind) {
+    case 'missing':
+      throw new JobNotFoundError(`Missing key for job ${id}. removeChildDependency: job ${id} does not exist in queue "${job.queueName}".`);
+    case 'parentMissing':
+      throw new JobNotFoundError(
+        `Missing key for parent job ${job.parentKey ?? '(unknown)'}. removeChildDependency: the parent of job ${id} no longer exists.`,
+      );
+    case 'notPending':
+      return false;
+    case 'removed':
+      job.parent = undefined;
+      job.parentKey = undefined;
+      return true;
+    default:
+      return unexpectedKind(kind);
+  }
 }

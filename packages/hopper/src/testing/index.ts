@@ -3,7 +3,8 @@
  * processor, a Worker) on a process-local SQLite database (`sqlite::memory:`, no Redis) with a
  * {@link FakeClock}, so a processor, a retry policy, a delay or a timeout is tested in
  * milliseconds: {@link TestQueue.advance} moves the clock and runs what fell due,
- * {@link TestQueue.runUntilIdle} waits until nothing is left to run now. Needs the optional
+ * {@link TestQueue.runUntilIdle} waits (woken by the queue's own events, without polling) until
+ * nothing is left to run now. Needs the optional
  * dependency `better-sqlite3` (version 12). See docs/testing.md.
  *
  * @example
@@ -52,16 +53,20 @@ export interface TestQueue<DataType, ResultType, NameType extends string> {
   advance(ms: number): Promise<void>;
   /**
    * Resolves once no job is waiting, prioritized or active (delayed jobs wait for the clock: use
-   * {@link advance}). Rejects after `timeoutMs` of real time (default 5,000) with the counts left.
+   * {@link advance}; with a processor, those already due run first). Event-driven: it wakes on
+   * each event the queue's jobs add (claimed, completed, failed, moved), not on a timer. Rejects
+   * after `timeoutMs` of real time (default 5,000) with the counts left.
    */
   runUntilIdle(options?: { timeoutMs?: number }): Promise<void>;
   /** Closes the worker and the queue. */
   close(): Promise<void>;
 }
 
-/** Quiet checks in a row, a few ms apart, before the queue counts as idle (a wake-up may be in flight). */
-const QUIET_CHECKS = 3;
-const CHECK_EVERY_MS = 2;
+/**
+ * Longest one wait of runUntilIdle blocks on the queue's events before it reads the counts again
+ * (a fallback: every state change it waits for adds an event, which wakes it at once).
+ */
+const RECHECK_MS = 100;
 /** Most due times one advance steps through (a bound on a schedule that keeps adding due jobs). */
 const MAX_STEPS = 10_000;
 
@@ -93,19 +98,26 @@ export async function createTestQueue<DataType = any, ResultType = any, NameType
     const counts = await queue.getJobCounts('waiting', 'prioritized', 'active');
     return Object.values(counts).some((n) => n > 0) ? counts : {};
   };
+  // Event-driven: read the counts, and while jobs are left, block on the queue's events stream
+  // (the SQLite backend wakes the read in-process the moment a write adds an event: a job
+  // claimed, completed, failed, retried, moved) instead of polling. The position in the stream is
+  // taken before the counts, so a change between the two wakes the wait at once.
   const runUntilIdle = async ({ timeoutMs = 5_000 } = {}): Promise<void> => {
     const deadline = performance.now() + timeoutMs;
-    let quiet = 0;
+    // With a worker, jobs already due on the fake clock are made ready first (as the worker's
+    // next claim would), so they count as work left rather than racing the worker's wake-up.
+    if (worker) await queue.backend.claim({ count: 0, lockMs: 1, tokenPrefix: 'test-kit' }, clock.now());
     for (;;) {
+      const from = await queue.backend.lastEventId();
       const left = await busy();
-      quiet = Object.keys(left).length === 0 ? quiet + 1 : 0;
-      if (quiet >= QUIET_CHECKS) return;
-      if (performance.now() > deadline) {
+      if (Object.keys(left).length === 0) return;
+      const wait = deadline - performance.now();
+      if (wait <= 0) {
         throw new Error(
           `runUntilIdle: jobs still to run after ${timeoutMs} ms: ${JSON.stringify(left)}${worker ? '' : ' (no processor was given)'}`,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, CHECK_EVERY_MS));
+      await queue.backend.readEvents(from, Math.max(1, Math.min(wait, RECHECK_MS)), 1, false);
     }
   };
   return {

@@ -62,6 +62,41 @@ describe('hopper/testing', () => {
     }
   });
 
+  it('runUntilIdle waits for a processor that awaits real I/O, and for the jobs it adds', async () => {
+    let release: () => void = () => undefined;
+    const io = new Promise<void>((resolve) => (release = resolve));
+    const t = await createTestQueue<{ step: number }>('chain', {
+      processor: async (job) => {
+        if (job.data.step === 1) await io;
+        if (job.data.step < 3) await t.queue.add('next', { step: job.data.step + 1 });
+        return job.data.step;
+      },
+    });
+    try {
+      const active = new Promise((resolve) => t.worker?.once('active', resolve));
+      await t.queue.add('first', { step: 1 });
+      await active;
+      const idle = t.runUntilIdle();
+      release();
+      await idle;
+      expect(await t.queue.getJobCounts('completed', 'waiting', 'active')).toEqual({ completed: 3, waiting: 0, active: 0 });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('runUntilIdle runs a job the fake clock made due, with a processor', async () => {
+    const t = await createTestQueue('due', { processor: async () => 'done' });
+    try {
+      const job = await t.queue.add('later', {}, { delay: 60_000 });
+      t.clock.set(t.clock.now() + 60_000);
+      await t.runUntilIdle();
+      expect(await job.getState()).toBe('completed');
+    } finally {
+      await t.close();
+    }
+  });
+
   it('refuses a clock start or an advance that is not a number', async () => {
     await expect(createTestQueue('x', { now: Number.NaN })).rejects.toBeInstanceOf(InvalidOptionsError);
     const t = await createTestQueue('x');

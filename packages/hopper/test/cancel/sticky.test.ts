@@ -156,8 +156,8 @@ describe('sticky cancellation', () => {
       await backend.cancelJob(id, 'CancelledError: once', { kind: 'keep' }, env.clock!.backendNow()),
       await backend.cancelJob(id, 'CancelledError: once', { kind: 'keep' }, env.clock!.backendNow()),
     ];
-    expect(await cancelTwice('waiting-one')).toEqual([1, 1]);
-    expect(await cancelTwice('active-one')).toEqual([2, 2]);
+    expect(await cancelTwice('waiting-one')).toEqual([{ kind: 'cancelled' }, { kind: 'cancelled' }]);
+    expect(await cancelTwice('active-one')).toEqual([{ kind: 'signalled' }, { kind: 'signalled' }]);
     const events = await backend.readEvents('0-0', -1, 1000, false);
     const kinds = events.events.filter((e) => e.fields.jobId !== undefined).map((e) => `${e.event} ${e.fields.jobId}`);
     expect(kinds.filter((k) => k === 'failed waiting-one')).toHaveLength(1);

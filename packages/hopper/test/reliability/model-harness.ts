@@ -152,9 +152,10 @@ export class Harness {
     const id = this.pickJob(pick, (s) => s !== 'completed' && s !== 'failed');
     if (id === undefined) return;
     const expected = this.model.cancel(id, CANCEL_REASON, true);
-    const code = await this.backend.cancelJob(id, CANCEL_REASON, { kind: 'keep' }, this.model.now);
+    const { kind } = await this.backend.cancelJob(id, CANCEL_REASON, { kind: 'keep' }, this.model.now);
+    const code = { cancelled: 1, signalled: 2, missing: 0, finished: -3, pendingRun: -5 }[kind];
     expect({ cancel: id, code }).toEqual({ cancel: id, code: expected });
-    if (code === 1 || code === 2) {
+    if (kind === 'cancelled' || kind === 'signalled') {
       const backend = this.backend;
       await cancelChildren(
         this.prefix,

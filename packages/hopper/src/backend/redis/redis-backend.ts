@@ -20,6 +20,8 @@ import type {
   Retention,
   QueueBackend,
   RemoveJobResult,
+  CancelJobResult,
+  ReplayDeadLetterResult,
   WriteCode,
 } from '../backend.js';
 import { isClusterClient } from './connection.js';
@@ -27,7 +29,7 @@ import { sameSlot } from './keys.js';
 import { asRedisFullError, BudgetExceededError, CostAboveRateLimitError, GroupMaxSizeExceededError } from '../../job/errors.js';
 import { RedisQueueOutput } from './redis-output.js';
 import type { RedisBackendOptions } from './redis-connection.js';
-import { parseClaim, retentionSpec, timeArg, type Reply } from './replies.js';
+import { parseClaim, retentionSpec, timeArg, toCancelJobResult, toRemoveJobResult, toReplayResult, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
@@ -279,7 +281,7 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
       },
       { now: timeArg(now), base: k.base, id, children: withChildren ? 1 : 0 },
     )) as [number, string | number];
-    return { code: Number(reply[0]), detail: String(reply[1]) };
+    return toRemoveJobResult(reply);
   }
 
   async changeDelay(id: string, delay: number, now?: number): Promise<WriteCode> {
@@ -347,9 +349,9 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
     )) as number;
   }
 
-  async cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number> {
+  async cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<CancelJobResult> {
     const k = this.keys;
-    return (await runScript(
+    const code = await runScript(
       this.client,
       SCRIPTS.cancelJob,
       {
@@ -362,10 +364,11 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
         waitingChildren: k.waitingChildren,
       },
       { now: timeArg(now), base: k.base, id, reason, channel: k.cancelChannel, failKeep: retentionSpec(failKeep) },
-    )) as number;
+    );
+    return toCancelJobResult(code);
   }
 
-  async replayDeadLetters(ids: string[], now?: number): Promise<number[]> {
+  async replayDeadLetters(ids: string[], now?: number): Promise<ReplayDeadLetterResult[]> {
     const k = this.keys;
     const reply = (await runScript(
       this.client,
@@ -374,7 +377,7 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
       { now: timeArg(now), base: k.base, queueName: this.queueName },
       ids,
     )) as number[];
-    return reply.map(Number);
+    return reply.map(toReplayResult);
   }
 
   get isCluster(): boolean {

@@ -3,10 +3,20 @@
  * added in chunks, moving a parent to waiting-children, and reading a parent's dependency
  * records (see scripts/includes/flow.lua for the layout).
  */
-import type { AddFlowResult, AddRequest, Dependencies, Fence, FlowNodeWrite, FlowOutcome } from '../backend.js';
+import type {
+  AddFlowResult,
+  AddRequest,
+  ChildDependencyResult,
+  Dependencies,
+  Fence,
+  FlowNodeWrite,
+  FlowOutcome,
+  SealParentResult,
+  WaitChildrenResult,
+} from '../backend.js';
 import { asRedisFullError, GroupMaxSizeExceededError } from '../../job/errors.js';
 import { RedisQueueReads } from './redis-reads.js';
-import { timeArg, type Reply } from './replies.js';
+import { timeArg, toChildDependencyResult, toSealParentResult, toWaitChildrenResult, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
@@ -57,29 +67,26 @@ export abstract class RedisQueueFlows extends RedisQueueReads {
     return { now: at, ok: true, ids, outcomes };
   }
 
-  async sealParent(id: string, now?: number): Promise<number> {
-    return (await runScript(
-      this.client,
-      SCRIPTS.sealParent,
-      { meta: this.keys.meta },
-      { now: timeArg(now), base: this.keys.base, id },
-    )) as number;
+  async sealParent(id: string, now?: number): Promise<SealParentResult> {
+    return toSealParentResult(
+      await runScript(this.client, SCRIPTS.sealParent, { meta: this.keys.meta }, { now: timeArg(now), base: this.keys.base, id }),
+    );
   }
 
-  async moveToWaitingChildren(id: string, fence: Fence, now?: number): Promise<{ code: number; reason: string }> {
+  async moveToWaitingChildren(id: string, fence: Fence, now?: number): Promise<WaitChildrenResult> {
     const k = this.keys;
-    const [code, reason] = (await runScript(
+    const reply = (await runScript(
       this.client,
       SCRIPTS.moveToWaitingChildren,
       { meta: k.meta, active: k.active, waitingChildren: k.waitingChildren, events: k.events },
       { now: timeArg(now), base: k.base, id, token: fence.token, attempt: fence.attempt },
     )) as [number, string];
-    return { code: Number(code), reason: String(reason) };
+    return toWaitChildrenResult(reply);
   }
 
-  async removeChildDependency(id: string, now?: number): Promise<number> {
+  async removeChildDependency(id: string, now?: number): Promise<ChildDependencyResult> {
     const k = this.keys;
-    return Number(
+    return toChildDependencyResult(
       await runScript(
         this.client,
         SCRIPTS.removeChildDependency,

@@ -2,7 +2,20 @@
  * Turning arguments into script values and script replies into records: the Redis backend's
  * codecs, shared by its reads and writes.
  */
-import type { ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from '../backend.js';
+import type {
+  CancelJobResult,
+  ChildDependencyResult,
+  ClaimRequest,
+  ClaimResult,
+  ClaimedJob,
+  JobRecord,
+  RefusedMoveCode,
+  RemoveJobResult,
+  ReplayDeadLetterResult,
+  Retention,
+  SealParentResult,
+  WaitChildrenResult,
+} from '../backend.js';
 import { isJobState } from '../../job/states.js';
 import { queueNameOfBase } from './keys.js';
 
@@ -105,4 +118,102 @@ export function compareStreamIds(a: string, b: string): number {
   const [am, as] = a.split('-').map(Number);
   const [bm, bs] = b.split('-').map(Number);
   return am !== bm ? am - bm : (as ?? 0) - (bs ?? 0);
+}
+
+/** A script code the reply of `script` cannot hold: a script and its caller disagree. */
+function unknownCode(script: string, code: unknown): Error {
+  return new Error(`${script} replied with unknown code ${String(code)}.`);
+}
+
+/** removeJob.lua's `{ code, detail }`. */
+export function toRemoveJobResult(reply: [number, string | number]): RemoveJobResult {
+  const code = Number(reply[0]);
+  const detail = String(reply[1]);
+  switch (code) {
+    case 1:
+      return { kind: 'removed', count: Number(detail) };
+    case 0:
+      return { kind: 'missing' };
+    case -4:
+      return { kind: 'active' };
+    case -5:
+      return { kind: 'pendingRun' };
+    case -6:
+      return { kind: 'descendantActive', key: detail };
+    case -7:
+      return { kind: 'treeTooLarge', limit: Number(detail) };
+    case -8:
+      return { kind: 'descendantPendingRun', key: detail };
+  }
+  throw unknownCode('removeJob', code);
+}
+
+const CANCEL_KINDS = new Map<number, CancelJobResult['kind']>([
+  [1, 'cancelled'],
+  [2, 'signalled'],
+  [0, 'missing'],
+  [-3, 'finished'],
+  [-5, 'pendingRun'],
+]);
+
+/** cancelJob.lua's code. */
+export function toCancelJobResult(code: unknown): CancelJobResult {
+  const kind = CANCEL_KINDS.get(Number(code));
+  if (kind === undefined) throw unknownCode('cancelJob', code);
+  return { kind };
+}
+
+const REPLAY_KINDS = new Map<number, ReplayDeadLetterResult['kind']>([
+  [1, 'replayed'],
+  [0, 'missing'],
+  [-4, 'originExists'],
+  [-5, 'busy'],
+  [-6, 'notDeadLetter'],
+]);
+
+/** One of replayDeadLetters.lua's codes. */
+export function toReplayResult(code: unknown): ReplayDeadLetterResult {
+  const kind = REPLAY_KINDS.get(Number(code));
+  if (kind === undefined) throw unknownCode('replayDeadLetters', code);
+  return { kind };
+}
+
+const SEAL_KINDS = new Map<number, SealParentResult['kind']>([
+  [1, 'sealed'],
+  [2, 'released'],
+  [0, 'alreadySealed'],
+  [-1, 'missing'],
+]);
+
+/** sealParent.lua's code. */
+export function toSealParentResult(code: unknown): SealParentResult {
+  const kind = SEAL_KINDS.get(Number(code));
+  if (kind === undefined) throw unknownCode('sealParent', code);
+  return { kind };
+}
+
+const REFUSED_MOVE_CODES: readonly number[] = [-1, -2, -3, -5] satisfies RefusedMoveCode[];
+
+/** moveToWaitingChildren.lua's `{ code, reason }`. */
+export function toWaitChildrenResult(reply: [number, string]): WaitChildrenResult {
+  const code = Number(reply[0]);
+  if (code === 1) return { kind: 'moved' };
+  if (code === 0) return { kind: 'nothingPending' };
+  if (code === -4) return { kind: 'childFailed', reason: String(reply[1]) };
+  if (REFUSED_MOVE_CODES.includes(code)) return { kind: 'refused', code: code as RefusedMoveCode };
+  throw unknownCode('moveToWaitingChildren', code);
+}
+
+const DEPENDENCY_KINDS = new Map<number, ChildDependencyResult['kind']>([
+  [1, 'removed'],
+  [0, 'notPending'],
+  [-1, 'missing'],
+  [-3, 'parentMissing'],
+]);
+
+/** removeChildDependency.lua's code. */
+export function toChildDependencyResult(code: unknown): ChildDependencyResult {
+  const kind = DEPENDENCY_KINDS.get(Number(code));
+  if (kind === undefined) throw unknownCode('removeChildDependency', code);
+  return { kind };
 }

@@ -23,6 +23,12 @@ import type {
   RunRecord,
   SchedulerWrite,
   ServerInfo,
+  CancelJobResult,
+  ChildDependencyResult,
+  RefusedMoveCode,
+  ReplayDeadLetterResult,
+  SealParentResult,
+  WaitChildrenResult,
 } from '../backend.js';
 import { WriteCode } from '../requests.js';
 import { BackendUnsupportedError } from '../../job/errors.js';
@@ -132,16 +138,16 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
   /**
    * Cancels a job (cancelJob.lua): one not started fails at once with the reason; an active one
    * is marked and its worker told (code 2); a parent's pending children are stashed for the
-   * caller to cancel (takeChildrenToCancel). 1 cancelled now, 2 active, 0 missing, -3 finished.
+   * caller to cancel (takeChildrenToCancel).
    */
-  async cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<number> {
-    const result = await this.write(now, (tx) => {
+  async cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<CancelJobResult> {
+    const result = await this.write(now, (tx): CancelJobResult => {
       const row = tx.job(id);
-      if (!row) return 0;
-      if (row.state === 'failed' && row.cancel_reason !== null) return 1;
-      if (row.state === 'completed' || row.state === 'failed') return -3;
-      if (row.state === 'active' && row.cancel_reason !== null) return 2;
-      if (pendingRunOf(tx, row)) return -5;
+      if (!row) return { kind: 'missing' };
+      if (row.state === 'failed' && row.cancel_reason !== null) return { kind: 'cancelled' };
+      if (row.state === 'completed' || row.state === 'failed') return { kind: 'finished' };
+      if (row.state === 'active' && row.cancel_reason !== null) return { kind: 'signalled' };
+      if (pendingRunOf(tx, row)) return { kind: 'pendingRun' };
       tx.s
         .stmt(
           'INSERT OR IGNORE INTO cancel_children (qid, id, child_key) SELECT qid, id, child_key FROM deps WHERE qid = ? AND id = ? AND pending = 1',
@@ -150,16 +156,16 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
       if (row.state === 'active') {
         tx.set(id, { cancel_reason: reason });
         tx.emit('cancelling', { jobId: id, reason });
-        return 2;
+        return { kind: 'signalled' };
       }
       tx.releaseDedup(row);
       tx.set(id, { cancel_reason: reason });
       const kept = tx.finish(id, 'failed', failKeepOf(row.opts, failKeep), { failed_reason: reason });
       tx.emit('failed', { jobId: id, failedReason: reason, prev: row.state, cancelled: '1' });
       notifyParent(tx, row, 'failed', reason, !kept);
-      return 1;
+      return { kind: 'cancelled' };
     });
-    if (result === 2) await this.tellCancelled(id);
+    if (result.kind === 'signalled') await this.tellCancelled(id);
     return result;
   }
 
@@ -185,19 +191,19 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
     return this.write(now, (tx) => addFlow(tx, nodes, request));
   }
 
-  async sealParent(id: string, now?: number): Promise<number> {
+  async sealParent(id: string, now?: number): Promise<SealParentResult> {
     return this.write(now, (tx) => sealParent(tx, id));
   }
 
-  async moveToWaitingChildren(id: string, fence: Fence, now?: number): Promise<{ code: number; reason: string }> {
-    return this.write(now, (tx) => {
+  async moveToWaitingChildren(id: string, fence: Fence, now?: number): Promise<WaitChildrenResult> {
+    return this.write(now, (tx): WaitChildrenResult => {
       const code = this.looseFence(tx.job(id), fence);
-      if (code !== WriteCode.Done) return { code, reason: '' };
+      if (code !== WriteCode.Done) return { kind: 'refused', code: code as RefusedMoveCode }; // a fence refusal: Missing, StaleAttempt, NotActive
       return moveToWaitingChildren(tx, id, fence);
     });
   }
 
-  async removeChildDependency(id: string, now?: number): Promise<number> {
+  async removeChildDependency(id: string, now?: number): Promise<ChildDependencyResult> {
     return this.write(now, (tx) => removeChildDependency(tx, id));
   }
 
@@ -320,7 +326,7 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
   }
 
   /** Replays dead letters of this queue into their origin queues (codes as replayDeadLetter's). */
-  async replayDeadLetters(ids: string[], now?: number): Promise<number[]> {
+  async replayDeadLetters(ids: string[], now?: number): Promise<ReplayDeadLetterResult[]> {
     return this.write(now, (tx) => ids.map((id) => replayDeadLetter(tx, id)));
   }
   // Job schedulers: sqlite-schedulers.ts (each one transaction, as its Lua script).

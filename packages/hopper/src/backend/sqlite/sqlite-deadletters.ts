@@ -9,6 +9,7 @@
  */
 import { groupOfOpts } from './sqlite-groups.js';
 import type { Tx, JobRow } from './sqlite-ops.js';
+import type { ReplayDeadLetterResult } from '../backend.js';
 
 /** What a dead letter keeps of its origin job (the `origin` column). */
 interface Origin {
@@ -79,19 +80,19 @@ export function deadLetter(tx: Tx, row: JobRow, made: number, reason: string): v
 }
 
 /**
- * Replays dead letter `id` of this (dead-letter) queue. Codes as replayDeadLetters.lua: 1
- * replayed, 0 no such dead letter, -4 refused (the origin job exists and is not failed), -5 the
- * dead letter is active, delayed or prioritized, -6 not a dead letter.
+ * Replays dead letter `id` of this (dead-letter) queue (as replayDeadLetters.lua): replayed,
+ * missing, originExists (refused: the origin job exists and is not failed), busy (the dead letter
+ * is active, delayed or prioritized), notDeadLetter.
  */
-export function replayDeadLetter(tx: Tx, id: string): number {
+export function replayDeadLetter(tx: Tx, id: string): ReplayDeadLetterResult {
   const row = tx.job(id);
-  if (!row) return 0;
-  if (row.origin === null) return -6;
-  if (row.state !== 'waiting' && row.state !== 'completed' && row.state !== 'failed') return -5;
+  if (!row) return { kind: 'missing' };
+  if (row.origin === null) return { kind: 'notDeadLetter' };
+  if (row.state !== 'waiting' && row.state !== 'completed' && row.state !== 'failed') return { kind: 'busy' };
   const origin = JSON.parse(row.origin) as Origin;
   const otx = tx.on(tx.queueIdOf(origin.queue));
   const existing = otx.job(origin.jobId);
-  if (existing && existing.state !== 'failed') return -4;
+  if (existing && existing.state !== 'failed') return { kind: 'originExists' };
   if (existing) otx.deleteJob(origin.jobId);
   otx.s
     .stmt(
@@ -115,7 +116,7 @@ export function replayDeadLetter(tx: Tx, id: string): number {
   otx.emit('added', { ids: JSON.stringify([origin.jobId]), names: JSON.stringify([row.name]) });
   tx.deleteJob(id);
   tx.emit('replayed', { jobId: id, originQueue: origin.queue, originId: origin.jobId });
-  return 1;
+  return { kind: 'replayed' };
 }
 
 /** A dead letter's origin as the JobRecord carries it. */

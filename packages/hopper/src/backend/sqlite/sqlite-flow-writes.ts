@@ -4,7 +4,17 @@
  */
 import { checkGroupCaps, groupOfOpts } from './sqlite-groups.js';
 import { readLimits } from './sqlite-limits.js';
-import type { AddFlowResult, AddRequest, Fence, FlowNodeWrite, FlowOutcome } from '../backend.js';
+import type {
+  AddFlowResult,
+  AddRequest,
+  ChildDependencyResult,
+  Fence,
+  FlowNodeWrite,
+  FlowOutcome,
+  SealParentResult,
+  WaitChildrenResult,
+} from '../backend.js';
+import { WriteCode } from '../requests.js';
 import { addDependency, childRemoved, hasPending, releaseParent } from './sqlite-flows.js';
 import type { Tx } from './sqlite-ops.js';
 
@@ -123,51 +133,51 @@ export function addFlow(tx: Tx, nodes: FlowNodeWrite[], request: AddRequest | un
   return result;
 }
 
-/** Ends the chunked add of a parent: 1 sealed (still waiting), 2 sealed and moved on, 0 already sealed, -1 missing. */
-export function sealParent(tx: Tx, id: string): number {
+/** Ends the chunked add of a parent: sealed (still waiting), released (sealed and moved on), alreadySealed, missing. */
+export function sealParent(tx: Tx, id: string): SealParentResult {
   const row = tx.job(id);
-  if (!row) return -1;
-  if (row.unsealed === 0) return 0;
+  if (!row) return { kind: 'missing' };
+  if (row.unsealed === 0) return { kind: 'alreadySealed' };
   tx.set(id, { unsealed: 0 });
   releaseParent(tx, id);
-  return tx.job(id)?.state === 'waiting-children' ? 1 : 2;
+  return { kind: tx.job(id)?.state === 'waiting-children' ? 'sealed' : 'released' };
 }
 
 /**
  * The holder of an active job that added children moves it to waiting-children while any is
- * pending (the fence is checked by the caller): 1 moved; 0 nothing pending (or a
- * continueParentOnFailure child failed); -4 a failParentOnFailure child failed (reason); -3 not active.
+ * pending (the fence is checked by the caller): moved; nothingPending (or a
+ * continueParentOnFailure child failed); childFailed (a failParentOnFailure child failed: reason); refused.
  */
-export function moveToWaitingChildren(tx: Tx, id: string, fence: Fence): { code: number; reason: string } {
+export function moveToWaitingChildren(tx: Tx, id: string, fence: Fence): WaitChildrenResult {
   const row = tx.job(id);
-  if (!row || row.state !== 'active') return { code: -3, reason: '' };
-  if (row.cancel_reason !== null) return { code: -5, reason: '' };
-  if (row.fail_mark !== null) return { code: -4, reason: row.fail_mark };
+  if (!row || row.state !== 'active') return { kind: 'refused', code: WriteCode.NotActive };
+  if (row.cancel_reason !== null) return { kind: 'refused', code: WriteCode.RefusedCancelled };
+  if (row.fail_mark !== null) return { kind: 'childFailed', reason: row.fail_mark };
   if (row.continue_flag === 1) {
     tx.set(id, { continue_flag: 0 });
-    return { code: 0, reason: '' };
+    return { kind: 'nothingPending' };
   }
-  if (!hasPending(tx, id)) return { code: 0, reason: '' };
+  if (!hasPending(tx, id)) return { kind: 'nothingPending' };
   // No holder while it waits; a parent's own delay applies once, after its first children.
   tx.set(id, { state: 'waiting-children', score: tx.now, delay: 0, token: null, moved_token: fence.token });
   tx.emit('waiting-children', { jobId: id, prev: 'active' });
-  return { code: 1, reason: '' };
+  return { kind: 'moved' };
 }
 
-/** A pending child's parent lets go of it: 1 done, 0 no parent or not pending, -1 child missing, -3 parent missing. */
-export function removeChildDependency(tx: Tx, id: string): number {
+/** A pending child's parent lets go of it: removed, notPending (no parent, or not pending), missing (the child), parentMissing. */
+export function removeChildDependency(tx: Tx, id: string): ChildDependencyResult {
   const row = tx.job(id);
-  if (!row) return -1;
-  if (row.parent_id === null || row.parent_qid === null) return 0;
+  if (!row) return { kind: 'missing' };
+  if (row.parent_id === null || row.parent_qid === null) return { kind: 'notPending' };
   const ptx = tx.on(row.parent_qid);
-  if (!ptx.exists(row.parent_id)) return -3;
+  if (!ptx.exists(row.parent_id)) return { kind: 'parentMissing' };
   const ck = tx.publicKey(id);
   const pending = ptx.s.stmt('SELECT pending FROM deps WHERE qid = ? AND id = ? AND child_key = ?').get(ptx.qid, row.parent_id, ck) as
     { pending: number } | undefined;
-  if (pending?.pending !== 1) return 0;
+  if (pending?.pending !== 1) return { kind: 'notPending' };
   tx.set(id, { parent_qid: null, parent_id: null, policy: '' });
   childRemoved(ptx, row.parent_id, ck);
-  return 1;
+  return { kind: 'removed' };
 }
 
 /** Refuses (before any write) a flow whose new ready grouped jobs would take a group past its backlog cap. */

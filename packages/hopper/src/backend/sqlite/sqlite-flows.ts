@@ -7,6 +7,7 @@
  * parent queue's `childFailure`: fail, or wait with the failure recorded).
  */
 import type { Tx, JobRow } from './sqlite-ops.js';
+import type { RemoveJobResult } from '../backend.js';
 import { failKeepOf } from './sqlite-ops.js';
 
 const POLICY_NAMES: Record<string, string> = {
@@ -180,7 +181,7 @@ export interface TreeNode {
  * names their parent), writing nothing. Returns its nodes (the job first, parents before
  * children), or a code and detail: -6 a descendant is active (its key), -7 more than TREE_MAX child records.
  */
-export function readTree(tx: Tx, id: string, state: string): TreeNode[] | { code: number; detail: string } {
+export function readTree(tx: Tx, id: string, state: string): TreeNode[] | RemoveJobResult {
   const nodes: TreeNode[] = [{ tx, id, state, key: tx.publicKey(id) }];
   let records = 0;
   for (let i = 0; i < nodes.length; i++) {
@@ -193,12 +194,12 @@ export function readTree(tx: Tx, id: string, state: string): TreeNode[] | { code
       child_id: string;
     }[];
     records += children.length;
-    if (records > TREE_MAX) return { code: -7, detail: String(TREE_MAX) };
+    if (records > TREE_MAX) return { kind: 'treeTooLarge', limit: TREE_MAX };
     for (const c of children) {
       const ctx = node.tx.on(c.child_qid);
       const child = ctx.job(c.child_id);
       if (!child || child.parent_id !== node.id || child.parent_qid !== node.tx.qid) continue;
-      if (child.state === 'active') return { code: -6, detail: c.child_key };
+      if (child.state === 'active') return { kind: 'descendantActive', key: c.child_key };
       nodes.push({ tx: ctx, id: c.child_id, state: child.state, key: c.child_key });
     }
   }

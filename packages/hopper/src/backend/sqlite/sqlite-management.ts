@@ -33,13 +33,13 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
   async removeJob(id: string, now?: number, withChildren = false): Promise<RemoveJobResult> {
     return this.write(now, (tx) => {
       const row = tx.job(id);
-      if (!row) return { code: 0, detail: '' };
-      if (row.state === 'active') return { code: -4, detail: '' };
-      if (pendingRunOf(tx, row)) return { code: -5, detail: '' };
+      if (!row) return { kind: 'missing' };
+      if (row.state === 'active') return { kind: 'active' };
+      if (pendingRunOf(tx, row)) return { kind: 'pendingRun' };
       const nodes = withChildren ? readTree(tx, id, row.state) : [{ tx, id, state: row.state, key: tx.publicKey(id) }];
       if (!Array.isArray(nodes)) return nodes;
       removeTree(nodes);
-      return { code: 1, detail: String(nodes.length) };
+      return { kind: 'removed', count: nodes.length };
     });
   }
 
