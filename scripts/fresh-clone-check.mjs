@@ -12,8 +12,8 @@
 // Then `npm test`, outside the namespace (still no REDIS_URL): in full by default (about 7
 // minutes; it needs a Redis as the README says: this machine's, or its redis-server); with
 // `--quick`, with HOPPER_TEST_TIER=sqlite, which scripts/test-all.mjs honours by running only the
-// SQLite tier. (That tier is not Redis-free yet: test/queue/startup.test.ts's dataset-reset test
-// starts a redis-server of its own, so it cannot run in the namespace.)
+// SQLite tier. (That tier needs no Redis since its dataset-reset check moved to the Redis tier,
+// test/queue/dataset-reset.test.ts; it still runs outside the namespace here.)
 //
 // Usage: node scripts/fresh-clone-check.mjs [--quick] [--keep]   (npm run test:fresh-clone -- --quick)
 // Needs Linux, `unshare` and `ip` (util-linux, iproute2) and the right to create a network
