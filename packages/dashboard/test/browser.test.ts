@@ -204,10 +204,10 @@ describe('dashboard in the browser', () => {
     const { page, traps } = await open();
     await page.goto(`${base}#/q/${name}/job/turn-1`);
     await page.waitForFunction(() => document.querySelector('[data-testid=job-state]')?.textContent === 'active');
-    const failed = collect(worker, 'failed', 1);
+    const failed = collect<[{ id?: string } | undefined, Error]>(worker, 'failed', 1);
     await confirmClick(page, 'job-cancel');
     const [[job, error]] = await failed;
-    expect((error as Error).name).toBe('CancelledError');
+    expect(error.name).toBe('CancelledError');
     expect(aborted).toBeDefined();
     expect(job?.id).toBe('turn-1');
     await page.waitForFunction(() => document.querySelector('[data-testid=job-state]')?.textContent === 'failed');
