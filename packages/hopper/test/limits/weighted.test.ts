@@ -117,10 +117,6 @@ describe('weighted rate limits', () => {
     );
     await expect(queue.add('x', {}, { cost: -1 })).rejects.toThrow(/cost must be a finite number >= 0/);
     await expect(queue.add('x', {}, { cost: Number.NaN })).rejects.toThrow(InvalidOptionsError);
-    // Groups: a weighted limit is refused by the claim, before anything is written.
-    await queue.add('grouped', {}, { group: { id: 'g1' }, cost: 1 });
-    const worker = env.worker(name, null, { autorun: false, limiter: { max: 10, duration: 1000, weight: 'cost' } });
-    await expect(worker.getNextJob('t', { block: false })).rejects.toThrow(/do not apply to a queue that uses groups/);
-    expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    // Groups: see weighted-groups.test.ts.
   });
 });

@@ -48,7 +48,7 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
    * the ids removed.
    */
   private removeRow(tx: Tx, row: JobRow, takes: (parent: JobRow) => boolean, depth = 0): string[] {
-    tx.releaseDedup(row);
+    tx.releaseDedup(row, false);
     tx.releaseTtlDedup(row);
     tx.deleteJob(row.id);
     const removed = [row.id];
@@ -108,7 +108,22 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
       for (const { id } of ids) tx.deleteJob(id);
       if (ids.length === count) return { cursor: '1', deleted: ids.length };
       // Everything else of the queue; its row stays with only its epoch (an obliteration is not a dataset reset).
-      for (const table of ['events', 'logs', 'dedup', 'requests', 'workers', 'deps', 'steps', 'cancel_children', 'rate_window']) {
+      for (const table of [
+        'events',
+        'logs',
+        'dedup',
+        'requests',
+        'workers',
+        'deps',
+        'steps',
+        'cancel_children',
+        'rate_window',
+        'weighted_window',
+        'budget_window',
+        'runs',
+        'outputs',
+        'dedup_next',
+      ]) {
         tx.s.stmt(`DELETE FROM ${table} WHERE qid = ?`).run(tx.qid);
       }
       tx.s

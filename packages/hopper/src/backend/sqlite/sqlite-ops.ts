@@ -13,8 +13,9 @@ import type { AddRequest, ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Rete
 import { isJobState } from '../../job/states.js';
 import type { SqliteStore } from './database.js';
 import { childRemoved, notifyParent } from './sqlite-flows.js';
-import { allowClaim, recordStarts } from './sqlite-limits.js';
+import { allowClaim, recordStarts, recordWeights, takeWeighted } from './sqlite-limits.js';
 import { originOf } from './sqlite-deadletters.js';
+import { addKeptJob, forgetKept } from './sqlite-runs.js';
 
 /** A job row as stored. */
 export interface JobRow {
@@ -57,6 +58,8 @@ export interface JobRow {
   cancel_reason: string | null;
   /** A dead letter's origin (JSON, sqlite-deadletters.ts); null for any other job. */
   origin: string | null;
+  /** keepLastIfActive: an add is kept for when this active job finishes (`dk`; sqlite-runs.ts). */
+  dedup_keep?: number;
   /** The parent's queue name, joined by reads. */
   parent_queue?: string | null;
 }
@@ -217,6 +220,7 @@ export class Tx {
     this.s.stmt('DELETE FROM logs WHERE qid = ? AND job_id = ?').run(this.qid, id);
     this.s.stmt('DELETE FROM deps WHERE qid = ? AND id = ?').run(this.qid, id);
     this.s.stmt('DELETE FROM steps WHERE qid = ? AND job_id = ?').run(this.qid, id);
+    this.s.stmt('DELETE FROM outputs WHERE qid = ? AND job_id = ?').run(this.qid, id);
   }
 
   /** Deletes a finished job trimmed by retention: a failed child no longer blocks its parent (a removed child). */
@@ -229,10 +233,18 @@ export class Tx {
     this.deleteJob(id);
   }
 
-  /** Frees the job's deduplication id (simple mode) while it still points to the job. */
-  releaseDedup(row: JobRow): void {
+  /**
+   * Frees the job's deduplication id (simple mode) while it still points to the job; a job that
+   * finished (not removed) then hands it to the add kept for it (keepLastIfActive), if any.
+   */
+  releaseDedup(row: JobRow, finished = true): void {
     if (row.dedup_id === null) return;
-    this.s.stmt('DELETE FROM dedup WHERE qid = ? AND dedup_id = ? AND job_id = ?').run(this.qid, row.dedup_id, row.id);
+    const freed = this.s
+      .stmt('DELETE FROM dedup WHERE qid = ? AND dedup_id = ? AND job_id = ?')
+      .run(this.qid, row.dedup_id, row.id).changes;
+    if (freed === 0 || row.dedup_keep !== 1) return;
+    if (finished) addKeptJob(this, row.dedup_id);
+    else forgetKept(this, row.dedup_id);
   }
 
   /** Frees a ttl deduplication id pointing to the job (on removal). */
@@ -321,7 +333,7 @@ export class Tx {
       return result;
     }
     const want = allowed.want;
-    const rows: JobRow[] = [];
+    let rows: JobRow[] = [];
     if (want > 0) {
       rows.push(
         ...(this.s.stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'waiting' ORDER BY score LIMIT ?").all(this.qid, want) as JobRow[]),
@@ -333,6 +345,15 @@ export class Tx {
             .all(this.qid, want - rows.length) as JobRow[]),
         );
       }
+    }
+    // A weighted limit (sqlite-limits.ts): the head jobs, taken while their cost fits.
+    const weighted = allowed.weighted && takeWeighted(this, allowed.weighted, rows, want);
+    if (weighted) {
+      if (weighted.limitedFor > 0 && count > 0) {
+        result.limitedFor = weighted.limitedFor;
+        return result;
+      }
+      rows = weighted.rows;
     }
     if (rows.length < count || count === 0) {
       const first = this.s.stmt("SELECT MIN(score) AS due FROM jobs WHERE qid = ? AND state = 'delayed'").get(this.qid) as {
@@ -369,9 +390,19 @@ export class Tx {
         failedReason: row.failed_reason ?? undefined,
         token,
       };
+      if (weighted && weighted.heavy.has(row.id)) job.overweight = `${allowed.weighted?.max}:${allowed.weighted?.duration}`;
       result.jobs.push(job);
     });
     if (ids.length > 0) this.emit('active', { ids: JSON.stringify(ids) });
+    if (weighted && allowed.weighted) {
+      recordWeights(
+        this,
+        allowed.weighted.duration,
+        result.jobs
+          .filter((j) => weighted.weights.has(j.id))
+          .map((j) => ({ member: `${j.id}:${j.attemptsStarted}`, weight: weighted.weights.get(j.id) ?? 1 })),
+      );
+    }
     if (allowed.window && rows.length > 0) {
       recordStarts(
         this,

@@ -344,6 +344,7 @@ export abstract class SqliteQueueReads {
     // The queue-wide limits, under the Redis meta's field names.
     const limits = readLimits(s, qid);
     for (const field of ['gcc', 'lmax', 'ldur'] as const) if (limits[field] !== undefined) meta[field] = String(limits[field]);
+    if (limits.lwt) meta.lwt = '1';
     return meta;
   }
 

@@ -26,7 +26,6 @@ export function unsupported(operation: string): never {
 
 /** The features of a job's options the SQLite backend does not run yet (refused at add, before any write). */
 export function refuseUnsupportedOpts(job: NewJob): void {
-  if (job.dedup?.keepLast) unsupported('deduplication.keepLastIfActive');
   if (job.opts === '') return;
   if (job.opts.includes('"group":')) unsupported('groups (the job option group)');
 }
