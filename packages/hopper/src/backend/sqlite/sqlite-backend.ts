@@ -16,8 +16,6 @@ import type {
   FlowNodeWrite,
   NewJob,
   OccurrencePlan,
-  OutputEntry,
-  OutputWait,
   QueueBackend,
   Retention,
   RunRecord,
@@ -32,12 +30,12 @@ import { notifyParent } from './sqlite-flows.js';
 import { readLimits, writeLimits, QUEUE_LIMIT_FIELDS } from './sqlite-limits.js';
 import { replayDeadLetter } from './sqlite-deadletters.js';
 import { budgetUse, cancelRun, forgetKept, checkRun, getRun, recordTurn, reportCost } from './sqlite-runs.js';
-import { SqliteQueueManagement } from './sqlite-management.js';
+import { SqliteQueueOutput } from './sqlite-output.js';
 import { refuseUnsupportedOpts, type SqliteBackendOptions } from './sqlite-writer.js';
 
 export type { SqliteBackendOptions } from './sqlite-writer.js';
 
-export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBackend {
+export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBackend {
   constructor(options: SqliteBackendOptions) {
     super(options);
   }
@@ -382,27 +380,6 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
   }
   recordMetrics(): Promise<void> {
     return Promise.reject(new BackendUnsupportedError('metrics (recordMetrics)'));
-  }
-
-  // Not yet on SQLite (docs/backends.md): job output streams and runs.
-  appendOutput(): Promise<WriteCode> {
-    return Promise.reject(new BackendUnsupportedError('job output streams (job.stream)'));
-  }
-
-  readOutput(): Promise<OutputEntry[]> {
-    return Promise.reject(new BackendUnsupportedError('job output streams (queue.readStream)'));
-  }
-
-  lastOutput(): Promise<OutputEntry | undefined> {
-    return Promise.reject(new BackendUnsupportedError('job output streams (queue.readStream)'));
-  }
-
-  waitOutput(): Promise<OutputWait> {
-    return Promise.reject(new BackendUnsupportedError('job output streams (queue.readStream)'));
-  }
-
-  wakeOutputWaits(): Promise<void> {
-    return Promise.reject(new BackendUnsupportedError('job output streams (queue.readStream)'));
   }
 
   recordLatency(): Promise<void> {
