@@ -12,6 +12,11 @@ import { defineConfig } from 'vitest/config';
  * arithmetic alone (no backend): the engine tier runs it once.
  */
 export const SQLITE_TEST_FILES: string[] = [
+  'test/streams/output.test.ts',
+  'test/limits/weighted.test.ts',
+  'test/limits/budgets.test.ts',
+  'test/steps/runs.test.ts',
+  'test/dedup/keep-last.test.ts',
   'test/admin/admin.test.ts',
   'test/backend-sqlite/**/*.test.ts',
   'test/cancel/timeout.test.ts',

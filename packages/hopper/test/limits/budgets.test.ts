@@ -69,6 +69,8 @@ describe('tenant budgets', () => {
     const completed = once<[Job]>(worker, 'completed');
     await queue.add('gen', { tenant: 'acme' }, { cost: 900 });
     await completed;
+    // Closed: it must not take (and report a cost for) the next job before the check below.
+    await worker.close();
     expect((await queue.getBudget('acme')).use).toBe(250);
     await queue.add('gen', { tenant: 'acme' }, { cost: 750 }); // fits now
     expect((await queue.getBudget('acme')).remaining).toBe(0);

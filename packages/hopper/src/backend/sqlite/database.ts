@@ -11,7 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { BackendDriverMissingError, InvalidOptionsError } from '../../job/errors.js';
 
 /** The schema version this code writes and reads (the `meta` table's `schema_version`). */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** How long a write waits for another process's transaction before failing (ms). */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -226,6 +226,64 @@ const MIGRATIONS: Record<number, string> = {
     CREATE INDEX group_window_by_group ON group_window (qid, grp, at);
     ALTER TABLE jobs ADD COLUMN grp TEXT;
     CREATE INDEX jobs_by_group ON jobs (qid, grp, state, score);
+  `,
+  // Runs, costs and budgets (sqlite-runs.ts), weighted rate limits (sqlite-limits.ts), the add kept
+  // for an active job (keepLastIfActive), job output streams (sqlite-output.ts).
+  5: `
+    ALTER TABLE jobs ADD COLUMN dedup_keep INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE jobs ADD COLUMN run_id TEXT;
+    ALTER TABLE jobs ADD COLUMN reported_cost REAL;
+    ALTER TABLE jobs ADD COLUMN budget_tenant TEXT;
+    ALTER TABLE jobs ADD COLUMN budget_cost REAL;
+    ALTER TABLE jobs ADD COLUMN output_seq TEXT;
+    CREATE TABLE dedup_next (
+      qid INTEGER NOT NULL,
+      dedup_id TEXT NOT NULL,
+      name TEXT NOT NULL,
+      data TEXT NOT NULL,
+      opts TEXT NOT NULL,
+      custom_id TEXT NOT NULL,
+      priority INTEGER NOT NULL,
+      delay INTEGER NOT NULL,
+      lifo INTEGER NOT NULL,
+      PRIMARY KEY (qid, dedup_id)
+    );
+    CREATE TABLE runs (
+      qid INTEGER NOT NULL,
+      run_id TEXT NOT NULL,
+      last_turn TEXT,
+      cost REAL NOT NULL DEFAULT 0,
+      cancel_reason TEXT,
+      expires_at INTEGER NOT NULL,
+      PRIMARY KEY (qid, run_id)
+    );
+    CREATE TABLE budget_window (
+      qid INTEGER NOT NULL,
+      tenant TEXT NOT NULL,
+      at INTEGER NOT NULL,
+      job_id TEXT NOT NULL,
+      cost REAL NOT NULL
+    );
+    CREATE INDEX budget_window_by_tenant ON budget_window (qid, tenant, at);
+    CREATE INDEX budget_window_by_job ON budget_window (qid, job_id);
+    CREATE TABLE weighted_window (
+      qid INTEGER NOT NULL,
+      at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL,
+      member TEXT NOT NULL,
+      weight REAL NOT NULL
+    );
+    CREATE INDEX weighted_window_by_queue ON weighted_window (qid, at);
+    CREATE TABLE outputs (
+      qid INTEGER NOT NULL,
+      job_id TEXT NOT NULL,
+      ms INTEGER NOT NULL,
+      seq INTEGER NOT NULL,
+      attempt INTEGER NOT NULL,
+      kind TEXT NOT NULL,
+      value TEXT NOT NULL,
+      PRIMARY KEY (qid, job_id, ms, seq)
+    );
   `,
 };
 

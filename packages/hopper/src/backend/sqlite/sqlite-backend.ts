@@ -16,8 +16,6 @@ import type {
   FlowNodeWrite,
   NewJob,
   OccurrencePlan,
-  OutputEntry,
-  OutputWait,
   QueueBackend,
   Retention,
   RunRecord,
@@ -32,19 +30,20 @@ import type {
 } from '../backend.js';
 import { WriteCode } from '../requests.js';
 import { BackendUnsupportedError } from '../../job/errors.js';
-import { failKeepOf, Tx } from './sqlite-ops.js';
+import { failKeepOf, Tx, WEIGHTED_WITH_GROUPS } from './sqlite-ops.js';
 import { addFlow, moveToWaitingChildren, removeChildDependency, sealParent } from './sqlite-flow-writes.js';
 import { notifyParent } from './sqlite-flows.js';
 import { readLimits, writeLimits, QUEUE_LIMIT_FIELDS } from './sqlite-limits.js';
 import { replayDeadLetter } from './sqlite-deadletters.js';
-import { SqliteQueueManagement } from './sqlite-management.js';
-import { configureGroup, requeueParked } from './sqlite-groups.js';
+import { budgetUse, cancelRun, forgetKept, checkRun, getRun, recordTurn, reportCost } from './sqlite-runs.js';
+import { SqliteQueueOutput } from './sqlite-output.js';
+import { configureGroup, groupsOn, requeueParked } from './sqlite-groups.js';
 import { advanceScheduler, pauseScheduler, pendingRunOf, removeScheduler, runScheduled, upsertScheduler } from './sqlite-schedulers.js';
-import { refuseGroup, refuseUnsupportedOpts, unsupported, type SqliteBackendOptions } from './sqlite-writer.js';
+import { refuseGroup, unsupported, type SqliteBackendOptions } from './sqlite-writer.js';
 
 export type { SqliteBackendOptions } from './sqlite-writer.js';
 
-export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBackend {
+export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBackend {
   constructor(options: SqliteBackendOptions) {
     super(options);
   }
@@ -117,7 +116,10 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
         ? 'DELETE FROM dedup WHERE qid = ? AND dedup_id = ? AND job_id = ?'
         : 'DELETE FROM dedup WHERE qid = ? AND dedup_id = ?';
       const args = jobId ? [tx.qid, id, jobId] : [tx.qid, id];
-      return tx.s.stmt(sql).run(...args).changes > 0 ? 1 : 0;
+      const removed = tx.s.stmt(sql).run(...args).changes > 0;
+      // The add kept for the job (keepLastIfActive) goes with its key.
+      if (removed) forgetKept(tx, id);
+      return removed ? 1 : 0;
     });
   }
 
@@ -187,7 +189,6 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
   }
 
   async addFlow(nodes: FlowNodeWrite[], request: AddRequest | undefined, now?: number): Promise<AddFlowResult> {
-    for (const node of nodes) refuseUnsupportedOpts(node);
     return this.write(now, (tx) => addFlow(tx, nodes, request));
   }
 
@@ -243,37 +244,74 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
     now: number | undefined,
     run: { id: string; maxCost?: number },
   ): Promise<{ code: WriteCode; record: string }> {
-    refuseUnsupportedOpts(next);
     refuseGroup(next, 'continueWith');
-    if (next.delay > 0) unsupported('continueWith with a delay');
-    if (next.lifo) unsupported('continueWith with lifo');
-    if (run.maxCost !== undefined) unsupported('run budgets (continueWith maxCost)');
     return this.write(now, (tx) => {
       const code = this.looseFence(tx.job(id), fence);
       if (code !== WriteCode.Done) return { code, record: '' };
       const stored = this.storedSuccess(tx, id, stepKey);
       if (stored !== undefined) return { code: WriteCode.Done, record: stored };
+      const checked = checkRun(tx, id, run);
+      if ('code' in checked) return checked;
       const nextId = next.customId;
       if (!tx.exists(nextId)) {
         tx.s
-          .stmt("INSERT INTO jobs (qid, id, name, data, opts, state, ts, priority) VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?)")
-          .run(tx.qid, nextId, next.name, next.data, next.opts, tx.now, next.priority);
-        const state = tx.pushReady(nextId, next.priority, false);
-        tx.signalWork();
+          .stmt(
+            "INSERT INTO jobs (qid, id, name, data, opts, state, ts, priority, delay, run_id) VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?, ?, ?)",
+          )
+          .run(tx.qid, nextId, next.name, next.data, next.opts, tx.now, next.priority, Math.max(next.delay, 0), run.id);
+        let state: string = 'delayed';
+        let due = 0;
+        if (next.delay > 0) {
+          due = tx.now + next.delay;
+          tx.pushDelayed(nextId, due);
+        } else {
+          state = tx.pushReady(nextId, next.priority, next.lifo && next.priority === 0);
+          tx.signalWork();
+        }
         if (state === 'waiting') tx.emit('added', { ids: JSON.stringify([nextId]), names: JSON.stringify([next.name]) });
         else {
           tx.emit('added', {
             ids: JSON.stringify([nextId]),
             names: JSON.stringify([next.name]),
             states: JSON.stringify([state]),
-            delays: JSON.stringify([0]),
+            delays: JSON.stringify([due]),
           });
         }
       }
       const record = `{"v":${JSON.stringify(nextId)},"ms":0,"at":${tx.now}}`;
       this.putStep(tx, id, stepKey, record);
+      recordTurn(tx, run.id, nextId, checked.cost);
       return { code: WriteCode.Done, record };
     });
+  }
+
+  /** Records what a job cost and corrects its run's cost and budget charge (reportCost.lua). */
+  async reportCost(
+    id: string,
+    runId: string,
+    cost: number,
+    fence: Fence | undefined,
+  ): Promise<{ code: WriteCode; runCost: number | undefined }> {
+    return this.write(undefined, (tx) => {
+      const code = this.looseFence(tx.job(id), fence);
+      if (code !== WriteCode.Done) return { code, runCost: undefined };
+      return { code: WriteCode.Done, runCost: reportCost(tx, id, runId, cost) };
+    });
+  }
+
+  /** Marks a run cancelled (cancelRun.lua); returns its latest turn's id, if it continued. */
+  async cancelRun(runId: string, reason: string): Promise<string | undefined> {
+    return this.write(undefined, (tx) => cancelRun(tx, runId, reason));
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    const s = await this.store();
+    return getRun(s, this.queueId(s), runId, Date.now());
+  }
+
+  async getBudgetUse(tenant: string, windowMs: number, now?: number): Promise<number> {
+    const s = await this.store();
+    return budgetUse(s, this.queueId(s), tenant, windowMs, now ?? Date.now());
   }
 
   // Not implemented yet: each refuses with a typed error naming it.
@@ -289,8 +327,9 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
       delete limits.limitedUntil;
       writeLimits(tx, limits);
       const window = tx.s.stmt('DELETE FROM rate_window WHERE qid = ?').run(tx.qid).changes > 0 ? 1 : 0;
+      const weights = tx.s.stmt('DELETE FROM weighted_window WHERE qid = ?').run(tx.qid).changes > 0 ? 1 : 0;
       tx.signalWork();
-      return manual + window;
+      return manual + window + weights;
     });
   }
 
@@ -304,18 +343,17 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
 
   /** Sets (or, with an empty value, removes) the global concurrency and the queue's rate limit; wakes idle workers. */
   async configureQueue(fields: Record<string, string>): Promise<void> {
-    if (fields.lwt) unsupported('weighted rate limits (setGlobalRateLimit with weighted: true)');
     if (fields.glw) unsupported("weighted group rate limits (setGroupDefaults with a limiter's weight: 'cost')");
-    // `glw` empty: unweighted group defaults, nothing to store.
+    // `glw` empty: unweighted group defaults, nothing to store. (`lwt` empty: the queue's limit unweighted.)
     if (fields.glw === '') fields = Object.fromEntries(Object.entries(fields).filter(([field]) => field !== 'glw'));
-    // `lwt` empty: an unweighted limit, the only kind SQLite keeps.
-    const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f) && f !== 'lwt');
+    const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f));
     if (refused.length > 0)
       throw new BackendUnsupportedError(`queue settings ${refused.join(', ')} (weighted group limits are Redis-only)`);
     await this.write(undefined, (tx) => {
+      // A weighted queue limit on a queue with groups is Redis-only (refused before any write).
+      if (fields.lwt && groupsOn(tx)) unsupported(WEIGHTED_WITH_GROUPS);
       const limits = readLimits(tx.s, tx.qid) as Record<string, number>;
       for (const [field, value] of Object.entries(fields)) {
-        if (field === 'lwt') continue;
         if (value === '') delete limits[field];
         else limits[field] = Number(value);
       }
@@ -366,43 +404,6 @@ export class SqliteQueueBackend extends SqliteQueueManagement implements QueueBa
   }
   recordMetrics(): Promise<void> {
     return Promise.reject(new BackendUnsupportedError('metrics (recordMetrics)'));
-  }
-
-  // Not yet on SQLite (docs/backends.md): job output streams and runs.
-  appendOutput(): Promise<WriteCode> {
-    return Promise.reject(new BackendUnsupportedError('job output streams (job.stream)'));
-  }
-
-  readOutput(): Promise<OutputEntry[]> {
-    return Promise.reject(new BackendUnsupportedError('job output streams (queue.readStream)'));
-  }
-
-  lastOutput(): Promise<OutputEntry | undefined> {
-    return Promise.reject(new BackendUnsupportedError('job output streams (queue.readStream)'));
-  }
-
-  waitOutput(): Promise<OutputWait> {
-    return Promise.reject(new BackendUnsupportedError('job output streams (queue.readStream)'));
-  }
-
-  wakeOutputWaits(): Promise<void> {
-    return Promise.reject(new BackendUnsupportedError('job output streams (queue.readStream)'));
-  }
-
-  reportCost(): Promise<{ code: WriteCode; runCost: number | undefined }> {
-    return Promise.reject(new BackendUnsupportedError('job costs (job.reportCost)'));
-  }
-
-  cancelRun(): Promise<string | undefined> {
-    return Promise.reject(new BackendUnsupportedError('runs (queue.cancelRun)'));
-  }
-
-  getBudgetUse(): Promise<number> {
-    return Promise.reject(new BackendUnsupportedError('tenant budgets (queue.getBudget and the Queue option budget)'));
-  }
-
-  getRun(): Promise<RunRecord | undefined> {
-    return Promise.reject(new BackendUnsupportedError('runs (queue.getRun)'));
   }
 
   recordLatency(): Promise<void> {

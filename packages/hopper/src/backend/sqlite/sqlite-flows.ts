@@ -213,7 +213,7 @@ export function removeTree(nodes: TreeNode[]): void {
   for (const node of nodes) {
     const row = node.tx.job(node.id);
     if (!row) continue;
-    node.tx.releaseDedup(row);
+    node.tx.releaseDedup(row, false);
     node.tx.releaseTtlDedup(row);
     node.tx.deleteJob(node.id);
     node.tx.emit('removed', { jobId: node.id, prev: node.state });

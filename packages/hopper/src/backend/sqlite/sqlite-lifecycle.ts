@@ -19,12 +19,16 @@ import type {
   Retention,
 } from '../backend.js';
 import { WriteCode } from '../requests.js';
-import { failKeepOf, Tx, type JobRow } from './sqlite-ops.js';
+import { failKeepOf, Tx, WEIGHTED_WITH_GROUPS, type JobRow } from './sqlite-ops.js';
 import { notifyParent } from './sqlite-flows.js';
 import { readLimits } from './sqlite-limits.js';
 import { deadLetter } from './sqlite-deadletters.js';
 import { checkGroupCaps, groupOfOpts, releaseSlots } from './sqlite-groups.js';
-import { refuseUnsupportedOpts, SqliteQueueWriter, unsupported } from './sqlite-writer.js';
+import { SqliteQueueWriter, unsupported } from './sqlite-writer.js';
+import { AddCosts, keepForActive, type Refusal } from './sqlite-runs.js';
+
+/** An add's result as recorded for a re-sent call: refused jobs as codes (errors are rebuilt after the write). */
+type StoredAddResult = Omit<AddResult, 'refused'> & { refusals?: (Refusal | null)[] };
 
 /** Adding jobs, claiming and acknowledging them, locks and stall rescue on SQLite. */
 export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
@@ -45,23 +49,26 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
   }
 
   async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number, charge?: AddCharge): Promise<AddResult> {
-    // The cost option alone is kept on the job (job.opts.cost); charging it to a budget is Redis-only.
-    if (charge?.budget && jobs.some((job) => job.cost !== undefined)) unsupported('tenant budgets (the Queue option budget)');
-    for (const job of jobs) refuseUnsupportedOpts(job);
-    return this.write(now, (tx) => {
-      const previous = tx.previousResult<AddResult>(request);
+    const written = await this.write(now, (tx) => {
+      const previous = tx.previousResult<StoredAddResult>(request);
       if (previous) return previous;
       const epoch = this.epochOf(tx);
       const groups = jobs.map((job) => groupOfOpts(job.opts));
-      if (groups.some((g) => g !== undefined)) this.checkCaps(tx, jobs, groups);
-      const result: AddResult = { now: tx.now, epoch, ids: [], outcomes: [] };
+      if (groups.some((g) => g !== undefined)) {
+        // A grouped job on a queue whose limit is weighted: Redis-only (the claim could not honour both).
+        if (readLimits(tx.s, tx.qid).lwt === 1) unsupported(WEIGHTED_WITH_GROUPS);
+        this.checkCaps(tx, jobs, groups);
+      }
+      const result: StoredAddResult = { now: tx.now, epoch, ids: [], outcomes: [] };
+      // Costs: the queue's weighted limit and the tenants' budgets (sqlite-runs.ts), only when a job has a cost.
+      const costs = AddCosts.needed(jobs) ? new AddCosts(tx, jobs, charge) : undefined;
       const added: string[] = [];
       const names: string[] = [];
       const states: string[] = [];
       const dues: number[] = [];
       let anyReady = false;
-      for (const [index, job] of jobs.entries()) {
-        const group = groups[index]?.id ?? null;
+      for (const [j, job] of jobs.entries()) {
+        const group = groups[j]?.id ?? null;
         const d = job.dedup;
         const existing = d ? this.dedupTarget(tx, d.id) : undefined;
         if (d && existing !== undefined) {
@@ -71,7 +78,10 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
             tx.set(existing, { data: job.data, opts: job.opts, delay: job.delay });
             tx.pushDelayed(existing, tx.now + job.delay);
           }
-          if (d.extend && d.ttl > 0)
+          const keep = d.keepLast === true && row?.state === 'active';
+          // keepLastIfActive onto an active job: the add is kept for when that job finishes.
+          if (keep) keepForActive(tx, existing, d.id, job);
+          if (d.extend && d.ttl > 0 && !keep)
             tx.s.stmt('UPDATE dedup SET expires_at = ? WHERE qid = ? AND dedup_id = ?').run(tx.now + d.ttl, tx.qid, d.id);
           tx.emit('deduplicated', { jobId: existing, deduplicationId: d.id, deduplicatedJobId: job.customId });
           result.ids.push(existing);
@@ -82,6 +92,14 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
           tx.emit('duplicated', { jobId: job.customId });
           result.ids.push(job.customId);
           result.outcomes.push('duplicated');
+          continue;
+        }
+        const refusal = costs?.judge(j);
+        if (refusal && charge?.allOrNothing) throw AddCosts.error(this.queueName, jobs, charge, j, refusal);
+        if (refusal) {
+          (result.refusals ??= [])[j] = refusal;
+          result.ids.push('');
+          result.outcomes.push('refused');
           continue;
         }
         const id = job.customId !== '' ? job.customId : tx.nextJobId();
@@ -108,6 +126,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
             d && d.ttl > 0 ? d.id : null,
             group,
           );
+        costs?.charged(j, id);
         let state: string;
         let due = 0;
         if (job.delay > 0) {
@@ -139,6 +158,10 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
       tx.recordResult(request, result);
       return result;
     });
+    const { refusals, ...result } = written;
+    if (!refusals) return result;
+    const refused = jobs.map((_, j) => (refusals[j] ? AddCosts.error(this.queueName, jobs, charge, j, refusals[j]) : undefined));
+    return { ...result, refused };
   }
 
   /** Refuses (before any write) an add that would take a group past its backlog cap: only new ready jobs count. */
@@ -173,7 +196,6 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
   }
 
   async claim(request: ClaimRequest, now?: number): Promise<ClaimResult> {
-    if (request.limiter?.weighted) unsupported("weighted rate limits (the worker limiter's weight: 'cost')");
     return this.write(now, (tx) => {
       const claimed = tx.claimJobs(request, tx.settings().paused);
       this.seenSignal = this.readSignal(tx.s, tx.qid);

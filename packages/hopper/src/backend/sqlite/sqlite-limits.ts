@@ -16,6 +16,8 @@ export interface QueueLimits {
   /** The queue's rate limit: at most `lmax` starts in any `ldur` ms. */
   lmax?: number;
   ldur?: number;
+  /** The queue's rate limit is weighted: each job counts its `cost` option (default 1). */
+  lwt?: number;
   /**
    * The manual rate limit's end, on the process clock (Date.now(), never a fake `now`): like the
    * Redis key with a PX expiry it stands for, it runs out in real time.
@@ -29,8 +31,11 @@ export interface QueueLimits {
   gwt?: number;
 }
 
-/** The settings fields configureQueue accepts on SQLite: queue-wide limits and group defaults. */
-export const QUEUE_LIMIT_FIELDS = new Set(['gcc', 'lmax', 'ldur', 'gcon', 'glm', 'gld', 'gms', 'gwt']);
+/**
+ * The settings fields configureQueue accepts on SQLite: queue-wide limits (a weighted one among
+ * them, `lwt`) and group defaults.
+ */
+export const QUEUE_LIMIT_FIELDS = new Set(['gcc', 'lmax', 'ldur', 'lwt', 'gcon', 'glm', 'gld', 'gms', 'gwt']);
 
 /** Reads a queue's limits. */
 export function readLimits(s: SqliteStore, qid: number): QueueLimits {
@@ -50,6 +55,8 @@ export interface ClaimAllowance {
   limits: QueueLimits;
   limitedFor: number;
   window: { duration: number } | undefined;
+  /** A weighted limit: jobs are taken one by one while their cost fits in the window's room (`use` taken now). */
+  weighted?: { max: number; duration: number; use: number };
 }
 
 /** Judges a claim of `count` jobs against the queue's limits (reads, and drops starts out of the window). */
@@ -59,6 +66,13 @@ export function allowClaim(tx: Tx, request: ClaimRequest, count: number): ClaimA
   const max = request.limiter?.max ?? limits.lmax;
   const duration = request.limiter?.duration ?? limits.ldur;
   let want = count;
+  const weighted = (request.limiter ? request.limiter.weighted === true : limits.lwt === 1) && max !== undefined && max > 0;
+  if (weighted && duration !== undefined) {
+    if (limitedFor > 0) return { want: 0, limitedFor, window: undefined, limits };
+    const use = want > 0 ? weightedUse(tx, duration) : 0;
+    if (want > 0 && limits.gcc !== undefined) want = Math.min(want, Math.max(limits.gcc - activeCount(tx), 0));
+    return { want, limitedFor: 0, window: undefined, limits, weighted: { max, duration, use } };
+  }
   const window = max !== undefined && max > 0 && duration !== undefined ? { duration } : undefined;
   if (limitedFor <= 0 && want > 0 && window && max !== undefined) {
     tx.s.stmt('DELETE FROM rate_window WHERE qid = ? AND at <= ?').run(tx.qid, tx.now - window.duration);
@@ -70,13 +84,92 @@ export function allowClaim(tx: Tx, request: ClaimRequest, count: number): ClaimA
     else want = Math.min(want, max - used);
   }
   if (limitedFor > 0) return { want: 0, limitedFor, window, limits };
-  if (want > 0 && limits.gcc !== undefined) {
-    const { active } = tx.s.stmt("SELECT COUNT(*) AS active FROM jobs WHERE qid = ? AND state = 'active'").get(tx.qid) as {
-      active: number;
-    };
-    want = Math.min(want, Math.max(limits.gcc - active, 0));
-  }
+  if (want > 0 && limits.gcc !== undefined) want = Math.min(want, Math.max(limits.gcc - activeCount(tx), 0));
   return { want, limitedFor: 0, window, limits };
+}
+
+function activeCount(tx: Tx): number {
+  return (tx.s.stmt("SELECT COUNT(*) AS active FROM jobs WHERE qid = ? AND state = 'active'").get(tx.qid) as { active: number }).active;
+}
+
+/** The weight taken in the weighted window's last `duration` ms (entries out of it are dropped first). */
+function weightedUse(tx: Tx, duration: number): number {
+  tx.s.stmt('DELETE FROM weighted_window WHERE qid = ? AND at <= ?').run(tx.qid, tx.now - duration);
+  return (tx.s.stmt('SELECT TOTAL(weight) AS use FROM weighted_window WHERE qid = ?').get(tx.qid) as { use: number }).use;
+}
+
+/** A job's weight under a weighted rate limit: its `cost` option, else 1 (jobCost in includes/window). */
+export function jobCost(opts: string): number {
+  if (!opts.includes('"cost":')) return 1;
+  try {
+    const cost = (JSON.parse(opts) as { cost?: unknown }).cost;
+    return typeof cost === 'number' && Number.isFinite(cost) ? cost : 1;
+  } catch {
+    return 1;
+  }
+}
+
+/** What a weighted claim takes: the jobs, each counted job's weight, and the ms until the head job fits (0: took some). */
+export interface WeightedTake<R> {
+  rows: R[];
+  weights: Map<string, number>;
+  /** Jobs heavier than the whole window: taken uncounted, for the worker to fail them. */
+  heavy: Set<string>;
+  limitedFor: number;
+}
+
+/**
+ * A weighted claim (includes/claim.lua): the ready jobs from the head, one by one, taken while
+ * their weight fits; the first that does not fit stays at the head (FIFO, so a heavy job is not
+ * overtaken forever) and, when nothing was taken, the claim tells when it will fit.
+ */
+export function takeWeighted<R extends { id: string; opts: string }>(
+  tx: Tx,
+  limit: { max: number; duration: number; use: number },
+  candidates: R[],
+  want: number,
+): WeightedTake<R> {
+  const take: WeightedTake<R> = { rows: [], weights: new Map(), heavy: new Set(), limitedFor: 0 };
+  let use = limit.use;
+  for (const row of candidates) {
+    if (take.rows.length >= want) break;
+    const w = jobCost(row.opts);
+    if (w > limit.max) {
+      take.heavy.add(row.id);
+    } else if (use + w > limit.max) {
+      if (take.rows.length === 0) take.limitedFor = roomIn(tx, limit, use, w);
+      break;
+    } else {
+      use += w;
+      take.weights.set(row.id, w);
+    }
+    take.rows.push(row);
+  }
+  return take;
+}
+
+/** When the window, holding `use`, has room for `w` more (windowRoomIn): walks its oldest 100 entries. */
+function roomIn(tx: Tx, limit: { max: number; duration: number }, use: number, w: number): number {
+  const oldest = tx.s.stmt('SELECT at, weight FROM weighted_window WHERE qid = ? ORDER BY at LIMIT 100').all(tx.qid) as {
+    at: number;
+    weight: number;
+  }[];
+  let at = tx.now;
+  for (const entry of oldest) {
+    use -= entry.weight;
+    at = entry.at;
+    if (use + w <= limit.max) break;
+  }
+  return Math.max(at + limit.duration - tx.now, 1);
+}
+
+/** Records the weights of a weighted claim's counted starts (`expires_at` on the process clock, as recordStarts). */
+export function recordWeights(tx: Tx, duration: number, starts: { member: string; weight: number }[]): void {
+  for (const { member, weight } of starts) {
+    tx.s
+      .stmt('INSERT INTO weighted_window (qid, at, expires_at, member, weight) VALUES (?, ?, ?, ?, ?)')
+      .run(tx.qid, tx.now, Date.now() + duration, member, weight);
+  }
 }
 
 /**

@@ -50,7 +50,7 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
    * the ids removed.
    */
   private removeRow(tx: Tx, row: JobRow, takes: (parent: JobRow) => boolean, depth = 0): string[] {
-    tx.releaseDedup(row);
+    tx.releaseDedup(row, false);
     tx.releaseTtlDedup(row);
     tx.deleteJob(row.id);
     const removed = [row.id];
@@ -128,6 +128,11 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
         'scheduler_fired',
         'groups',
         'group_window',
+        'weighted_window',
+        'budget_window',
+        'runs',
+        'outputs',
+        'dedup_next',
       ]) {
         tx.s.stmt(`DELETE FROM ${table} WHERE qid = ?`).run(tx.qid);
       }

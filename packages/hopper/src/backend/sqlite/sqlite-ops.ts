@@ -11,12 +11,21 @@
  */
 import type { AddRequest, ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from '../backend.js';
 import { isJobState } from '../../job/states.js';
+import { BackendUnsupportedError } from '../../job/errors.js';
 import type { SqliteStore } from './database.js';
 import { childRemoved, notifyParent } from './sqlite-flows.js';
-import { allowClaim, recordStarts } from './sqlite-limits.js';
+import { allowClaim, recordStarts, recordWeights, takeWeighted } from './sqlite-limits.js';
 import { originOf } from './sqlite-deadletters.js';
 import { fireOccurrence } from './sqlite-schedulers.js';
 import { groupsOn, nextReopen, recordGroupStarts, takeGrouped, wakeGroup } from './sqlite-groups.js';
+import { addKeptJob, forgetKept } from './sqlite-runs.js';
+
+/** The operation a weighted rate limit on a queue with groups is refused as (Redis-only). */
+export const WEIGHTED_WITH_GROUPS = 'weighted rate limits on a queue with groups (weighted and grouped work on separate queues)';
+
+function unsupported(operation: string): never {
+  throw new BackendUnsupportedError(operation);
+}
 
 /** A job row as stored. */
 export interface JobRow {
@@ -64,6 +73,8 @@ export interface JobRow {
   sched_instant: number | null;
   /** The job's group (the job option `group`, sqlite-groups.ts); null without one. */
   grp: string | null;
+  /** keepLastIfActive: an add is kept for when this active job finishes (`dk`; sqlite-runs.ts). */
+  dedup_keep?: number;
   /** The parent's queue name, joined by reads. */
   parent_queue?: string | null;
 }
@@ -236,6 +247,7 @@ export class Tx {
     this.s.stmt('DELETE FROM logs WHERE qid = ? AND job_id = ?').run(this.qid, id);
     this.s.stmt('DELETE FROM deps WHERE qid = ? AND id = ?').run(this.qid, id);
     this.s.stmt('DELETE FROM steps WHERE qid = ? AND job_id = ?').run(this.qid, id);
+    this.s.stmt('DELETE FROM outputs WHERE qid = ? AND job_id = ?').run(this.qid, id);
   }
 
   /** Deletes a finished job trimmed by retention: a failed child no longer blocks its parent (a removed child). */
@@ -248,10 +260,18 @@ export class Tx {
     this.deleteJob(id);
   }
 
-  /** Frees the job's deduplication id (simple mode) while it still points to the job. */
-  releaseDedup(row: JobRow): void {
+  /**
+   * Frees the job's deduplication id (simple mode) while it still points to the job; a job that
+   * finished (not removed) then hands it to the add kept for it (keepLastIfActive), if any.
+   */
+  releaseDedup(row: JobRow, finished = true): void {
     if (row.dedup_id === null) return;
-    this.s.stmt('DELETE FROM dedup WHERE qid = ? AND dedup_id = ? AND job_id = ?').run(this.qid, row.dedup_id, row.id);
+    const freed = this.s
+      .stmt('DELETE FROM dedup WHERE qid = ? AND dedup_id = ? AND job_id = ?')
+      .run(this.qid, row.dedup_id, row.id).changes;
+    if (freed === 0 || row.dedup_keep !== 1) return;
+    if (finished) addKeptJob(this, row.dedup_id);
+    else forgetKept(this, row.dedup_id);
   }
 
   /** Frees a ttl deduplication id pointing to the job (on removal). */
@@ -346,9 +366,11 @@ export class Tx {
       return result;
     }
     const want = allowed.want;
-    const rows: JobRow[] = [];
+    let rows: JobRow[] = [];
     const grouped = groupsOn(this);
     const windowed = new Map<string, number>();
+    // A weighted queue or worker limit with groups is Redis-only: refused before anything is taken.
+    if (grouped && allowed.weighted) unsupported(WEIGHTED_WITH_GROUPS);
     if (want > 0 && grouped) {
       rows.push(...takeGrouped(this, want, allowed.limits, windowed));
     } else if (want > 0) {
@@ -362,6 +384,15 @@ export class Tx {
             .all(this.qid, want - rows.length) as JobRow[]),
         );
       }
+    }
+    // A weighted limit (sqlite-limits.ts): the head jobs, taken while their cost fits.
+    const weighted = allowed.weighted && takeWeighted(this, allowed.weighted, rows, want);
+    if (weighted) {
+      if (weighted.limitedFor > 0 && count > 0) {
+        result.limitedFor = weighted.limitedFor;
+        return result;
+      }
+      rows = weighted.rows;
     }
     if (rows.length < count || count === 0) {
       const first = this.s.stmt("SELECT MIN(score) AS due FROM jobs WHERE qid = ? AND state = 'delayed'").get(this.qid) as {
@@ -401,6 +432,7 @@ export class Tx {
         failedReason: row.failed_reason ?? undefined,
         token,
       };
+      if (weighted && weighted.heavy.has(row.id)) job.overweight = `${allowed.weighted?.max}:${allowed.weighted?.duration}`;
       result.jobs.push(job);
     });
     if (ids.length > 0) this.emit('active', { ids: JSON.stringify(ids) });
@@ -409,6 +441,15 @@ export class Tx {
         this,
         rows.map((row, i) => ({ id: row.id, grp: row.grp, started: result.jobs[i].attemptsStarted })),
         windowed,
+      );
+    }
+    if (weighted && allowed.weighted) {
+      recordWeights(
+        this,
+        allowed.weighted.duration,
+        result.jobs
+          .filter((j) => weighted.weights.has(j.id))
+          .map((j) => ({ member: `${j.id}:${j.attemptsStarted}`, weight: weighted.weights.get(j.id) ?? 1 })),
       );
     }
     if (allowed.window && rows.length > 0) {

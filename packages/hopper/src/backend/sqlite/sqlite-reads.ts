@@ -211,6 +211,20 @@ export abstract class SqliteQueueReads {
     return { events, gap };
   }
 
+  /**
+   * Waits until `check()` is true (true), `timeoutMs` passes or the backend closes (false),
+   * checking on each in-process `wake` of the hub and by the adaptive poll (job output streams).
+   */
+  protected async waitFor(s: SqliteStore, wake: string, check: () => boolean, timeoutMs: number): Promise<boolean> {
+    const { promise, cancel } = waitUntil(s, wake, check, timeoutMs);
+    this.waits.add(cancel);
+    try {
+      return await promise;
+    } finally {
+      this.waits.delete(cancel);
+    }
+  }
+
   async lastEventId(): Promise<string> {
     const { s, qid } = await this.q();
     const row = s.stmt('SELECT MAX(seq) AS seq FROM events WHERE qid = ?').get(qid) as { seq: number | null };
@@ -351,6 +365,7 @@ export abstract class SqliteQueueReads {
     // The queue-wide limits, under the Redis meta's field names.
     const limits = readLimits(s, qid);
     for (const field of ['gcc', 'lmax', 'ldur'] as const) if (limits[field] !== undefined) meta[field] = String(limits[field]);
+    if (limits.lwt) meta.lwt = '1';
     return meta;
   }
 

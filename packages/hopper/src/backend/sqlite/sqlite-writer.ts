@@ -24,12 +24,7 @@ export function unsupported(operation: string): never {
   throw new BackendUnsupportedError(operation);
 }
 
-/** The features of a job's options the SQLite backend does not run yet (refused at add, before any write). */
-export function refuseUnsupportedOpts(job: NewJob): void {
-  if (job.dedup?.keepLast) unsupported('deduplication.keepLastIfActive');
-}
-
-/** Refuses the job option `group` where the SQLite backend does not run it yet (flows, continueWith). */
+/** Refuses the job option `group` where the SQLite backend does not run it yet (continueWith). */
 export function refuseGroup(job: NewJob, where: string): void {
   if (job.opts !== '' && job.opts.includes('"group":')) unsupported(`groups in ${where} (the job option group)`);
 }
