@@ -53,14 +53,14 @@ describe('SQLite: job output streams across processes', () => {
       const count = 300;
       // The reader starts before the job exists: everything it reads comes live from the other process.
       const job = await queue.add('gen', { count }, { jobId: 'g1' });
-      const reading = readAll<{ i: number; at: number }>(queue.readStream('g1'));
+      const reading = readAll(queue.readStream('g1') as AsyncIterable<StreamChunk<{ i: number; at: number }>>);
       await startWorker(url, prefix, name, errors);
       const chunks = await reading;
       expect(chunks.map((c) => c.data.i)).toEqual(Array.from({ length: count }, (_, i) => i));
       expect(new Set(chunks.map((c) => c.id)).size).toBe(count);
       expect(chunks.every((c) => c.attempt === 1)).toBe(true);
       // Resumed after chunk 99 (an SSE Last-Event-ID): the rest, from chunk 100.
-      const rest = await readAll<{ i: number }>(queue.readStream(job.id as string, { from: chunks[99].id }));
+      const rest = await readAll(queue.readStream(job.id as string, { from: chunks[99].id }) as AsyncIterable<StreamChunk<{ i: number }>>);
       expect(rest.map((c) => c.data.i)).toEqual(Array.from({ length: count - 100 }, (_, i) => i + 100));
       expect(errors).toEqual([]);
     } finally {
