@@ -9,74 +9,24 @@
  * delayed: the due time; active: the lock deadline; completed, failed: when it finished. Ties
  * are broken by rowid (insertion order).
  */
-import type { AddRequest, ClaimRequest, ClaimResult, ClaimedJob, JobRecord, Retention } from '../backend.js';
-import { isJobState } from '../../job/states.js';
+import type { AddRequest, ClaimRequest, ClaimResult, ClaimedJob, Retention } from '../backend.js';
 import { BackendUnsupportedError } from '../../job/errors.js';
 import type { SqliteStore } from './database.js';
 import { childRemoved, notifyParent } from './sqlite-flows.js';
 import { allowClaim, recordStarts, recordWeights, takeWeighted } from './sqlite-limits.js';
-import { originOf } from './sqlite-deadletters.js';
 import { fireOccurrence } from './sqlite-schedulers.js';
 import { groupsOn, nextReopen, recordGroupStarts, takeGrouped, wakeGroup } from './sqlite-groups.js';
 import { addKeptJob, forgetKept } from './sqlite-runs.js';
+import type { JobRow } from './sqlite-rows.js';
+
+/** Rows and records: sqlite-rows.ts (re-exported for the backend's other modules). */
+export { failKeepOf, rankWindow, toRecord, type JobRow } from './sqlite-rows.js';
 
 /** The operation a weighted rate limit on a queue with groups is refused as (Redis-only). */
 export const WEIGHTED_WITH_GROUPS = 'weighted rate limits on a queue with groups (weighted and grouped work on separate queues)';
 
 function unsupported(operation: string): never {
   throw new BackendUnsupportedError(operation);
-}
-
-/** A job row as stored. */
-export interface JobRow {
-  id: string;
-  name: string;
-  data: string;
-  opts: string;
-  state: string;
-  score: number;
-  ts: number;
-  attempts_made: number;
-  attempts_started: number;
-  stalled_counter: number;
-  priority: number;
-  delay: number;
-  progress: string | null;
-  processed_on: number | null;
-  processed_by: string | null;
-  finished_on: number | null;
-  returnvalue: string | null;
-  failed_reason: string | null;
-  stacktrace: string | null;
-  token: string | null;
-  /** The token of the holder that moved the job out of active itself (it still writes as that attempt: checkFence in includes/fence.lua). */
-  moved_token: string | null;
-  dedup_id: string | null;
-  dedup_ttl_id: string | null;
-  /** A child's parent: its queue's row id and its id (null: no parent). */
-  parent_qid: number | null;
-  parent_id: string | null;
-  /** What the child's failure does to its parent (ChildFailurePolicy). */
-  policy: string;
-  /** A parent added in chunks whose children are not all added yet (`us`). */
-  unsealed: number;
-  /** A child with continueParentOnFailure failed: the parent moves on (`cf`). */
-  continue_flag: number;
-  /** A child with failParentOnFailure failed before this parent waited for children (`ff`). */
-  fail_mark: string | null;
-  /** Set when the job was cancelled (`cx`): the cancel reason. */
-  cancel_reason: string | null;
-  /** A dead letter's origin (JSON, sqlite-deadletters.ts); null for any other job. */
-  origin: string | null;
-  /** A scheduler's occurrence: its scheduler's id and its instant (sqlite-schedulers.ts); null for any other job. */
-  sched_id: string | null;
-  sched_instant: number | null;
-  /** The job's group (the job option `group`, sqlite-groups.ts); null without one. */
-  grp: string | null;
-  /** keepLastIfActive: an add is kept for when this active job finishes (`dk`; sqlite-runs.ts). */
-  dedup_keep?: number;
-  /** The parent's queue name, joined by reads. */
-  parent_queue?: string | null;
 }
 
 const PRIO_SHIFT = 4294967296;
@@ -479,60 +429,4 @@ export class Tx {
     this.s.stmt('UPDATE queues SET events_trimmed = MAX(events_trimmed, ?) WHERE qid = ?').run(last.seq, this.qid);
     return removed;
   }
-}
-
-/** The retention of a job failed by the backend itself: its own removeOnFail, else `fallback`. */
-export function failKeepOf(opts: string, fallback: Retention): Retention {
-  if (opts === '' || !opts.includes('removeOnFail')) return fallback;
-  try {
-    const spec = (JSON.parse(opts) as { removeOnFail?: unknown }).removeOnFail;
-    if (spec === true) return { kind: 'remove' };
-    if (spec === false) return { kind: 'keep' };
-    if (typeof spec === 'number') return { kind: 'limit', count: spec, ageMs: -1 };
-    if (typeof spec === 'object' && spec !== null) {
-      const o = spec as { count?: number; age?: number };
-      return { kind: 'limit', count: typeof o.count === 'number' ? o.count : -1, ageMs: typeof o.age === 'number' ? o.age * 1000 : -1 };
-    }
-  } catch {
-    // Options not written by Hopper: the default applies.
-  }
-  return fallback;
-}
-
-/** Builds a JobRecord from a row. */
-export function toRecord(row: JobRow | undefined): JobRecord | undefined {
-  if (!row) return undefined;
-  return {
-    id: row.id,
-    name: row.name,
-    data: row.data,
-    opts: row.opts === '' ? undefined : row.opts,
-    state: isJobState(row.state) ? row.state : undefined,
-    timestamp: row.ts,
-    attemptsMade: row.attempts_made,
-    attemptsStarted: row.attempts_started,
-    stalledCounter: row.stalled_counter,
-    priority: row.priority,
-    delay: row.delay,
-    progress: row.progress ?? undefined,
-    processedOn: row.processed_on ?? undefined,
-    processedBy: row.processed_by ?? undefined,
-    finishedOn: row.finished_on ?? undefined,
-    returnvalue: row.returnvalue ?? undefined,
-    failedReason: row.failed_reason ?? undefined,
-    stacktrace: row.stacktrace ?? undefined,
-    token: row.token ?? undefined,
-    deduplicationId: row.dedup_id ?? undefined,
-    origin: originOf(row),
-    parent: row.parent_id !== null && row.parent_queue ? { queue: row.parent_queue, id: row.parent_id } : undefined,
-    awaitingSeal: row.unsealed === 1,
-  };
-}
-
-/** Redis-style rank range (negative ranks count from the end) as offset and limit over `length` items. */
-export function rankWindow(length: number, start: number, end: number): { offset: number; limit: number } | undefined {
-  const from = start < 0 ? Math.max(length + start, 0) : start;
-  const to = end < 0 ? length + end : Math.min(end, length - 1);
-  if (to < from || from >= length) return undefined;
-  return { offset: from, limit: to - from + 1 };
 }
