@@ -1,5 +1,5 @@
-// `npm test` after the build: runs every package's type check and tests in two lanes at once, so
-// that the engine's suite (the longest, CPU-bound) overlaps the other packages' suites (mostly
+// `npm test` after the build: runs every package's type check and tests in three lanes at once, so
+// that the engine's suites (its Redis and SQLite tiers, CPU-bound) overlap the other packages' suites (mostly
 // waiting: processes, HTTP servers, a browser). Each lane runs its steps in order and stops at its
 // first failure; the output of each step is printed whole when it ends, under its name; the exit
 // code is non-zero when any step failed.
@@ -23,11 +23,14 @@ if (tier !== undefined && tier !== '' && !(tier in TIERS)) {
   console.error(`HOPPER_TEST_TIER must be one of ${Object.keys(TIERS).join(', ')} (or unset: every test), got "${tier}".`);
   process.exit(2);
 }
+// Three lanes: the engine's Redis tier, its SQLite tier (both CPU-bound), and the other packages
+// (mostly waiting), so the waits of the third overlap the work of the first two.
 const lanes = TIERS[tier] ?? [
   [
     ['typecheck', 'hopper'],
-    ['test', 'hopper'],
+    ['test:engine', 'hopper'],
   ],
+  [['test:sqlite', 'hopper']],
   [
     ['typecheck', '@hopper/metrics'],
     ['typecheck', 'hopper-cli'],
