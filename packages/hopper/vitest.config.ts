@@ -32,6 +32,11 @@ import { defineConfig } from 'vitest/config';
  * - test/packaging/**, test/types/**: the built package's loading, and a guard reading the sources.
  * Not listed yet (other work under way): test/cancel/cancel.test.ts, test/cancel/sticky.test.ts,
  * test/telemetry/**, test/groups/weighted.test.ts, test/admin/doctor-clock.test.ts.
+ * Not listed yet, to be measured: test/queue/bounded.test.ts (a 200,000-job clean while a busy
+ * worker renews its locks). On SQLite its checks pass but one: its backstop that no call waits
+ * more than 500 ms behind a step of the clean saw 744 ms, measured at a load average of ~20 on
+ * the 2-core machine (a step of 1,000 removals is one transaction in the test's own process; the
+ * file took 54 s there). To be measured on an idle machine before it is listed.
  */
 export const SQLITE_TEST_FILES: string[] = [
   'test/streams/output.test.ts',
