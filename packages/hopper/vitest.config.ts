@@ -4,12 +4,43 @@ import { defineConfig } from 'vitest/config';
  * The behaviour test files that run against the SQLite backend too (HOPPER_TEST_BACKEND=sqlite):
  * the capability frontier of the SQLite backend, grown as it implements more of the seam (see
  * docs/backends.md). No test is skipped by backend name inside a file: a file is listed here
- * once all of it passes on SQLite.
+ * once all of it passes on SQLite; a part of a file that only Redis has lives in a Redis-only file.
  *
- * Not listed, by capability: test/groups/processes.test.ts and test/schedulers/processes.test.ts
- * run worker or producer child processes on the test's connection, and the SQLite tier's
- * `sqlite::memory:` database is private to one process. test/schedule/** tests the schedule
- * arithmetic alone (no backend): the engine tier runs it once.
+ * A test that runs worker or producer processes on the test's connection asks for
+ * `useHopper({ processes: true })`: on this tier it then gets a database file of its own, which
+ * every process on the machine opens, as a SQLite deployment shares one file (the default
+ * `sqlite::memory:` is private to one process).
+ *
+ * Not listed, Redis-only by capability (what they test does not exist on SQLite):
+ * - test/backend-redis/**: the Redis backend's own tests (connections and their deadlines, a
+ *   server gone under a worker, reconnects and re-sent calls, Functions and script loading, script
+ *   errors, orphan release and removal, the Redis form of the invariant audit).
+ * - test/reliability/reconnect-release.test.ts, test/reliability/half-open.test.ts: Redis
+ *   connections dropped or gone half-open under a worker (a SQLite call holds no connection).
+ * - test/reliability/memory-pressure.test.ts: a Redis server full under maxmemory (RedisFullError).
+ * - test/queue/dataset-reset.test.ts: a Redis dataset reset (FLUSHALL) under a running app.
+ * - test/streams/output-connections.test.ts: counts a Redis server's connections (stream readers
+ *   share them; a SQLite reader holds none).
+ * - test/admin/doctor.test.ts: `hopper doctor`'s server facts, on redis-servers started with the
+ *   settings under test (refused on SQLite: docs/backends.md).
+ * - test/examples/examples.test.ts, test/readme/readme.test.ts: the documented Redis examples, run
+ *   against the test Redis (the SQLite example: test/backend-sqlite/example.test.ts).
+ * Not listed, no backend at all (the engine tier runs them once):
+ * - test/schedule/**: the schedule arithmetic.
+ * - test/sandbox/crash.test.ts, lifecycle.test.ts, dist.test.ts, run.test.ts: the sandbox pool on
+ *   its own (test/sandbox/worker-sandbox.test.ts runs it through a Worker).
+ * - test/packaging/**, test/types/**: the built package's loading, and a guard reading the sources.
+ * Not listed yet (other work under way): test/cancel/cancel.test.ts, test/cancel/sticky.test.ts,
+ * test/telemetry/otel.test.ts, test/telemetry/telemetry.test.ts, test/admin/doctor-clock.test.ts.
+ * Not listed yet, a failure on SQLite to explain: test/sandbox/worker-sandbox.test.ts. Its test
+ * "a timed-out child that ignores its signal is terminated after the grace period, then retried"
+ * failed in 2 of 3 SQLite runs (the first attempt's child still alive when the job's `failed`
+ * event came) and passes on Redis; its 8 other tests pass on SQLite.
+ * Not listed yet, to be measured: test/queue/bounded.test.ts (a 200,000-job clean while a busy
+ * worker renews its locks). On SQLite its checks pass but one: its backstop that no call waits
+ * more than 500 ms behind a step of the clean saw 744 ms, measured at a load average of ~20 on
+ * the 2-core machine (a step of 1,000 removals is one transaction in the test's own process; the
+ * file took 54 s there). To be measured on an idle machine before it is listed.
  */
 export const SQLITE_TEST_FILES: string[] = [
   'test/streams/output.test.ts',
@@ -49,7 +80,6 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/queue/validation-messages.test.ts',
   'test/reliability/attempts.test.ts',
   'test/reliability/stalls.test.ts',
-  'test/sandbox/run.test.ts',
   'test/schedulers/lateness.test.ts',
   'test/schedulers/legacy-repeat.test.ts',
   'test/schedulers/occurrence-retries.test.ts',
@@ -67,6 +97,23 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/worker/rate-limit-delay.test.ts',
   'test/worker/rate-limit.test.ts',
   'test/worker/retries.test.ts',
+  'test/flows/failures.test.ts',
+  'test/flows/chunked-resume.test.ts',
+  'test/flows/crash.test.ts',
+  'test/steps/steps.test.ts',
+  'test/reliability/model.test.ts',
+  'test/reliability/model-flows.test.ts',
+  'test/reliability/model-groups.test.ts',
+  'test/reliability/model-schedulers.test.ts',
+  'test/reliability/model-cancel.test.ts',
+  'test/reliability/crash.test.ts',
+  'test/reliability/resend.test.ts',
+  'test/reliability/bounded-release.test.ts',
+  'test/queue/bullmq-api.test.ts',
+  'test/queue/bounded-groups.test.ts',
+  'test/queue/add-bulk-large.test.ts',
+  'test/groups/processes.test.ts',
+  'test/schedulers/processes.test.ts',
 ];
 
 /**

@@ -1,11 +1,14 @@
-/** Connections: a borrowed ioredis client is used and never closed; server checks at start. */
+/**
+ * Connections: a borrowed ioredis client is used and never closed; server checks at start; a
+ * worker whose Redis server is gone still closes, within closeTimeout.
+ */
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { Queue, UnsupportedRedisError, Worker } from '../../src/index.js';
+import { CloseTimeoutError, Queue, UnsupportedRedisError, Worker } from '../../src/index.js';
 import { checkServer } from '../../src/api/queue-base.js';
 import { startRedisServer } from '../helpers/redis-server.js';
 import { useHopper } from '../helpers/hopper.js';
-import { once } from '../helpers/wait.js';
+import { once, signal } from '../helpers/wait.js';
 
 const env = useHopper();
 
@@ -68,5 +71,34 @@ describe('connections', () => {
     const warning = await warned;
     expect(warning.message).toContain('allkeys-lru');
     expect(warning.message).toContain('noeviction');
+  });
+
+  // Redis-only: it stops the Redis server under a worker (moved from test/reliability/crash.test.ts).
+  it('close() does not hang when Redis is gone: it gives up after closeTimeout and says so', async () => {
+    const server = await startRedisServer();
+    env.track({ close: () => server.stop() });
+    const name = env.queueName();
+    const queue = new Queue(name, { connection: server.url, prefix: env.prefix });
+    await queue.add('x', {});
+    await queue.close();
+    const started = signal();
+    const release = signal();
+    const worker = new Worker(
+      name,
+      async () => {
+        started.resolve();
+        await release.promise;
+      },
+      { connection: server.url, prefix: env.prefix, closeTimeout: 300 },
+    );
+    const errors: unknown[] = [];
+    worker.on('error', (err) => errors.push(err));
+    await started.promise;
+    await server.stop();
+    release.resolve();
+    const t0 = Date.now();
+    await expect(worker.close()).rejects.toBeInstanceOf(CloseTimeoutError);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect(worker.isRunning()).toBe(false);
   });
 });

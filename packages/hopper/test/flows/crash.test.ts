@@ -6,7 +6,8 @@ import { WaitingChildrenError, type Job } from '../../src/index.js';
 import { once } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
-const env = useHopper();
+// Child processes open the test's connection: on SQLite, a file database (see useHopper).
+const env = useHopper({ processes: true });
 const built = fileURLToPath(new URL('../../dist/esm/index.js', import.meta.url));
 
 /** Forks a fixture worker and resolves with its first message of `kind` (rejects on an error or early exit). */

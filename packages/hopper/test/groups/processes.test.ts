@@ -14,7 +14,8 @@ import { waitFor } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 import { greedyWindows, maxOverlap, overlaps, worstWindow, type Interval } from './records.js';
 
-const env = useHopper();
+// Child processes open the test's connection: on SQLite, a file database (see useHopper).
+const env = useHopper({ processes: true });
 const script = fileURLToPath(new URL('../fixtures/group-worker.mjs', import.meta.url));
 const built = fileURLToPath(new URL('../../dist/esm/index.js', import.meta.url));
 

@@ -4,6 +4,9 @@
  * (every job in exactly one state structure) run on every queue of the prefix after each test.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, inject } from 'vitest';
 import {
   FakeClock,
@@ -20,7 +23,10 @@ import { createAdmin, createBackend } from '../../src/backend/create.js';
 import { ErrorWatch, type ErrorMatcher } from './errors.js';
 
 export interface HopperEnv {
-  /** The connection of the backend under test: the Redis URL of the test server, or `sqlite::memory:` (see TEST_BACKEND). */
+  /**
+   * The connection of the backend under test: the Redis URL of the test server, or on SQLite
+   * `sqlite::memory:` (a `sqlite:<temp file>` database for `useHopper({ processes: true })`).
+   */
   readonly url: string;
   /** This test's key prefix. */
   readonly prefix: string;
@@ -48,6 +54,8 @@ export interface HopperEnv {
 
 interface EnvState {
   env: HopperEnv;
+  /** Removes the test's temporary database, if it has one. */
+  dispose: () => void;
   closables: { close(): Promise<void> }[];
   audit: boolean;
   errors: ErrorWatch;
@@ -87,7 +95,8 @@ let counter = 0;
 /**
  * The backend the behaviour tests run against: Redis (the test server's URL) by default, or
  * SQLite when HOPPER_TEST_BACKEND=sqlite (the `engine-sqlite` project sets it): a database in
- * the test process's memory, shared by every component of the test (each test has its own prefix).
+ * the test process's memory, shared by every component of the test (each test has its own prefix),
+ * or a temporary database file for a test that runs other processes (`useHopper({ processes: true })`).
  */
 export const TEST_BACKEND: 'redis' | 'sqlite' = process.env.HOPPER_TEST_BACKEND === 'sqlite' ? 'sqlite' : 'redis';
 
@@ -96,11 +105,34 @@ export function testConnection(): string {
   return TEST_BACKEND === 'sqlite' ? 'sqlite::memory:' : inject('redisUrl');
 }
 
+/** Options of {@link useHopper}. */
+export interface UseHopperOptions {
+  /** Every component of the test reads a FakeClock (`env.clock`). */
+  fakeClock?: boolean;
+  /**
+   * The test runs components in other processes (forked workers, producers) on `env.url`. On the
+   * SQLite tier each test then gets a database file of its own in a temporary directory (removed
+   * after the test), which every process on the machine can open, as a SQLite deployment shares
+   * one file; `sqlite::memory:` is private to one process. On Redis it changes nothing.
+   */
+  processes?: boolean;
+}
+
+/**
+ * A connection for one test: the tier's (see {@link testConnection}), or on SQLite with
+ * `processes` a temporary file database; `dispose` removes that file after the test.
+ */
+function connectionFor(options: UseHopperOptions): { url: string; dispose: () => void } {
+  if (!options.processes || TEST_BACKEND !== 'sqlite') return { url: testConnection(), dispose: () => undefined };
+  const dir = mkdtempSync(join(tmpdir(), 'hopper-test-'));
+  return { url: `sqlite:${join(dir, 'hopper.db')}`, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 /**
  * Sets up a fresh environment before each test of the calling file and tears it down after:
  * closes what the test opened, audits invariants, deletes the prefix's keys.
  */
-export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
+export function useHopper(options: UseHopperOptions = {}): HopperEnv {
   let state: EnvState | undefined;
   const current = (): EnvState => {
     if (!state) throw new Error('useHopper(): the environment exists only inside a test.');
@@ -108,7 +140,7 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
   };
 
   beforeEach(() => {
-    const url = testConnection();
+    const { url, dispose } = connectionFor(options);
     const prefix = `t${randomBytes(4).toString('hex')}`;
     const clock = options.fakeClock ? new FakeClock() : undefined;
     const closables: { close(): Promise<void> }[] = [];
@@ -133,7 +165,7 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
       expectErrors: (matcher = true) => errors.expect(matcher),
       errors: () => errors.errors(),
     };
-    state = { env, closables, audit: true, errors };
+    state = { env, dispose, closables, audit: true, errors };
   });
 
   afterEach(async () => {
@@ -144,7 +176,11 @@ export function useHopper(options: { fakeClock?: boolean } = {}): HopperEnv {
     try {
       if (s.audit) await assertInvariants(s.env.url, s.env.prefix);
     } finally {
-      await deletePrefix(s.env.url, s.env.prefix);
+      try {
+        await deletePrefix(s.env.url, s.env.prefix);
+      } finally {
+        s.dispose();
+      }
     }
     s.errors.check();
   });

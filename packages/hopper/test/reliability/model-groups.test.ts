@@ -94,6 +94,18 @@ describe('groups against the model', () => {
               { kind: 'claim', count: 3 },
             ],
           ],
+          // A group paused before the queue's first grouped job: its jobs are not claimed (found on
+          // SQLite, where the plain claim took them), then run once it is resumed.
+          [
+            [
+              { kind: 'pause', group: 'a', paused: true },
+              addTo('a'),
+              addTo(undefined),
+              { kind: 'claim', count: 3 },
+              { kind: 'pause', group: 'a', paused: false },
+              { kind: 'claim', count: 3 },
+            ],
+          ],
           // A paused, rate-limited group: nothing of it runs until resumed and its window reopens.
           [
             [

@@ -1,48 +1,16 @@
 /**
- * Calls ioredis re-sends after a lost reply (the same command, same arguments, run twice) are
- * applied once. Simulated by calling the backend operation twice with the same request.
- * (cancelJob: test/cancel/sticky.test.ts; addJobs and addFlow: test/backend-redis/reconnect.test.ts.)
+ * A job's log lines, numbered per call so that a call re-sent after a lost reply is applied once:
+ * every line is kept, once, in order. On both backends. The re-sends themselves are a Redis
+ * matter (ioredis re-sends a command whose reply was lost; a SQLite call has no reply to lose):
+ * test/backend-redis/log-resend.test.ts replays them (cancelJob: test/cancel/sticky.test.ts;
+ * addJobs and addFlow: test/backend-redis/reconnect.test.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { createBackend } from '../../src/backend/create.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper();
 
-describe('re-sent calls', () => {
-  it('addLog: a re-sent line is appended once; later calls of the same client still append', async () => {
-    const name = env.queueName();
-    const queue = env.queue(name);
-    const job = await queue.add('j', {});
-    const backend = env.track(createBackend({ connection: env.url, prefix: env.prefix, queueName: name, role: 'command' }));
-    const id = job.id as string;
-    expect(await backend.addLog(id, 'one', undefined, 0, { client: 'c1', seq: 1 })).toBe(1);
-    // Two calls in flight when the connection dropped: both re-sent, in order.
-    expect(await backend.addLog(id, 'two', undefined, 0, { client: 'c1', seq: 2 })).toBe(2);
-    expect(await backend.addLog(id, 'one', undefined, 0, { client: 'c1', seq: 1 })).toBe(2);
-    expect(await backend.addLog(id, 'two', undefined, 0, { client: 'c1', seq: 2 })).toBe(2);
-    expect(await backend.addLog(id, 'three', undefined, 0, { client: 'c1', seq: 3 })).toBe(3);
-    // Another client's numbering is its own.
-    expect(await backend.addLog(id, 'other', undefined, 0, { client: 'c2', seq: 1 })).toBe(4);
-    expect((await queue.getJobLogs(id)).logs).toEqual(['one', 'two', 'three', 'other']);
-  });
-
-  it('addLog: a call that arrives after a later one of its client (EVAL fallback) is still appended, once', async () => {
-    const name = env.queueName();
-    const queue = env.queue(name);
-    const job = await queue.add('j', {});
-    const backend = env.track(createBackend({ connection: env.url, prefix: env.prefix, queueName: name, role: 'command' }));
-    const id = job.id as string;
-    await backend.addLog(id, 'five', undefined, 0, { client: 'c', seq: 5 });
-    await backend.addLog(id, 'three', undefined, 0, { client: 'c', seq: 3 });
-    await backend.addLog(id, 'three', undefined, 0, { client: 'c', seq: 3 });
-    await backend.addLog(id, 'five', undefined, 0, { client: 'c', seq: 5 });
-    await backend.addLog(id, 'four', undefined, 0, { client: 'c', seq: 4 });
-    await backend.addLog(id, 'six', undefined, 0, { client: 'c', seq: 6 });
-    await backend.addLog(id, 'four', undefined, 0, { client: 'c', seq: 4 });
-    expect((await queue.getJobLogs(id)).logs).toEqual(['five', 'three', 'four', 'six']);
-  });
-
+describe('job logs', () => {
   it('job.log numbers its calls: every line of a job is kept, in order', async () => {
     const name = env.queueName();
     const queue = env.queue(name);

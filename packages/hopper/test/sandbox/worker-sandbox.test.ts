@@ -1,5 +1,5 @@
 /**
- * Sandboxed processors through the Worker, against Redis: a processor file runs in child
+ * Sandboxed processors through the Worker: a processor file runs in child
  * processes (or threads); CPU-bound jobs do not stall locks; crashes fail one attempt; timeouts
  * end a child that ignores its signal; close leaves no child behind.
  */

@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import type { Job } from '../../src/index.js';
 import { useHopper } from '../helpers/hopper.js';
 
-const env = useHopper();
+// Child processes open the test's connection: on SQLite, a file database (see useHopper).
+const env = useHopper({ processes: true });
 const script = fileURLToPath(new URL('../fixtures/upsert-loop.mjs', import.meta.url));
 const built = fileURLToPath(new URL('../../dist/esm/index.js', import.meta.url));
 

@@ -6,7 +6,8 @@ import { LockLostError, UnrecoverableError, type Job } from '../../src/index.js'
 import { once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
-const env = useHopper();
+// Child processes open the test's connection: on SQLite, a file database (see useHopper).
+const env = useHopper({ processes: true });
 const built = fileURLToPath(new URL('../../dist/esm/index.js', import.meta.url));
 
 describe('durable steps', () => {
@@ -88,8 +89,7 @@ describe('durable steps', () => {
     const name = env.queueName();
     const queue = env.queue(name);
     const job = await queue.add('two-steps', {}, { removeOnComplete: false });
-    const counter = `${env.prefix}:counter`;
-    const child = fork(fileURLToPath(new URL('../fixtures/step-worker.mjs', import.meta.url)), [env.url, env.prefix, name, counter], {
+    const child = fork(fileURLToPath(new URL('../fixtures/step-worker.mjs', import.meta.url)), [env.url, env.prefix, name], {
       stdio: 'ignore',
     });
     await new Promise<void>((resolve, reject) => {
@@ -110,7 +110,13 @@ describe('durable steps', () => {
     );
     await once(survivor, 'completed');
     expect(firstRuns).toBe(0);
-    expect((await queue.getJob(job.id as string))?.returnvalue).toBe('second done');
+    const stored = await queue.getJob(job.id as string);
+    expect(stored?.returnvalue).toBe('second done');
+    // The killed process's effect is the one recorded (its pid), and the survivor's second step.
+    expect((await stored!.getSteps()).map((st) => [st.key, st.result]).sort()).toEqual([
+      ['first', child.pid],
+      ['second', 'second done'],
+    ]);
   });
 
   it('a dead-letter replay keeps the recorded steps', async () => {

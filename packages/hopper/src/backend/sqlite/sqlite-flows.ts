@@ -111,7 +111,8 @@ function failParent(ptx: Tx, pid: string, reason: string, depth: number): void {
   ptx.set(pid, { unsealed: 0, continue_flag: 0 });
   ptx.releaseDedup(parent);
   const made = parent.attempts_made;
-  // Counted in the parent's own queue (countOutcome's onBase in includes/flow.lua).
+  // A parent failed by its child is dead-lettered by its own option, as any job failing for good,
+  // and counted in its own queue (countOutcome's onBase in includes/flow.lua).
   if (deadLetter(ptx, parent, made, reason)) ptx.count('dead-lettered', parent.name);
   ptx.count('failed', parent.name);
   const kept = ptx.finish(pid, 'failed', failKeepOf(parent.opts, { kind: 'keep' }), { failed_reason: reason, attempts_made: made });

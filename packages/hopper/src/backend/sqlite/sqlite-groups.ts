@@ -107,7 +107,12 @@ function toTail(tx: Tx, g: string): void {
 /** A group that got a ready job joins the ring if it was idle (includes/groups wakeGroup). */
 export function wakeGroup(tx: Tx, g: string): void {
   const row = groupRow(tx, g);
-  if (row && row.st !== '') return;
+  if (row && row.st !== '') {
+    // A group paused before the queue used groups (its job rows are in the jobs table, as every
+    // job's): claims must go round the ring now, or the plain claim would take the paused job.
+    if (row.st === 'p') enableGroups(tx);
+    return;
+  }
   enableGroups(tx);
   if (!row) tx.s.stmt('INSERT INTO groups (qid, id) VALUES (?, ?)').run(tx.qid, g);
   toTail(tx, g);
