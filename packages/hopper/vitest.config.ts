@@ -94,6 +94,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/worker/lifecycle.test.ts',
   'test/worker/manual.test.ts',
   'test/worker/process.test.ts',
+  'test/worker/processor-signal.test.ts',
   'test/worker/rate-limit-delay.test.ts',
   'test/worker/rate-limit.test.ts',
   'test/worker/retries.test.ts',

@@ -15,8 +15,10 @@ import type { Telemetry } from '../telemetry/telemetry.js';
 
 /**
  * The function that processes a job: receives the job, the attempt's lock token and an
- * AbortSignal (aborted when the lock is lost or the worker is force-closed); its result becomes
- * the job's return value, a throw fails the attempt.
+ * AbortSignal (aborted when the lock is lost, the job is cancelled or times out, or the worker
+ * is force-closed); its result becomes the job's return value, a throw fails the attempt. A
+ * plain function with at most two simple parameters, which cannot see a third argument, is
+ * called without a signal (none is created for it; docs/compatibility.md).
  */
 // `any` defaults keep BullMQ's generic signature.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

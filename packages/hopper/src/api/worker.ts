@@ -19,7 +19,7 @@ import { advanceTaken, takenOccurrence, type SchedulerTick } from '../maintenanc
 import type { StallRescuer } from '../maintenance/stall-rescuer.js';
 import type { Claim, Claims } from '../runtime/claims.js';
 import type { Dispatcher } from '../runtime/dispatcher.js';
-import type { Executor } from '../runtime/executor.js';
+import { abortEntry, type Executor } from '../runtime/executor.js';
 import type { LockRenewer } from '../runtime/lock-renewer.js';
 import type { ManualFetcher } from '../runtime/manual-fetcher.js';
 import type { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
@@ -126,6 +126,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       isClosing: () => this.closing,
       isStopped: () => this.paused || this.closing,
       emit: (event, ...args) => this.emit(event, ...args),
+      emitJob: (event, job, value, prev) => {
+        // Unheard events cost nothing per job (no arguments array, no emit).
+        if (this.listenerCount(event) > 0) this.emit(event, job, value, prev);
+      },
       emitError: (err) => this.emitError(err),
       claimed: (job) => this.claimed(job),
       checkEpoch: (epoch) => this.checkEpoch(epoch),
@@ -406,7 +410,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   }
 
   private startJob(job: Job): void {
-    this.emit('active', job, 'waiting');
+    if (this.listenerCount('active') > 0) this.emit('active', job, 'waiting');
     this.executor.start(job);
   }
 
@@ -436,7 +440,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     const entry = this.executor.current(jobId);
     if (!entry || entry.cancelled) return;
     entry.cancelled = true;
-    entry.controller.abort(new CancelledError(`Job ${jobId} was cancelled.`));
+    abortEntry(entry, new CancelledError(`Job ${jobId} was cancelled.`));
   }
 
   /**

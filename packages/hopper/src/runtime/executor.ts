@@ -11,6 +11,12 @@ import type { Job } from '../job/job.js';
 /** A processor, as the runtime calls it. */
 export type RunProcessor = (job: Job, token: string | undefined, signal: AbortSignal) => unknown;
 
+/**
+ * The processor as the executor calls it: `signal` is undefined when the executor was told the
+ * processor cannot read it (ExecutorOptions.readsSignal).
+ */
+export type ExecutorProcessor = (job: Job, token: string | undefined, signal: AbortSignal | undefined) => unknown;
+
 /** A job being processed. */
 export interface RunningJob {
   readonly job: Job;
@@ -18,7 +24,14 @@ export interface RunningJob {
   readonly token: string;
   /** The attempt's number (attemptsStarted when it was claimed): with the token, its fence. */
   readonly attempt: number;
-  readonly controller: AbortController;
+  /**
+   * The attempt's AbortController, created when its signal is first needed (see
+   * signalOf): a processor that cannot read its signal costs none.
+   */
+  controller: AbortController | undefined;
+  /** Set by the first abort; with no controller yet, `abortReason` keeps its reason for one created later. */
+  aborted: boolean;
+  abortReason: unknown;
   /** Set when the lock was lost: the attempt's result will not be recorded. */
   lost: boolean;
   /** Set when the job was cancelled while running: it ends as cancelled whatever it returns. */
@@ -27,15 +40,21 @@ export interface RunningJob {
   timedOut: boolean;
   /** Set once the attempt is settled (by the processor, or given up after a timeout's grace). */
   settled: boolean;
-  /** Timers to cancel when the attempt settles (timeouts). */
-  timers: { cancel(): void }[];
+  /** Timers to cancel when the attempt settles (timeouts), if any. */
+  timers: { cancel(): void }[] | undefined;
 }
 
 /** How an attempt ended: the processor's value, or what it threw. */
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export interface ExecutorOptions {
-  processor: RunProcessor;
+  processor: ExecutorProcessor;
+  /**
+   * Whether the processor may read its signal (its third argument; see mayReadSignal). When
+   * false it is called without one, and an attempt's AbortController is created only if
+   * something asks for its signal (signalOf).
+   */
+  readsSignal: boolean;
   onSettled(entry: RunningJob, outcome: Outcome): void;
   clock: Clock;
   /** After a job's `timeout`, how long its attempt may still take to settle, ms. */
@@ -72,18 +91,20 @@ export class Executor {
       job,
       token: job.token as string,
       attempt: job.fence?.attempt ?? job.attemptsStarted,
-      controller: new AbortController(),
+      controller: undefined,
+      aborted: false,
+      abortReason: undefined,
       lost: false,
       cancelled: false,
       timedOut: false,
       settled: false,
-      timers: [],
+      timers: undefined,
     };
     this.running.set(entry.token, entry);
     this.latest.set(job.id as string, entry);
     let result: unknown;
     try {
-      result = this.o.processor(job, job.token, entry.controller.signal);
+      result = this.o.processor(job, job.token, this.o.readsSignal ? signalOf(entry) : undefined);
     } catch (error) {
       this.settle(entry, { ok: false, error });
       return entry;
@@ -99,7 +120,7 @@ export class Executor {
     }
     const timeout = job.opts.timeout;
     if (timeout !== undefined && !entry.settled) {
-      entry.timers.push(this.o.clock.setTimeout(() => this.timedOut(entry, timeout), timeout));
+      entry.timers = [this.o.clock.setTimeout(() => this.timedOut(entry, timeout), timeout)];
     }
     return entry;
   }
@@ -114,8 +135,8 @@ export class Executor {
     if (entry.settled) return;
     entry.timedOut = true;
     const error = new TimeoutError(`Job ${entry.job.id} timed out after ${timeout} ms (its timeout option).`);
-    entry.controller.abort(error);
-    entry.timers.push(
+    abortEntry(entry, error);
+    (entry.timers ??= []).push(
       this.o.clock.setTimeout(() => {
         if (entry.settled) return;
         if (this.o.terminate) this.o.terminate(entry).catch((err: unknown) => this.o.onError(err));
@@ -135,7 +156,7 @@ export class Executor {
   private settle(entry: RunningJob, outcome: Outcome): void {
     if (entry.settled) return;
     entry.settled = true;
-    for (const timer of entry.timers) timer.cancel();
+    if (entry.timers) for (const timer of entry.timers) timer.cancel();
     // Only this attempt's entry: another attempt of the same job keeps its own.
     if (this.running.get(entry.token) === entry) this.running.delete(entry.token);
     if (this.latest.get(entry.job.id as string) === entry) this.latest.delete(entry.job.id as string);
@@ -152,7 +173,7 @@ export class Executor {
     const entry = this.running.get(token);
     if (!entry) return;
     if (lost) entry.lost = true;
-    entry.controller.abort(reason);
+    abortEntry(entry, reason);
   }
 
   /**
@@ -165,13 +186,13 @@ export class Executor {
     const latest = this.latest.get(id);
     if (!latest) return false;
     // An older attempt of the job (its lock was lost) was aborted already; the latest is the one that counts.
-    latest.controller.abort(reason);
+    abortEntry(latest, reason);
     return true;
   }
 
   /** Aborts the signal of every running attempt with `reason` (the worker's `cancelAllJobs`). */
   abortAll(reason: unknown): void {
-    for (const entry of this.running.values()) entry.controller.abort(reason);
+    for (const entry of this.running.values()) abortEntry(entry, reason);
   }
 
   /** Resolves when no job is running. */
@@ -179,4 +200,26 @@ export class Executor {
     if (this.running.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
+}
+
+/**
+ * The attempt's abort signal, its AbortController created now if it has none yet (already
+ * aborted, with the first abort's reason, if the attempt was aborted before).
+ */
+export function signalOf(entry: RunningJob): AbortSignal {
+  if (entry.controller === undefined) {
+    entry.controller = new AbortController();
+    if (entry.aborted) entry.controller.abort(entry.abortReason);
+  }
+  return entry.controller.signal;
+}
+
+/**
+ * Aborts the attempt's signal with `reason`, as `AbortController.abort` does: the first abort
+ * wins, a later one changes nothing. Without a controller yet, the reason is kept for signalOf.
+ */
+export function abortEntry(entry: RunningJob, reason: unknown): void {
+  if (entry.controller !== undefined) entry.controller.abort(reason);
+  else if (!entry.aborted) entry.abortReason = reason;
+  entry.aborted = true;
 }

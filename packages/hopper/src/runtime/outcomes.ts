@@ -51,7 +51,8 @@ export interface OutcomesOptions {
   isClosed(): boolean;
   /** Asks the dispatcher to send what is pending (and claim for the freed slot). */
   schedulePump(): void;
-  emit(event: 'completed' | 'failed', ...args: unknown[]): void;
+  /** Emits a job's `completed` or `failed` event (BullMQ's arguments: job, result or error, previous state). */
+  emit(event: 'completed' | 'failed', job: RunningJob['job'], value: unknown, prev: 'active'): void;
   onError(err: unknown): void;
   /** Called for each attempt whose outcome was recorded, before its event (telemetry, metrics). */
   onRecorded?(batch: AckBatch, item: PendingAck<Completion | Failure>, code: WriteCode, now: number): void;
@@ -71,7 +72,6 @@ export class Outcomes {
       return;
     }
     const job = entry.job;
-    const fence = { token: entry.token, attempt: entry.attempt };
     // A cancelled or timed-out attempt fails, whatever the processor returned.
     if (entry.cancelled) outcome = { ok: false, error: new CancelledError(`Job ${job.id} was cancelled.`) };
     else if (entry.timedOut && (outcome.ok || !(outcome.error instanceof TimeoutError))) {
@@ -88,8 +88,8 @@ export class Outcomes {
       this.o.completer.addCompletion({
         ack: {
           id: job.id as string,
-          token: fence.token,
-          attempt: fence.attempt,
+          token: entry.token,
+          attempt: entry.attempt,
           returnvalue,
           keep: toRetention(job.opts.removeOnComplete, this.o.completeKeep),
         },
@@ -107,7 +107,7 @@ export class Outcomes {
       return;
     }
     if (error instanceof RateLimitError) {
-      this.o.backend.moveToWait(job.id as string, fence).then(
+      this.o.backend.moveToWait(job.id as string, { token: entry.token, attempt: entry.attempt }).then(
         (code) => {
           // A cancelled job is not put back: it ends as cancelled.
           if (code === WriteCode.RefusedCancelled) return this.recordFailure(entry, new CancelledError(`Job ${job.id} was cancelled.`));

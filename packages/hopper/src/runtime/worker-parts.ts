@@ -41,6 +41,7 @@ import { Executor } from './executor.js';
 import { LockRenewer } from './lock-renewer.js';
 import { ManualFetcher } from './manual-fetcher.js';
 import { Outcomes } from './outcomes.js';
+import { mayReadSignal } from './processor-signal.js';
 import { SandboxedProcessor } from './sandboxed-processor.js';
 import { Shutdown } from './shutdown.js';
 
@@ -61,6 +62,8 @@ export interface WorkerHost {
   /** Paused or closing: manual fetching takes nothing. */
   isStopped(): boolean;
   emit(event: string, ...args: unknown[]): void;
+  /** Emits a job's event with BullMQ's arguments (job, result or error, previous state), if anyone listens. */
+  emitJob(event: 'completed' | 'failed', job: Job, value: unknown, prev: string): void;
   emitError(err: unknown): void;
   /** A claim's reply brought `job`. */
   claimed(job: Job): void;
@@ -138,7 +141,7 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     backoffStrategy: () => host.backoffStrategy(),
     isClosed: () => host.isClosed(),
     schedulePump: () => dispatcher.schedulePump(),
-    emit: (event, ...args) => host.emit(event, ...args),
+    emit: (event, job, value, prev) => host.emitJob(event, job, value, prev),
     onRecorded:
       latency && recorded
         ? (batch, item, code, now) => {
@@ -152,15 +155,20 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
   });
   // Jobs claimed above a weighted limit's whole window (rare): failed instead of run.
   const overweight = new WeakMap<Job, string>();
+  /** Set once a claim brought such a job: until then no job is looked up. */
+  let anyOverweight = false;
   const executor = new Executor({
     processor: (job, token, signal) => {
       // Taken beyond maxStartedAttempts: the attempt fails for good, the processor is not called.
-      const overLimit = startLimitError(job, opts.maxStartedAttempts) ?? overweightError(job, overweight.get(job));
+      const overLimit =
+        startLimitError(job, opts.maxStartedAttempts) ?? (anyOverweight ? overweightError(job, overweight.get(job)) : undefined);
       if (overLimit) return Promise.reject(overLimit);
       return telemetry
         ? traceAttempt(telemetry, host.name, host.id, opts.name, job, () => (run as Processor)(job, token, signal))
         : (run as Processor)(job, token, signal);
     },
+    // A processor that cannot read its signal gets none (no AbortController per job): see processor-signal.ts.
+    readsSignal: sandbox !== undefined || run === undefined || mayReadSignal(run),
     onSettled: (entry, outcome) => outcomes.settled(entry, outcome),
     clock,
     timeoutGrace: opts.timeoutGrace ?? 5000,
@@ -184,7 +192,10 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     maxLimitWait: opts.maximumRateLimitDelay,
     makeJob: (claimed: ClaimedJob, now: number) => {
       const job = Job.fromClaimed(host.context, claimed, now, opts.name);
-      if (claimed.overweight !== undefined) overweight.set(job, claimed.overweight);
+      if (claimed.overweight !== undefined) {
+        overweight.set(job, claimed.overweight);
+        anyOverweight = true;
+      }
       return job;
     },
     onClaimed: (job) => host.claimed(job),

@@ -40,8 +40,15 @@ export interface LatencySample {
   attemptsStarted: number;
 }
 
+/** Counts not yet written, by kind then label (no key string built per job). */
+type Pending = Record<LatencyKind, Map<string, LatencyEntry>>;
+
+const noPending = (): Pending => ({ wait: new Map(), run: new Map(), lateness: new Map() });
+
 export class LatencyRecorder {
-  private pending = new Map<string, LatencyEntry>();
+  private pending = noPending();
+  /** Entries in `pending`, all kinds together. */
+  private labels = 0;
   private lastRuns = new Map<string, SchedulerLastRun>();
   private timer: ClockTimer | undefined;
   private writing: Promise<void> = Promise.resolve();
@@ -62,7 +69,7 @@ export class LatencyRecorder {
     const started = job.processedOn;
     if (started === undefined || started <= 0) return;
     this.add('run', job.name, now - started);
-    const scheduled = job.id !== undefined ? SCHEDULED.exec(job.id) : null;
+    const scheduled = job.id !== undefined && job.id.startsWith('sched:') ? SCHEDULED.exec(job.id) : null;
     if (job.attemptsStarted === 1) {
       this.add('wait', job.name, started - job.timestamp - (job.delay > 0 ? job.delay : 0));
       if (scheduled) this.add('lateness', scheduled[1], started - Number(scheduled[2]));
@@ -96,26 +103,28 @@ export class LatencyRecorder {
 
   private add(kind: LatencyKind, label: string, ms: number): void {
     const value = ms > 0 ? ms : 0;
-    let key = `${kind}\u0000${label}`;
-    let entry = this.pending.get(key);
-    if (!entry && this.pending.size >= MAX_LABELS) {
-      key = `${kind}\u0000other`;
-      entry = this.pending.get(key);
+    const byLabel = this.pending[kind];
+    let entry = byLabel.get(label);
+    if (!entry && this.labels >= MAX_LABELS) {
       label = 'other';
+      entry = byLabel.get(label);
     }
     if (!entry) {
       entry = { kind, label, sum: 0, counts: new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0) };
-      this.pending.set(key, entry);
+      byLabel.set(label, entry);
+      this.labels++;
     }
     entry.sum += value;
     entry.counts[latencyBucket(value)]++;
   }
 
   private async write(): Promise<void> {
-    if (this.pending.size === 0 && this.lastRuns.size === 0) return;
-    const entries = [...this.pending.values()];
+    if (this.labels === 0 && this.lastRuns.size === 0) return;
+    const counted = this.pending;
+    const entries = [...counted.wait.values(), ...counted.run.values(), ...counted.lateness.values()];
     const lastRuns = [...this.lastRuns.values()];
-    this.pending = new Map();
+    this.pending = noPending();
+    this.labels = 0;
     this.lastRuns = new Map();
     try {
       await this.o.backend.recordLatency(entries, lastRuns);
@@ -128,10 +137,12 @@ export class LatencyRecorder {
       for (const run of lastRuns) if (!this.lastRuns.has(run.scheduler)) this.lastRuns.set(run.scheduler, run);
       // Kept for the next flush, merged with what was counted meanwhile.
       for (const e of entries) {
-        const key = `${e.kind}\u0000${e.label}`;
-        const now = this.pending.get(key);
-        if (!now) this.pending.set(key, e);
-        else {
+        const byLabel = this.pending[e.kind];
+        const now = byLabel.get(e.label);
+        if (!now) {
+          byLabel.set(e.label, e);
+          this.labels++;
+        } else {
           now.sum += e.sum;
           e.counts.forEach((c, i) => (now.counts[i] += c));
         }

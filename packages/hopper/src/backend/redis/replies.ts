@@ -56,7 +56,8 @@ export function parseClaim(reply: Reply, at: number, now: number, request: Claim
       progress: row[8] ?? '',
       stalledCounter: Number(row[10] ?? 0),
       failedReason: row[11] ?? undefined,
-      ...(row[12] ? { overweight: row[12] } : {}),
+      // Always present (one object shape for every job, no spread per job).
+      overweight: row[12] || undefined,
       token: exact ? tokenPrefix : tokenPrefix + (i + 1),
     };
   }
