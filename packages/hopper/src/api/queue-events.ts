@@ -178,6 +178,9 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     } else if (event === 'completed') {
       const values = list('returnvalues') ?? [];
       ids.forEach((jobId, i) => this.emit('completed', { jobId, returnvalue: values[i], prev: 'active' }, id));
+      // The jobs the same call claimed next share the entry (Redis backend: one entry per call).
+      const next = list('active') as string[] | undefined;
+      if (next) for (const jobId of next) this.emit('active', { jobId, prev: 'waiting' }, id);
     } else if (event === 'active') {
       for (const jobId of ids) this.emit('active', { jobId, prev: 'waiting' }, id);
     } else {

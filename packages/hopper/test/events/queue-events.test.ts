@@ -57,6 +57,33 @@ describe('QueueEvents', () => {
     expect(await queue.getJobCounts('completed', 'failed', 'active')).toEqual({ completed: 3, failed: 1, active: 0 });
   });
 
+  it('emits active and completed once per job, in order, when a completion claims the next job in the same call', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const events = env.events(name);
+    await events.waitUntilReady();
+    const seen: string[] = [];
+    for (const event of ['active', 'completed']) {
+      events.on(event, (args: { jobId: string; returnvalue?: unknown }) =>
+        seen.push(event === 'completed' ? `completed ${args.jobId} ${JSON.stringify(args.returnvalue)}` : `active ${args.jobId}`),
+      );
+    }
+    const jobs = await queue.addBulk(['a', 'b', 'c'].map((n) => ({ name: n, data: {} })));
+    const drained = once(events, 'drained');
+    // Concurrency 1: each completion hands its slot to the next job in the same call.
+    env.worker(name, async (job: Job) => `done ${job.name}`);
+    await drained;
+    const [a, b, c] = jobs.map((j) => j.id);
+    expect(seen).toEqual([
+      `active ${a}`,
+      `completed ${a} "done a"`,
+      `active ${b}`,
+      `completed ${b} "done b"`,
+      `active ${c}`,
+      `completed ${c} "done c"`,
+    ]);
+  });
+
   it('does not emit drained after a retry (the job is not finished)', async () => {
     const name = env.queueName();
     const queue = env.queue(name);

@@ -19,6 +19,23 @@ describe('Queue.add', () => {
     expect(await queue.getJobCounts('waiting', 'wait', 'active')).toEqual({ waiting: 1, wait: 1, active: 0 });
   });
 
+  it('numbers automatic ids in add order within a bulk, skipping custom ids, duplicates and deduplicated adds', async () => {
+    const queue = env.queue(env.queueName());
+    await queue.add('before', {}, { jobId: 'taken' });
+    const jobs = await queue.addBulk([
+      { name: 'a', data: {} },
+      { name: 'custom', data: {}, opts: { jobId: 'mine' } },
+      { name: 'b', data: {}, opts: { deduplication: { id: 'once' } } },
+      { name: 'dup', data: {}, opts: { jobId: 'taken' } },
+      { name: 'c', data: {}, opts: { deduplication: { id: 'once' } } },
+      { name: 'd', data: {} },
+    ]);
+    // 'c' is deduplicated onto 'b' (same call): it takes no id of its own.
+    expect(jobs.map((j) => j.id)).toEqual(['1', 'mine', '2', 'taken', '2', '3']);
+    expect((await queue.add('next', {})).id).toBe('4');
+    expect((await queue.getWaiting()).map((j) => j.name)).toEqual(['before', 'a', 'custom', 'b', 'd', 'next']);
+  });
+
   it('stores large data outside the job hash and reads it back intact', async () => {
     const queue = env.queue(env.queueName());
     const data = { text: 'x'.repeat(5000), n: 42 };

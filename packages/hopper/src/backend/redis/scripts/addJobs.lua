@@ -97,6 +97,8 @@ end
 -- deduplicated onto a job of this same call points to it (ref), whose id is known once written.
 local plan = {}
 local madeHere, dedupHere = {}, {}
+-- How many new jobs take an automatic id: one INCRBY reserves them all (ids in add order).
+local autoIds = 0
 -- Costs: the queue's weighted limit and the tenants' budget windows, read (not written) here.
 local costs = argv.costs ~= '' and cjson.decode(argv.costs) or nil
 local budget = argv.budget ~= '' and cjson.decode(argv.budget) or nil
@@ -185,6 +187,7 @@ for i = REST, #ARGV, 12 do
     else
       entry.kind = 'new'
       entry.j = j
+      if customId == '' then autoIds = autoIds + 1 end
       if customId ~= '' then madeHere[customId] = true end
       if dedupId ~= '' then dedupHere[dedupId] = entry end
     end
@@ -230,7 +233,9 @@ local function keepForActive(id, i, dedupId, e)
   redis.call('HSET', jobKey(base, id), 'de', dedupId, 'dk', '1')
 end
 
--- Write phase.
+-- Write phase. The call's automatic ids first: one INCRBY instead of one INCR per job.
+local lastId = 0
+if autoIds > 0 then lastId = redis.call('INCRBY', k.id, autoIds) - autoIds end
 for _, tw in pairs(tenants) do windowTrim(tw.zkey, tw.skey, tw.expired, tw.freed) end
 for n = 1, #plan do
   local e = plan[n]
@@ -253,7 +258,10 @@ for n = 1, #plan do
     emit(k.events, cap, 'duplicated', 'jobId', e.id)
   else
     local id = ARGV[i + 3]
-    if id == '' then id = tostring(redis.call('INCR', k.id)) end
+    if id == '' then
+      lastId = lastId + 1
+      id = tostring(lastId)
+    end
     e.id = id
     local extra = nil
     if dedupId ~= '' then

@@ -8,6 +8,8 @@
   Returns: { now, code per job..., then the claim part (see claim) }
   A child's completion is recorded on its parent, which moves on once its last child is done
   (includes/flow). Outcomes are counted per job name (includes/counters). When it claims nothing and nothing is ready or active, emits `drained` (BullMQ's).
+  Events: one `completed` entry for the call's completed jobs, which also lists the jobs it claimed
+  next (field `active`, a JSON array of ids) instead of a second `active` entry.
   Codes: 1 done, 3 cancelled (the job was cancelled while running: it ends failed with the cancel
     reason, whatever the processor returned), -1 job missing, -2 stale token or attempt (lock
     lost), -3 not active ]]
@@ -27,10 +29,11 @@ local fin = newFinisher(base, k.completed, now)
 local doneIds, returnvalues = {}, {}
 -- Read phase: every job's record and code before the first write (Redis does not roll back a
 -- script that errors, so a batch either fails before writing or not at all).
-local rows, codes = {}, {}
+local rows, codes, jks = {}, {}, {}
 for i = REST, #ARGV, 5 do
   local id, token, attempt = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local jk = jobKey(base, id)
+  jks[#jks + 1] = jk
   -- A queue that never used groups has no grouped job: it reads two fields fewer.
   local f
   if qs.groups then
@@ -56,10 +59,12 @@ end
 
 -- Write phase.
 local n = 0
+-- Completed jobs per job name, counted once per name at the end (not once per job).
+local doneNames = {}
 for i = REST, #ARGV, 5 do
   n = n + 1
   local id, rv, keep = ARGV[i], ARGV[i + 3], ARGV[i + 4]
-  local jk = jobKey(base, id)
+  local jk = jks[n]
   local f, code = rows[n], codes[n]
   if code == 3 then
     -- Cancelled while running: it ends as cancelled (failed), not completed.
@@ -75,25 +80,39 @@ for i = REST, #ARGV, 5 do
   elseif code == 1 then
     noteRelease(rel, f[9], f[10])
     if f[5] then releaseDedup(base, jk, id, now) end
-    local made = (tonumber(f[4]) or 0) + 1
-    finish(fin, jk, id, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', made })
+    if keep == 'r' then
+      finishRemoved(fin, id)
+    else
+      finish(fin, jk, id, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', (tonumber(f[4]) or 0) + 1 })
+    end
     doneIds[#doneIds + 1] = id
-    countOutcome('completed', f[8])
+    local name = f[8] or ''
+    doneNames[name] = (doneNames[name] or 0) + 1
     returnvalues[#returnvalues + 1] = rv
     if f[7] then notifyParent(base, id, f[7], 'completed', rv, now) end
   end
   out[#out + 1] = code
 end
-if #doneIds > 0 then
+local done = #doneIds > 0
+if done then
   chunked('ZREM', k.active, doneIds)
   flushFinisher(fin)
-  -- Return values are JSON already: join them into a JSON array.
-  emitBatch(k.events, cap, 'completed', doneIds, 'returnvalues', '[' .. table.concat(returnvalues, ',') .. ']')
+  for name, by in pairs(doneNames) do countOutcome('completed', name, by) end
 end
 flushReleases(base, rel)
 flushCounts(base)
 -- Under a global concurrency limit, a finished job frees a slot another worker may be waiting for.
-if qs.gcc and #doneIds > 0 then signalWork(k.marker) end
-local claimed = claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out)
-if claimed == 0 and #doneIds > 0 then emitIfDrained(k, base, cap, qs) end
+if qs.gcc and done then signalWork(k.marker) end
+local claimed, claimedIds = claimJobs(k, base, now, tonumber(argv.count), tonumber(argv.lockMs), argv.tokenPrefix, argv.exact == '1', cap, paused, qs, argv.limit, argv.by, out, nil, done)
+if done then
+  -- One stream entry for the call: the completed jobs (return values are JSON already: joined
+  -- into a JSON array) and, in `active`, the jobs claimed next (QueueEvents emits completed, then active).
+  local rvs = '[' .. table.concat(returnvalues, ',') .. ']'
+  if claimed > 0 then
+    emitBatch(k.events, cap, 'completed', doneIds, 'returnvalues', rvs, 'active', cjson.encode(claimedIds))
+  else
+    emitBatch(k.events, cap, 'completed', doneIds, 'returnvalues', rvs)
+    emitIfDrained(k, base, cap, qs)
+  end
+end
 return out

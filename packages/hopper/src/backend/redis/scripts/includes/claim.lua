@@ -107,7 +107,9 @@ local function appendNoJob(out, paused, limited, schedulersDue)
   out[#out + 1] = 0
 end
 
-local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, by, out, firedBefore)
+-- `deferActive`: the caller writes the claimed jobs' `active` event itself, in its own entry
+-- (complete: one stream entry per call); claimJobs then returns the claimed ids too.
+local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, paused, qs, limit, by, out, firedBefore, deferActive)
   if count > CLAIM_MAX then count = CLAIM_MAX end
   -- The rate limit: the worker's own (limit = 'max:durationMs', ':w' when weighted), else the queue's.
   local lmax, ldur, weighted = qs.lmax, qs.ldur, qs.lwt
@@ -301,13 +303,13 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   end
   if claimed > 0 then
     chunked('ZADD', k.active, locks, 2)
-    emitBatch(k.events, cap, 'active', claimedIds)
-    if #ids == count and (qs.groups or redis.call('LLEN', k.wait) + redis.call('ZCARD', k.prio) > 0) then
+    if not deferActive then emitBatch(k.events, cap, 'active', claimedIds) end
+    if #ids == count and (qs.groups or redis.call('LLEN', k.wait) > 0 or redis.call('ZCARD', k.prio) > 0) then
       -- Work is left (with groups: may be): pass the wake-up on to the next idle worker.
       signalWork(k.marker)
     end
   end
-  return claimed
+  return claimed, claimedIds
 end
 
 -- BullMQ's global `drained`, emitted by complete and fail when the worker that finished jobs claimed

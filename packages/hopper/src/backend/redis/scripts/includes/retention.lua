@@ -69,6 +69,12 @@ local function finish(fin, jk, id, spec, fields)
   return true
 end
 
+-- finish() for a job whose spec is 'r' (removed at once): nothing to build or write now.
+local function finishRemoved(fin, id)
+  fin.n = fin.n + 1
+  jobKeys(fin.base, id, fin.dels)
+end
+
 -- Applies the batch: deletions, additions to the finished set, then trimming.
 local function flushFinisher(fin)
   if #fin.dels > 0 then chunked('DEL', nil, fin.dels) end
