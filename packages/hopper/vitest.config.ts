@@ -55,6 +55,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/schedulers/pending-run.test.ts',
   'test/schedulers/ready-at-once.test.ts',
   'test/schedulers/schedulers.test.ts',
+  'test/types/seam-results.test.ts',
   'test/worker/close.test.ts',
   'test/worker/delay.test.ts',
   'test/worker/large-concurrency.test.ts',
