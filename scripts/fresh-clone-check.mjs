@@ -15,7 +15,12 @@
 // SQLite tier. (That tier needs no Redis since its dataset-reset check moved to the Redis tier,
 // test/queue/dataset-reset.test.ts; it still runs outside the namespace here.)
 //
-// Usage: node scripts/fresh-clone-check.mjs [--quick] [--keep]   (npm run test:fresh-clone -- --quick)
+// With `--here` (CI: .ci/run's checkout is itself a fresh clone, where `npm run demo` already ran
+// as the README's first command and installed and built everything): no clone, no install, no
+// `npm test`; only the built demo (`node examples/demo.mjs`) in the namespace, which must choose
+// SQLite and lose no job.
+//
+// Usage: node scripts/fresh-clone-check.mjs [--quick] [--keep] [--here]   (npm run test:fresh-clone -- --quick)
 // Needs Linux, `unshare` and `ip` (util-linux, iproute2) and the right to create a network
 // namespace (root, or CAP_SYS_ADMIN). --keep leaves the clone in place for a look.
 import { spawn, spawnSync } from 'node:child_process';
@@ -27,6 +32,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const quick = process.argv.includes('--quick');
 const keep = process.argv.includes('--keep');
+const here = process.argv.includes('--here');
 const started = Date.now();
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(0)} s`;
 
@@ -63,12 +69,17 @@ function pathWithoutRedis(work) {
 
 /** Runs `npm run <script>` in the clone (in the namespace when `isolated`); resolves to its output. */
 function npmRun(clone, script, env, isolated) {
+  return run(clone, ['npm', 'run', script], env, isolated);
+}
+
+/** Runs `argv` in `cwd` (in the namespace when `isolated`), its output shown; resolves to its exit code and output. */
+function run(cwd, argv, env, isolated) {
   const command = isolated
-    ? ['unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', 'npm', 'run', script]]
-    : ['npm', ['run', script]];
-  console.log(`\n== npm run ${script}${isolated ? ' (in a network namespace: no Redis, no network)' : ''}`);
+    ? ['unshare', ['-n', '--', 'sh', '-c', 'ip link set lo up && exec "$@"', 'sh', ...argv]]
+    : [argv[0], argv.slice(1)];
+  console.log(`\n== ${argv.join(' ')}${isolated ? ' (in a network namespace: no Redis, no network)' : ''}`);
   return new Promise((resolve) => {
-    const child = spawn(command[0], command[1], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command[0], command[1], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     const tee = (chunk) => {
       out += chunk;
@@ -86,35 +97,46 @@ if (why) {
   process.exit(1);
 }
 
-const work = mkdtempSync(path.join(tmpdir(), 'hopper-fresh-clone-'));
-const clone = path.join(work, 'hopper');
-try {
-  console.log(`== cloning ${root} (HEAD) into ${clone}`);
-  const cloned = spawnSync('git', ['clone', '--quiet', root, clone], { stdio: 'inherit' });
-  if (cloned.status !== 0) fail('git clone failed');
+/** Asserts the demo's output says it ran on SQLite and lost no job. */
+function checkDemo(demo, what) {
+  if (demo.code !== 0) fail(`${what} exited with ${demo.code}`);
+  if (!/SQLite/.test(demo.out)) fail(`${what} did not say it uses the SQLite backend`);
+  if (!/no job lost/.test(demo.out)) fail(`${what} did not report "no job lost"`);
+  console.log(`\n== demo: on SQLite, no job lost (${elapsed()} so far)`);
+}
 
+const work = mkdtempSync(path.join(tmpdir(), 'hopper-fresh-clone-'));
+const clone = here ? root : path.join(work, 'hopper');
+try {
   const base = { ...process.env };
   delete base.REDIS_URL;
   delete base.HOPPER_TEST_TIER;
   // No terminal (output piped): the demo stops by itself after 15 s.
   const isolated = { ...base, PATH: pathWithoutRedis(work), npm_config_offline: 'true' };
 
-  const demo = await npmRun(clone, 'demo', isolated, true);
-  if (demo.code !== 0) fail(`npm run demo exited with ${demo.code}`);
-  if (!/SQLite/.test(demo.out)) fail('the demo did not say it uses the SQLite backend');
-  if (!/no job lost/.test(demo.out)) fail('the demo did not report "no job lost"');
-  console.log(`\n== demo: on SQLite, no job lost (${elapsed()} so far)`);
+  if (here) {
+    if (!existsSync(path.join(root, 'packages', 'hopper', 'dist')))
+      fail('--here needs a built checkout: run `npm run demo` (or `npm run build`) first');
+    checkDemo(await run(root, ['node', 'examples/demo.mjs'], isolated, true), 'the demo');
+    console.log(`\n== fresh-clone check (--here) passed in ${elapsed()}: the demo chose SQLite where no Redis answers, no job lost`);
+  } else {
+    console.log(`== cloning ${root} (HEAD) into ${clone}`);
+    const cloned = spawnSync('git', ['clone', '--quiet', root, clone], { stdio: 'inherit' });
+    if (cloned.status !== 0) fail('git clone failed');
 
-  const test = await npmRun(clone, 'test', quick ? { ...base, HOPPER_TEST_TIER: 'sqlite' } : base, false);
-  if (test.code !== 0) fail(`npm test${quick ? ' (HOPPER_TEST_TIER=sqlite)' : ''} exited with ${test.code}`);
-  console.log(
-    `\n== fresh-clone check passed in ${elapsed()}: npm run demo (SQLite, no job lost), npm test${quick ? ' (SQLite tier)' : ''}`,
-  );
+    checkDemo(await npmRun(clone, 'demo', isolated, true), 'npm run demo');
+
+    const test = await npmRun(clone, 'test', quick ? { ...base, HOPPER_TEST_TIER: 'sqlite' } : base, false);
+    if (test.code !== 0) fail(`npm test${quick ? ' (HOPPER_TEST_TIER=sqlite)' : ''} exited with ${test.code}`);
+    console.log(
+      `\n== fresh-clone check passed in ${elapsed()}: npm run demo (SQLite, no job lost), npm test${quick ? ' (SQLite tier)' : ''}`,
+    );
+  }
 } catch (err) {
   if (!(err instanceof CheckFailed)) throw err;
   console.error(`\n== fresh-clone check FAILED after ${elapsed()}: ${err.message}`);
   process.exitCode = 1;
 } finally {
-  if (keep) console.log(`== the clone is kept in ${clone}`);
+  if (keep && !here) console.log(`== the clone is kept in ${clone}`);
   else rmSync(work, { recursive: true, force: true });
 }

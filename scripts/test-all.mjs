@@ -23,20 +23,14 @@ if (tier !== undefined && tier !== '' && !(tier in TIERS)) {
   console.error(`HOPPER_TEST_TIER must be one of ${Object.keys(TIERS).join(', ')} (or unset: every test), got "${tier}".`);
   process.exit(2);
 }
-// Three lanes: the engine's Redis tier, its SQLite tier (both CPU-bound), and the other packages
-// (mostly waiting), so the waits of the third overlap the work of the first two.
+// Three lanes: the engine's Redis tier, its SQLite tier (both CPU-bound), and one type check of
+// every package (tsconfig.typecheck.json: one tsc program, not one per package) followed by the
+// other packages' tests (mostly waiting), so the waits of the third overlap the work of the first two.
 const lanes = TIERS[tier] ?? [
-  [
-    ['typecheck', 'hopper'],
-    ['test:engine', 'hopper'],
-  ],
+  [['test:engine', 'hopper']],
   [['test:sqlite', 'hopper']],
   [
-    ['typecheck', '@hopper/metrics'],
-    ['typecheck', 'hopper-cli'],
-    ['typecheck', '@hopper/nestjs'],
-    ['typecheck', '@hopper/bull-board'],
-    ['typecheck', '@hopper/dashboard'],
+    ['typecheck'],
     ['test', '@hopper/metrics'],
     ['test', 'hopper-cli'],
     ['test', '@hopper/nestjs'],
@@ -52,17 +46,22 @@ if (TIERS[tier])
       .join(', ')}`,
   );
 
-/** Runs `npm run <script> -w <workspace>`, its output collected; resolves to its exit code. */
+/** Runs `npm run <script> [-w <workspace>]`, its output collected; resolves to its exit code. */
 function step([script, workspace]) {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(npm, ['run', script, '-w', workspace], { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
+    const child = spawn(npm, ['run', script, ...(workspace ? ['-w', workspace] : [])], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: process.env,
+    });
     const out = [];
     child.stdout.on('data', (chunk) => out.push(chunk));
     child.stderr.on('data', (chunk) => out.push(chunk));
     child.on('close', (code) => {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      process.stdout.write(`\n== ${script} ${workspace}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${seconds} s\n`);
+      process.stdout.write(
+        `\n== ${[script, workspace].filter(Boolean).join(' ')}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${seconds} s\n`,
+      );
       process.stdout.write(Buffer.concat(out));
       resolve(code ?? 1);
     });
@@ -72,7 +71,7 @@ function step([script, workspace]) {
 async function lane(steps) {
   for (const s of steps) {
     const code = await step(s);
-    if (code !== 0) return `${s[0]} ${s[1]}`;
+    if (code !== 0) return s.filter(Boolean).join(' ');
   }
   return undefined;
 }

@@ -38,6 +38,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/groups/limits.test.ts',
   'test/groups/release.test.ts',
   'test/groups/settings.test.ts',
+  'test/groups/weighted.test.ts',
   'test/job/manual-moves.test.ts',
   'test/job/methods.test.ts',
   'test/queue/add.test.ts',
@@ -55,6 +56,8 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/schedulers/pending-run.test.ts',
   'test/schedulers/ready-at-once.test.ts',
   'test/schedulers/schedulers.test.ts',
+  'test/telemetry/exact-metrics.test.ts',
+  'test/telemetry/metrics.test.ts',
   'test/types/seam-results.test.ts',
   'test/worker/close.test.ts',
   'test/worker/delay.test.ts',
@@ -67,10 +70,22 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/worker/retries.test.ts',
 ];
 
+/**
+ * Test files run two at a time, each on its own key prefix (or its own SQLite database): most of a
+ * behaviour test's time is spent waiting (timers, locks, child processes), and Vitest's default on a
+ * 2-core machine would be one file at a time. (npm test runs both tiers and the other packages at
+ * once, so the CPU is shared already: more would only make timing-sensitive tests slower.)
+ * HOPPER_TEST_WORKERS overrides it (1: one file at a time, to bisect an interaction between files).
+ */
+const workers = Number(process.env.HOPPER_TEST_WORKERS ?? 2);
+if (!Number.isInteger(workers) || workers < 1)
+  throw new Error(`HOPPER_TEST_WORKERS must be a positive integer, got "${process.env.HOPPER_TEST_WORKERS}".`);
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    maxWorkers: workers,
     projects: [
       {
         extends: true,
@@ -88,6 +103,9 @@ export default defineConfig({
         test: {
           name: 'engine-sqlite',
           include: SQLITE_TEST_FILES,
+          // Each file opens its own in-memory databases, so the files of one worker can share the
+          // modules they import: loading the engine once per worker instead of once per file.
+          isolate: false,
           env: { HOPPER_TEST_BACKEND: 'sqlite' },
           setupFiles: ['./test/helpers/setup-invariants.ts'],
         },
@@ -97,6 +115,8 @@ export default defineConfig({
         test: {
           name: 'scale',
           include: ['test/scale/**/*.test.ts'],
+          // Full-size runs measure throughput and bounds with several processes each: one at a time.
+          fileParallelism: false,
           globalSetup: ['./test/helpers/global-redis.ts'],
           testTimeout: 600_000,
         },

@@ -4,7 +4,15 @@
  * the scripts and the workers), schedulers with their counters and last run; and the Redis
  * server's memory facts. Everything goes through Hopper's Admin and Queue API.
  */
-import { JOB_STATES, type Admin, type ExactMetrics, type JobSchedulerState, type JobState, type SchedulerLastRun } from 'hopper';
+import {
+  BackendUnsupportedError,
+  JOB_STATES,
+  type Admin,
+  type ExactMetrics,
+  type JobSchedulerState,
+  type JobState,
+  type SchedulerLastRun,
+} from 'hopper';
 
 /** Most schedulers exported per queue (the others are left out; a doc'd bound on label cardinality). */
 export const MAX_SCHEDULERS = 50;
@@ -47,8 +55,18 @@ export interface Snapshot {
 export async function readSnapshot(admin: Admin, names: string[] | undefined, groupsTop: number): Promise<Snapshot> {
   const all = await admin.listQueues();
   const wanted = names ? names.filter((n) => all.includes(n)) : all;
-  const [queues, info] = await Promise.all([Promise.all(wanted.map((name) => readQueue(admin, name, groupsTop))), admin.redisInfo()]);
+  const [queues, info] = await Promise.all([Promise.all(wanted.map((name) => readQueue(admin, name, groupsTop))), serverInfo(admin)]);
   return { queues, redis: parseRedisInfo(info) };
+}
+
+/** The server's INFO text; empty on a backend without one (SQLite: the Redis families are then left out). */
+async function serverInfo(admin: Admin): Promise<string> {
+  try {
+    return await admin.redisInfo();
+  } catch (err) {
+    if (err instanceof BackendUnsupportedError) return '';
+    throw err;
+  }
 }
 
 async function readQueue(admin: Admin, name: string, groupsTop: number): Promise<QueueSnapshot> {

@@ -47,7 +47,7 @@ export class LatencyRecorder {
   private writing: Promise<void> = Promise.resolve();
   private stopped = false;
 
-  /** Set when the backend cannot keep the histograms (SQLite today) and the user did not ask for them. */
+  /** Set when the backend cannot keep the histograms and the user did not ask for them. */
   private unsupported = false;
 
   /** `explicit`: the user set `latencyMetrics: true` (a backend that cannot keep them then reports an error). */

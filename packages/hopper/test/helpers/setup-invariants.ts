@@ -3,6 +3,12 @@
  * that uses the Hopper environment is audited; this file only makes unhandled rejections fail
  * the run loudly instead of passing silently.
  */
-process.on('unhandledRejection', (reason) => {
-  throw reason instanceof Error ? reason : new Error(String(reason));
-});
+// Once per process: the SQLite tier runs a worker's files without isolation (vitest.config.ts).
+const installed = Symbol.for('hopper.test.unhandledRejection');
+const holder = globalThis as { [installed]?: true };
+if (!holder[installed]) {
+  holder[installed] = true;
+  process.on('unhandledRejection', (reason) => {
+    throw reason instanceof Error ? reason : new Error(String(reason));
+  });
+}

@@ -7,15 +7,8 @@
  * the clock moves, without sleeping.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  BackendUnsupportedError,
-  CostAboveRateLimitError,
-  InvalidOptionsError,
-  UnrecoverableError,
-  Worker,
-  type Job,
-} from '../../src/index.js';
-import { TEST_BACKEND, useHopper } from '../helpers/hopper.js';
+import { CostAboveRateLimitError, InvalidOptionsError, UnrecoverableError, Worker, type Job } from '../../src/index.js';
+import { useHopper } from '../helpers/hopper.js';
 import { once } from '../helpers/wait.js';
 
 const env = useHopper({ fakeClock: true });
@@ -124,20 +117,13 @@ describe('weighted rate limits', () => {
     await expect(queue.add('x', {}, { cost: Number.NaN })).rejects.toThrow(InvalidOptionsError);
   });
 
-  it("a worker's weighted limiter applies to a queue that uses groups (docs/groups.md; refused on SQLite)", async () => {
+  it("a worker's weighted limiter applies to a queue that uses groups (docs/groups.md)", async () => {
     const name = env.queueName('grouped');
     const queue = env.queue(name);
     await queue.add('g1', {}, { group: { id: 'g1' }, cost: 6 });
     await queue.add('g2', {}, { group: { id: 'g2' }, cost: 5 });
     await queue.add('u', {}, { cost: 1 });
     const worker = env.worker(name, null, { autorun: false, limiter: { max: 10, duration: 1000, weight: 'cost' } });
-    if (TEST_BACKEND === 'sqlite') {
-      // Weighted limits with groups are Redis-only (docs/backends.md): the claim refuses, takes nothing.
-      await expect(worker.getNextJob('t', { block: false })).rejects.toBeInstanceOf(BackendUnsupportedError);
-      expect(await queue.getWaitingCount()).toBe(3);
-      await expect(queue.setGlobalRateLimit(10, 1000, { weighted: true })).rejects.toBeInstanceOf(BackendUnsupportedError);
-      return;
-    }
     expect((await drain(worker, 't')).sort()).toEqual(['g1', 'u']);
     env.clock!.advance(1001);
     expect(await drain(worker, 'u')).toEqual(['g2']);

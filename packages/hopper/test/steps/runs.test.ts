@@ -87,6 +87,31 @@ describe('runs', () => {
     expect(await queue.cancelRun('solo-2')).toEqual({ turn: 'solo-2:0', result: 'cancelled' });
   });
 
+  it("a grouped turn's next turn joins its group (inherited with the options) and keeps to the group's limits", async () => {
+    const name = env.queueName('grouped');
+    const queue = env.queue(name);
+    await queue.setGroupOptions('g', { concurrency: 1 });
+    await queue.add('turn', { n: 0 }, { jobId: 'loop', group: { id: 'g' } });
+    await queue.add('other', {}, { jobId: 'other', group: { id: 'g' } });
+    const worker = env.worker(name, null, { autorun: false });
+    const first = await worker.getNextJob('t0', { block: false });
+    expect(first?.id).toBe('loop');
+    expect(await first!.continueWith({ n: 1 })).toBe('loop:1');
+    // In the group's backlog behind `other`, and held back by the group's concurrency while `loop` runs.
+    expect((await queue.getGroupJobs('g')).map((j) => j.id)).toEqual(['other', 'loop:1']);
+    expect(await worker.getNextJob('t1', { block: false })).toBeUndefined();
+    await first!.moveToCompleted('done', 't0');
+    const second = await worker.getNextJob('t2', { block: false });
+    expect(second?.id).toBe('other');
+    await second!.moveToCompleted('done', 't2');
+    const third = await worker.getNextJob('t3', { block: false });
+    expect(third?.id).toBe('loop:1');
+    expect(third?.opts.group).toEqual({ id: 'g' });
+    expect(third?.data).toEqual({ n: 1 });
+    await third!.moveToCompleted('done', 't3');
+    expect(await queue.getGroup('g')).toMatchObject({ waiting: 0, active: 0 });
+  });
+
   it('refuses bad input with typed errors', async () => {
     const name = env.queueName('bad');
     const queue = env.queue(name);

@@ -10,7 +10,7 @@ function count(metrics: ExactMetrics, outcome: string, name: string): number {
   return metrics.counters.find((c) => c.outcome === outcome && c.name === name)?.count ?? 0;
 }
 
-describe('exact metrics: outcome counters and latency histograms in Redis', () => {
+describe('exact metrics: outcome counters and latency histograms', () => {
   it('counts completed, retried, failed, dead-lettered, timed-out, cancelled and deduplicated jobs per name', async () => {
     const name = env.queueName();
     const dlq = env.queueName();

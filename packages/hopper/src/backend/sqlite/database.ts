@@ -9,9 +9,11 @@
 import { EventEmitter } from 'node:events';
 import type BetterSqlite3 from 'better-sqlite3';
 import { BackendDriverMissingError, InvalidOptionsError } from '../../job/errors.js';
+import { METRICS_SCHEMA } from './sqlite-metrics.js';
+import { GROUP_WEIGHTS_SCHEMA } from './sqlite-group-weights.js';
 
 /** The schema version this code writes and reads (the `meta` table's `schema_version`). */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** How long a write waits for another process's transaction before failing (ms). */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -284,6 +286,11 @@ const MIGRATIONS: Record<number, string> = {
       value TEXT NOT NULL,
       PRIMARY KEY (qid, job_id, ms, seq)
     );
+  `, // Metrics (sqlite-metrics.ts: exact counters, per-minute counts, latency histograms), weighted
+  // group limits (sqlite-group-weights.ts), and the cancel signal other processes' workers watch
+  // (a job cancelled while active).
+  6: `${METRICS_SCHEMA}${GROUP_WEIGHTS_SCHEMA}
+    ALTER TABLE queues ADD COLUMN cancel_signal INTEGER NOT NULL DEFAULT 0;
   `,
 };
 

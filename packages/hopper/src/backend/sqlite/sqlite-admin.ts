@@ -2,6 +2,7 @@
  * Reads across the queues under one prefix of a SQLite database: which queues exist, the audit
  * log, and a prefix-wide delete for tests and tools.
  */
+import { METRICS_TABLES } from './sqlite-metrics.js';
 import type { BackendAdmin, ServerFacts } from '../backend.js';
 import { BackendUnsupportedError } from '../../job/errors.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
@@ -20,6 +21,8 @@ const QUEUE_TABLES = [
   'scheduler_fired',
   'groups',
   'group_window',
+  'group_weighted_window',
+  ...METRICS_TABLES,
 ];
 
 export class SqliteAdmin implements BackendAdmin {

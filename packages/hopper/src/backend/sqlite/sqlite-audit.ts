@@ -4,7 +4,7 @@
  */
 import { isJobState } from '../../job/states.js';
 import type { SqliteStore } from './database.js';
-import { groupInvariants } from './sqlite-groups.js';
+import { groupInvariants } from './sqlite-group-reads.js';
 import { schedulerInvariants } from './sqlite-scheduler-reads.js';
 
 /**

@@ -14,6 +14,10 @@ import type {
   AdvanceSchedulerResult,
   ExactMetricsRecord,
   Fence,
+  LatencyEntry,
+  MetricsBucket,
+  MetricsType,
+  SchedulerLastRun,
   FlowNodeWrite,
   LogWriteResult,
   NewJob,
@@ -33,17 +37,19 @@ import type {
   WaitChildrenResult,
 } from '../backend.js';
 import { WriteCode } from '../requests.js';
-import { BackendUnsupportedError } from '../../job/errors.js';
-import { failKeepOf, Tx, WEIGHTED_WITH_GROUPS } from './sqlite-ops.js';
+import { InvalidOptionsError } from '../../job/errors.js';
+import { failKeepOf, Tx } from './sqlite-ops.js';
 import { addFlow, moveToWaitingChildren, removeChildDependency, sealParent } from './sqlite-flow-writes.js';
 import { notifyParent } from './sqlite-flows.js';
 import { readLimits, writeLimits, QUEUE_LIMIT_FIELDS } from './sqlite-limits.js';
 import { replayDeadLetter } from './sqlite-deadletters.js';
 import { budgetUse, cancelRun, forgetKept, checkRun, getRun, recordTurn, reportCost } from './sqlite-runs.js';
 import { SqliteQueueOutput } from './sqlite-output.js';
-import { configureGroup, groupsOn, requeueParked } from './sqlite-groups.js';
+import { configureGroup, groupOfOpts, requeueParked } from './sqlite-groups.js';
 import { advanceScheduler, pauseScheduler, pendingRunOf, removeScheduler, runScheduled, upsertScheduler } from './sqlite-schedulers.js';
-import { refuseGroup, unsupported, type SqliteBackendOptions } from './sqlite-writer.js';
+import { type SqliteBackendOptions } from './sqlite-writer.js';
+import { readExactMetrics, recordLatency, recordMetrics } from './sqlite-metrics.js';
+import { signalCancel, watchCancels } from './sqlite-cancel.js';
 
 export type { SqliteBackendOptions } from './sqlite-writer.js';
 
@@ -133,12 +139,23 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
   }
 
   /**
-   * Calls `listener` with each job of this queue cancelled while active, at once in this process;
-   * a worker in another process learns it at its next lock renewal (extendLocks' `cancelled`).
+   * Calls `listener` with each job of this queue cancelled while active: at once in this process,
+   * within the cancel signal's poll (at most about 10 ms) for a cancel written by another process
+   * (sqlite-cancel.ts); lock renewal reports the marks too (extendLocks' `cancelled`).
    */
   async onCancel(listener: (jobId: string) => void): Promise<void> {
     const s = await this.store();
-    this.listenCancel(s, this.queueId(s), listener);
+    const qid = this.queueId(s);
+    this.listenCancel(s, qid, listener);
+    const stop = watchCancels(s, qid, listener);
+    this.stopWatches.push(stop);
+  }
+
+  private readonly stopWatches: (() => void)[] = [];
+
+  override disconnect(): void {
+    for (const stop of this.stopWatches.splice(0)) stop();
+    super.disconnect();
   }
 
   /**
@@ -161,6 +178,7 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
         .run(tx.qid, id);
       if (row.state === 'active') {
         tx.set(id, { cancel_reason: reason });
+        signalCancel(tx);
         tx.emit('cancelling', { jobId: id, reason });
         return { kind: 'signalled' };
       }
@@ -169,6 +187,7 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
       const kept = tx.finish(id, 'failed', failKeepOf(row.opts, failKeep), { failed_reason: reason });
       tx.emit('failed', { jobId: id, failedReason: reason, prev: row.state, cancelled: '1' });
       notifyParent(tx, row, 'failed', reason, !kept);
+      tx.count('cancelled', row.name);
       return { kind: 'cancelled' };
     });
     if (result.kind === 'signalled') await this.tellCancelled(id);
@@ -248,7 +267,6 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
     now: number | undefined,
     run: { id: string; maxCost?: number },
   ): Promise<{ code: WriteCode; record: string }> {
-    refuseGroup(next, 'continueWith');
     return this.write(now, (tx) => {
       const code = this.looseFence(tx.job(id), fence);
       if (code !== WriteCode.Done) return { code, record: '' };
@@ -258,18 +276,20 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
       if ('code' in checked) return checked;
       const nextId = next.customId;
       if (!tx.exists(nextId)) {
+        // A grouped turn (the group is inherited with the job's options) joins its group, as an add.
+        const group = groupOfOpts(next.opts)?.id ?? null;
         tx.s
           .stmt(
-            "INSERT INTO jobs (qid, id, name, data, opts, state, ts, priority, delay, run_id) VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?, ?, ?)",
+            "INSERT INTO jobs (qid, id, name, data, opts, state, ts, priority, delay, run_id, grp) VALUES (?, ?, ?, ?, ?, 'waiting', ?, ?, ?, ?, ?)",
           )
-          .run(tx.qid, nextId, next.name, next.data, next.opts, tx.now, next.priority, Math.max(next.delay, 0), run.id);
+          .run(tx.qid, nextId, next.name, next.data, next.opts, tx.now, next.priority, Math.max(next.delay, 0), run.id, group);
         let state: string = 'delayed';
         let due = 0;
         if (next.delay > 0) {
           due = tx.now + next.delay;
           tx.pushDelayed(nextId, due);
         } else {
-          state = tx.pushReady(nextId, next.priority, next.lifo && next.priority === 0);
+          state = tx.pushReady(nextId, next.priority, next.lifo && next.priority === 0, group);
           tx.signalWork();
         }
         if (state === 'waiting') tx.emit('added', { ids: JSON.stringify([nextId]), names: JSON.stringify([next.name]) });
@@ -337,25 +357,16 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
     });
   }
 
-  /** Changes one group (sqlite-groups.ts configureGroup); weighted group limits are Redis-only. */
+  /** Changes one group (sqlite-groups.ts configureGroup), a weighted limiter (`lwt`) among its settings. */
   async configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string> = {}): Promise<boolean> {
-    // `lwt` empty: an unweighted limit (the only kind SQLite keeps for groups), nothing to store.
-    const { lwt, ...rest } = fields;
-    if (lwt) unsupported("weighted group rate limits (a group limiter's weight: 'cost')");
-    return this.write(undefined, (tx) => configureGroup(tx, group, op, rest));
+    return this.write(undefined, (tx) => configureGroup(tx, group, op, fields));
   }
 
   /** Sets (or, with an empty value, removes) the global concurrency and the queue's rate limit; wakes idle workers. */
   async configureQueue(fields: Record<string, string>): Promise<void> {
-    if (fields.glw) unsupported("weighted group rate limits (setGroupDefaults with a limiter's weight: 'cost')");
-    // `glw` empty: unweighted group defaults, nothing to store. (`lwt` empty: the queue's limit unweighted.)
-    if (fields.glw === '') fields = Object.fromEntries(Object.entries(fields).filter(([field]) => field !== 'glw'));
     const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f));
-    if (refused.length > 0)
-      throw new BackendUnsupportedError(`queue settings ${refused.join(', ')} (weighted group limits are Redis-only)`);
+    if (refused.length > 0) throw new InvalidOptionsError(`Unknown queue settings ${refused.join(', ')}: nothing was changed.`);
     await this.write(undefined, (tx) => {
-      // A weighted queue limit on a queue with groups is Redis-only (refused before any write).
-      if (fields.lwt && groupsOn(tx)) unsupported(WEIGHTED_WITH_GROUPS);
       const limits = readLimits(tx.s, tx.qid) as Record<string, number>;
       for (const [field, value] of Object.entries(fields)) {
         if (value === '') delete limits[field];
@@ -406,15 +417,18 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
       return ids;
     });
   }
-  recordMetrics(): Promise<void> {
-    return Promise.reject(new BackendUnsupportedError('metrics (recordMetrics)'));
+  // Metrics: sqlite-metrics.ts (each write one transaction, as its Lua script).
+  /** Adds a worker's per-minute counts of finished jobs (recordMetrics.lua). */
+  async recordMetrics(type: MetricsType, buckets: MetricsBucket[], maxDataPoints: number): Promise<void> {
+    await this.write(undefined, (tx) => recordMetrics(tx, type, buckets, maxDataPoints));
   }
-
-  recordLatency(): Promise<void> {
-    return Promise.reject(new BackendUnsupportedError('exact metrics (latency histograms, the worker option latencyMetrics)'));
+  /** Adds a worker's latency histogram counts and its schedulers' last runs (recordLatency.lua). */
+  async recordLatency(entries: LatencyEntry[], lastRuns: SchedulerLastRun[]): Promise<void> {
+    await this.write(undefined, (tx) => recordLatency(tx, entries, lastRuns));
   }
-
-  getExactMetrics(): Promise<ExactMetricsRecord> {
-    return Promise.reject(new BackendUnsupportedError('exact metrics (queue.getExactMetrics)'));
+  /** Reads the exact outcome counters, histograms and schedulers' last runs. */
+  async getExactMetrics(): Promise<ExactMetricsRecord> {
+    const s = await this.store();
+    return readExactMetrics(s, this.queueId(s));
   }
 }

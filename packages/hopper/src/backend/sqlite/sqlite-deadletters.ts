@@ -46,14 +46,14 @@ function copySteps(from: Tx, fromId: string, to: Tx, toId: string): void {
  * Adds the dead letter of `row` (failing for good now, before its retention may delete it) when
  * its options name a queue. `made`: its attempts made; `reason`: its failed reason.
  */
-export function deadLetter(tx: Tx, row: JobRow, made: number, reason: string): void {
-  if (row.cancel_reason !== null) return;
+export function deadLetter(tx: Tx, row: JobRow, made: number, reason: string): boolean {
+  if (row.cancel_reason !== null) return false;
   const dlq = deadLetterQueueOf(row.opts);
-  if (!dlq) return;
+  if (!dlq) return false;
   const { name } = tx.queue();
   const dtx = tx.on(tx.queueIdOf(dlq));
   const dlId = `${name}:${row.id}:${row.attempts_started}`;
-  if (dtx.exists(dlId)) return;
+  if (dtx.exists(dlId)) return false;
   // The stack traces as they are now (this attempt's may have been added since `row` was read).
   const stacktrace = tx.job(row.id)?.stacktrace ?? row.stacktrace;
   const origin: Origin = {
@@ -77,6 +77,7 @@ export function deadLetter(tx: Tx, row: JobRow, made: number, reason: string): v
   dtx.signalWork();
   dtx.emit('added', { ids: JSON.stringify([dlId]), names: JSON.stringify([row.name]) });
   tx.emit('dead-lettered', { jobId: row.id, deadLetterQueue: dlq, deadLetterId: dlId });
+  return true;
 }
 
 /**

@@ -9,6 +9,7 @@
 import type { Tx, JobRow } from './sqlite-ops.js';
 import type { RemoveJobResult } from '../backend.js';
 import { failKeepOf } from './sqlite-ops.js';
+import { deadLetter } from './sqlite-deadletters.js';
 
 const POLICY_NAMES: Record<string, string> = {
   f: 'failParentOnFailure',
@@ -110,6 +111,9 @@ function failParent(ptx: Tx, pid: string, reason: string, depth: number): void {
   ptx.set(pid, { unsealed: 0, continue_flag: 0 });
   ptx.releaseDedup(parent);
   const made = parent.attempts_made;
+  // Counted in the parent's own queue (countOutcome's onBase in includes/flow.lua).
+  if (deadLetter(ptx, parent, made, reason)) ptx.count('dead-lettered', parent.name);
+  ptx.count('failed', parent.name);
   const kept = ptx.finish(pid, 'failed', failKeepOf(parent.opts, { kind: 'keep' }), { failed_reason: reason, attempts_made: made });
   ptx.emit('failed', { jobId: pid, failedReason: reason, prev: 'waiting-children', attemptsMade: made });
   if (parent.parent_id !== null && parent.parent_qid !== null && depth < 64) {

@@ -14,14 +14,21 @@
  * (no counter to keep in step); a group parked at its concurrency goes back to the ring at the
  * next claim that finds it a free slot. A group's starts are rows of `group_window`.
  */
-import type { GroupRecord, GroupStatus } from '../backend.js';
-import { BackendUnsupportedError, GroupMaxSizeExceededError } from '../../job/errors.js';
-import type { SqliteStore } from './database.js';
+import { GroupMaxSizeExceededError, InvalidOptionsError } from '../../job/errors.js';
 import type { JobRow, Tx } from './sqlite-ops.js';
 import { readLimits, type QueueLimits } from './sqlite-limits.js';
+import {
+  groupRoomIn,
+  groupWindow,
+  takeFitting,
+  weightedLimitOf,
+  type GroupWindow,
+  type Weights,
+  type Window,
+} from './sqlite-group-weights.js';
 
 /** A group row as stored. */
-interface GroupRow {
+export interface GroupRow {
   id: string;
   st: string;
   turn: number | null;
@@ -32,6 +39,8 @@ interface GroupRow {
   ld: number | null;
   ms: number | null;
   w: number | null;
+  /** Its limiter is weighted (1): each job counts its cost. */
+  lwt: number | null;
 }
 
 /** The queue's group defaults (settings fields gcon, glm/gld, gms, gwt). */
@@ -41,14 +50,14 @@ export interface GroupDefaults {
   gld?: number;
   gms?: number;
   gwt?: number;
+  /** The default limiter is weighted (1): each job counts its cost. */
+  glw?: number;
 }
 
 /** The group setting fields configureGroup writes, by column. */
-const GROUP_FIELDS = new Set(['c', 'lm', 'ld', 'ms', 'w']);
+const GROUP_FIELDS = new Set(['c', 'lm', 'ld', 'ms', 'w', 'lwt']);
 /** The group default fields configureQueue writes. */
-export const GROUP_DEFAULT_FIELDS = new Set(['gcon', 'glm', 'gld', 'gms', 'gwt']);
-
-const STATUS: Record<string, GroupStatus> = { r: 'ready', c: 'maxed', l: 'limited', p: 'paused' };
+export const GROUP_DEFAULT_FIELDS = new Set(['gcon', 'glm', 'gld', 'gms', 'gwt', 'glw']);
 
 /** The group named in a job's options JSON (and its own maxSize), or undefined. */
 export function groupOfOpts(opts: string): { id: string; maxSize: number | undefined } | undefined {
@@ -75,7 +84,7 @@ function setGroup(tx: Tx, g: string, fields: Record<string, string | number | nu
     .run(...names.map((n) => fields[n]), tx.qid, g);
 }
 
-function hasSettings(row: GroupRow): boolean {
+export function hasSettings(row: GroupRow): boolean {
   return row.c !== null || row.lm !== null || row.ms !== null || row.w !== null;
 }
 
@@ -189,16 +198,31 @@ function takeReady(tx: Tx, g: string | null, room: number): JobRow[] {
  * group), weighted by deficit round-robin: a group takes up to its weight in jobs per turn. A
  * group at its concurrency or rate limit leaves the ring (parked). Records in `starts` the jobs
  * of rate-limited groups (their window is written by the caller once the jobs are claimed).
+ * Weighted limits (sqlite-group-weights.ts; `qw` the queue's window, a group's own weighted
+ * limiter or the default one): jobs are taken one by one while they fit, their weights noted in
+ * `weights`. A group whose head job does not fit its window is parked until it fits; a job that
+ * fits its group but not the queue stops the walk (`blocked`: its cost), its group keeping the
+ * head of the ring and what is left of its turn.
  */
-export function takeGrouped(tx: Tx, want: number, limits: QueueLimits & GroupDefaults, starts: Map<string, number>): JobRow[] {
+export function takeGrouped(
+  tx: Tx,
+  want: number,
+  limits: QueueLimits & GroupDefaults,
+  starts: Map<string, number>,
+  qw: Window | undefined,
+  weights: Weights,
+): { rows: JobRow[]; blocked?: number } {
   reopenGroups(tx, limits);
   const ids: JobRow[] = [];
+  // Weighted group windows read by this call (a group may get a second turn in the same claim).
+  const gwin = new Map<string, GroupWindow>();
+  let blocked: number | undefined;
   const taken = new Map<string, number>();
   const defaultWeight = limits.gwt ?? 1;
   let ringSize = (tx.s.stmt("SELECT COUNT(*) AS n FROM groups WHERE qid = ? AND st = 'r'").get(tx.qid) as { n: number }).n;
   let ungroupedEmpty = false;
   let dry = 0;
-  for (let guard = 0; ids.length < want && ringSize > 0 && guard < 10_000; guard++) {
+  for (let guard = 0; ids.length < want && ringSize > 0 && blocked === undefined && guard < 10_000; guard++) {
     const row = tx.s.stmt("SELECT * FROM groups WHERE qid = ? AND st = 'r' ORDER BY turn LIMIT 1").get(tx.qid) as GroupRow | undefined;
     if (!row) break;
     const alone = ringSize === 1 || (ringSize === 2 && ungroupedEmpty);
@@ -210,10 +234,15 @@ export function takeGrouped(tx: Tx, want: number, limits: QueueLimits & GroupDef
         if (defaultWeight > 1) quantum = row.q ?? defaultWeight;
         room = Math.min(room, quantum);
       }
-      const got = takeReady(tx, null, room);
+      const fitted = qw ? takeFitting(tx, null, room, undefined, qw, weights) : undefined;
+      const got = fitted ? fitted.rows : takeReady(tx, null, room);
       ids.push(...got);
-      ungroupedEmpty = got.length === 0;
-      if (defaultWeight > 1 && !alone && got.length > 0 && got.length < quantum && ids.length >= want) {
+      ungroupedEmpty = got.length === 0 && fitted?.stop === undefined;
+      if (fitted?.stop !== undefined) {
+        // The queue's weighted window is full for the head job: it keeps the head of the ring.
+        blocked = fitted.cost;
+        if (defaultWeight > 1 && !alone && got.length > 0) setGroup(tx, '', { q: quantum - got.length });
+      } else if (defaultWeight > 1 && !alone && got.length > 0 && got.length < quantum && ids.length >= want) {
         setGroup(tx, '', { q: quantum - got.length });
       } else {
         setGroup(tx, '', { q: null, turn: tx.counter() });
@@ -235,7 +264,13 @@ export function takeGrouped(tx: Tx, want: number, limits: QueueLimits & GroupDef
         else room = Math.min(room, conc - active);
       }
       let windowed = false;
-      if (!park && lm !== undefined && lm > 0) {
+      const wl = lm !== undefined && lm > 0 ? weightedLimitOf(row, limits) : undefined;
+      let gw: GroupWindow | undefined;
+      if (!park && wl) {
+        // A weighted window: judged job by job below.
+        gw = gwin.get(g) ?? groupWindow(tx, g, wl.max, wl.duration);
+        gwin.set(g, gw);
+      } else if (!park && lm !== undefined && lm > 0) {
         windowed = true;
         tx.s.stmt('DELETE FROM group_window WHERE qid = ? AND grp = ? AND at <= ?').run(tx.qid, g, tx.now - ld);
         const w = tx.s.stmt('SELECT COUNT(*) AS n, MIN(at) AS first FROM group_window WHERE qid = ? AND grp = ?').get(tx.qid, g) as {
@@ -256,7 +291,8 @@ export function takeGrouped(tx: Tx, want: number, limits: QueueLimits & GroupDef
         setGroup(tx, g, { st: 'l', reopen, turn: null });
         ringSize--;
       } else {
-        const got = takeReady(tx, g, room);
+        const fitted = gw || qw ? takeFitting(tx, g, room, gw, qw, weights) : undefined;
+        const got = fitted ? fitted.rows : takeReady(tx, g, room);
         ids.push(...got);
         const n = got.length;
         if (windowed && n > 0) {
@@ -265,7 +301,16 @@ export function takeGrouped(tx: Tx, want: number, limits: QueueLimits & GroupDef
         }
         active += n;
         quantum -= n;
-        if (n < room) {
+        if (fitted?.stop === 'g' && gw) {
+          // Its head job does not fit its window: parked until it does; the other groups go on.
+          setGroup(tx, g, { st: 'l', reopen: tx.now + groupRoomIn(tx, gw, fitted.cost ?? 0), turn: null });
+          ringSize--;
+        } else if (fitted?.stop === 'q') {
+          // It fits its group but not the queue's window: the walk stops, and the group keeps the
+          // head of the ring with what is left of its turn.
+          blocked = fitted.cost;
+          setGroup(tx, g, { q: quantum === weight ? null : quantum });
+        } else if (n < room) {
           idleGroup(tx, g, row, counts);
           ringSize--;
         } else if (counts && active >= conc) {
@@ -289,7 +334,7 @@ export function takeGrouped(tx: Tx, want: number, limits: QueueLimits & GroupDef
     if (dry > 0 && dry >= ringSize) break;
   }
   sweepIdleGroups(tx);
-  return ids;
+  return { rows: ids, blocked };
 }
 
 /** Forgets a couple of idle groups left with nothing to keep them (no setting, no job running). */
@@ -353,13 +398,13 @@ function requeue(tx: Tx, g: string): void {
 }
 
 /**
- * Changes one group (configureGroup.lua): 'set' writes its settings (c, lm/ld, ms, w; '' removes),
- * 'pause'/'resume'. Returns whether it changed anything (false: already paused, or not paused).
- * A field it does not know (a weighted group limit) is refused before anything is written.
+ * Changes one group (configureGroup.lua): 'set' writes its settings (c, lm/ld/lwt, ms, w; ''
+ * removes), 'pause'/'resume'. Returns whether it changed anything (false: already so). A field it does not know is
+ * refused before anything is written.
  */
 export function configureGroup(tx: Tx, g: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string>): boolean {
   const unknown = Object.keys(fields).filter((f) => !GROUP_FIELDS.has(f));
-  if (unknown.length > 0) throw new BackendUnsupportedError(`group settings ${unknown.join(', ')} (weighted group limits are Redis-only)`);
+  if (unknown.length > 0) throw new InvalidOptionsError(`Unknown group settings ${unknown.join(', ')}: nothing was changed.`);
   const row = groupRow(tx, g);
   const status = row?.st ?? '';
   if (op === 'pause') {
@@ -390,81 +435,9 @@ export function requeueParked(tx: Tx, changed: Set<string>): void {
   if (!groupsOn(tx)) return;
   const states: string[] = [];
   if (changed.has('gcon')) states.push('c');
-  if (changed.has('glm') || changed.has('gld')) states.push('l');
+  if (changed.has('glm') || changed.has('gld') || changed.has('glw')) states.push('l');
   for (const st of states) {
     const rows = tx.s.stmt('SELECT id FROM groups WHERE qid = ? AND st = ? LIMIT 1000').all(tx.qid, st) as { id: string }[];
     for (const r of rows) if (backlog(tx, r.id) > 0) toTail(tx, r.id);
   }
-}
-
-/** Groups as the getters report them, leaving out those that hold nothing. */
-export function readGroups(s: SqliteStore, qid: number, ids: string[]): GroupRecord[] {
-  const out: GroupRecord[] = [];
-  for (const id of ids) {
-    const row = s.stmt('SELECT * FROM groups WHERE qid = ? AND id = ?').get(qid, id) as GroupRow | undefined;
-    const counts = s
-      .stmt(
-        `SELECT SUM(state = 'waiting') AS waiting, SUM(state = 'prioritized') AS prioritized, SUM(state = 'active') AS active
-         FROM jobs WHERE qid = ? AND grp = ? AND state IN ('waiting', 'prioritized', 'active')`,
-      )
-      .get(qid, id) as { waiting: number | null; prioritized: number | null; active: number | null };
-    let status: GroupStatus = (row && STATUS[row.st]) || 'idle';
-    if (status === 'maxed' && row) {
-      // Parked at its concurrency: it goes on at the next claim once a slot is free.
-      const conc = row.c ?? readLimits(s, qid).gcon;
-      if (conc === undefined || (counts.active ?? 0) < conc)
-        status = (counts.waiting ?? 0) + (counts.prioritized ?? 0) > 0 ? 'ready' : 'idle';
-    }
-    const record: GroupRecord = {
-      id,
-      status,
-      waiting: counts.waiting ?? 0,
-      prioritized: counts.prioritized ?? 0,
-      active: counts.active ?? 0,
-      concurrency: row?.c ?? undefined,
-      limiter: row && row.lm !== null ? { max: row.lm, duration: row.ld ?? 0 } : undefined,
-      maxSize: row?.ms ?? undefined,
-      weight: row?.w ?? undefined,
-    };
-    const holds =
-      record.status !== 'idle' || record.active > 0 || record.waiting + record.prioritized > 0 || (row !== undefined && hasSettings(row));
-    if (holds) out.push(record);
-  }
-  return out;
-}
-
-/** Every known group's id, in id order (the Redis `gs` set). */
-export function groupIds(s: SqliteStore, qid: number): string[] {
-  return (s.stmt("SELECT id FROM groups WHERE qid = ? AND id != '' ORDER BY id").all(qid) as { id: string }[]).map((r) => r.id);
-}
-
-/** A group's ready job ids in the order they will run (rank range). */
-export function groupJobIds(s: SqliteStore, qid: number, g: string, start: number, end: number): string[] {
-  const rows = s
-    .stmt(
-      `SELECT id FROM jobs WHERE qid = ? AND grp = ? AND state IN ('waiting', 'prioritized')
-       ORDER BY state = 'prioritized', score, rowid`,
-    )
-    .all(qid, g) as { id: string }[];
-  const from = start < 0 ? Math.max(rows.length + start, 0) : start;
-  const to = end < 0 ? rows.length + end : end;
-  return rows.slice(from, to + 1).map((r) => r.id);
-}
-
-/** The groups' part of the invariant audit: a group with a backlog is in the ring, parked or paused. */
-export function groupInvariants(s: SqliteStore, qid: number): string[] {
-  const rows = s
-    .stmt(
-      `SELECT DISTINCT j.grp AS grp, g.st AS st FROM jobs j LEFT JOIN groups g ON g.qid = j.qid AND g.id = j.grp
-       WHERE j.qid = ? AND j.grp IS NOT NULL AND j.state IN ('waiting', 'prioritized')`,
-    )
-    .all(qid) as { grp: string; st: string | null }[];
-  const problems: string[] = [];
-  for (const r of rows) {
-    if (r.st === null || r.st === '') problems.push(`group ${r.grp} has ready jobs but is ${r.st === null ? 'unknown' : 'idle'}`);
-  }
-  if (rows.length > 0 && s.stmt("SELECT 1 FROM groups WHERE qid = ? AND id = ''").get(qid) === undefined) {
-    problems.push('grouped jobs are ready but groups are not on (no ring entry for the jobs without a group)');
-  }
-  return problems;
 }

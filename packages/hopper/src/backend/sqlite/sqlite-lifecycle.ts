@@ -19,13 +19,14 @@ import type {
   Retention,
 } from '../backend.js';
 import { WriteCode, writeApplied } from '../requests.js';
-import { failKeepOf, Tx, WEIGHTED_WITH_GROUPS, type JobRow } from './sqlite-ops.js';
+import { failKeepOf, Tx, type JobRow } from './sqlite-ops.js';
 import { notifyParent } from './sqlite-flows.js';
 import { readLimits } from './sqlite-limits.js';
 import { deadLetter } from './sqlite-deadletters.js';
 import { checkGroupCaps, groupOfOpts, releaseSlots } from './sqlite-groups.js';
-import { SqliteQueueWriter, unsupported } from './sqlite-writer.js';
+import { SqliteQueueWriter } from './sqlite-writer.js';
 import { AddCosts, keepForActive, type Refusal } from './sqlite-runs.js';
+import { admitNames } from './sqlite-metrics.js';
 
 /** An add's result as recorded for a re-sent call: refused jobs as codes (errors are rebuilt after the write). */
 type StoredAddResult = Omit<AddResult, 'refused'> & { refusals?: (Refusal | null)[] };
@@ -54,11 +55,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
       if (previous) return previous;
       const epoch = this.epochOf(tx);
       const groups = jobs.map((job) => groupOfOpts(job.opts));
-      if (groups.some((g) => g !== undefined)) {
-        // A grouped job on a queue whose limit is weighted: Redis-only (the claim could not honour both).
-        if (readLimits(tx.s, tx.qid).lwt === 1) unsupported(WEIGHTED_WITH_GROUPS);
-        this.checkCaps(tx, jobs, groups);
-      }
+      if (groups.some((g) => g !== undefined)) this.checkCaps(tx, jobs, groups);
       const result: StoredAddResult = { now: tx.now, epoch, ids: [], outcomes: [] };
       // Costs: the queue's weighted limit and the tenants' budgets (sqlite-runs.ts), only when a job has a cost.
       const costs = AddCosts.needed(jobs) ? new AddCosts(tx, jobs, charge) : undefined;
@@ -84,6 +81,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
           if (d.extend && d.ttl > 0 && !keep)
             tx.s.stmt('UPDATE dedup SET expires_at = ? WHERE qid = ? AND dedup_id = ?').run(tx.now + d.ttl, tx.qid, d.id);
           tx.emit('deduplicated', { jobId: existing, deduplicationId: d.id, deduplicatedJobId: job.customId });
+          tx.count('deduplicated', job.name);
           result.ids.push(existing);
           result.outcomes.push('deduplicated');
           continue;
@@ -155,6 +153,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
             delays: JSON.stringify(dues),
           });
       }
+      admitNames(tx, names);
       tx.recordResult(request, result);
       return result;
     });
@@ -221,12 +220,14 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
           tx.finish(c.id, 'failed', { kind: 'keep' }, { failed_reason: reason, attempts_made: row.attempts_made + 1 });
           tx.emit('failed', { jobId: c.id, failedReason: reason, prev: 'active', cancelled: '1' });
           notifyParent(tx, row, 'failed', reason);
+          tx.count('cancelled', row.name);
           return;
         }
         if (codes[i] !== WriteCode.Done || !row) return;
         tx.releaseDedup(row);
         tx.finish(c.id, 'completed', c.keep, { returnvalue: c.returnvalue, attempts_made: row.attempts_made + 1 });
         notifyParent(tx, row, 'completed', c.returnvalue);
+        tx.count('completed', row.name);
         done.push(c.id);
         values.push(c.returnvalue);
       });
@@ -260,7 +261,9 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
         const made = row.attempts_made + 1;
         const stacktrace = appendStack(row.stacktrace, f.stack, f.stackTraceLimit);
         if (stacktrace !== undefined) tx.set(f.id, { stacktrace });
+        if (f.timedOut) tx.count('timed-out', row.name);
         if (codes[i] === WriteCode.Done) {
+          tx.count('retried', row.name);
           tx.set(f.id, { token: null, attempts_made: made, failed_reason: f.reason });
           if (f.retryDelay > 0) {
             // The backoff is the job's delay now (job.delay, as BullMQ).
@@ -277,7 +280,8 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
         failedForGood = true;
         const reason = row.cancel_reason ?? f.reason;
         tx.releaseDedup(row);
-        deadLetter(tx, row, made, reason);
+        if (deadLetter(tx, row, made, reason)) tx.count('dead-lettered', row.name);
+        tx.count(row.cancel_reason ? 'cancelled' : 'failed', row.name);
         const kept = tx.finish(f.id, 'failed', f.keep, { failed_reason: reason, attempts_made: made });
         tx.emit('failed', { jobId: f.id, failedReason: reason, prev: 'active', attemptsMade: made });
         if (row.cancel_reason) tx.emit('cancelled', { jobId: f.id, reason });
@@ -311,7 +315,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
           { token: string | null; attempts_started: number; state: string; cancel_reason: string | null } | undefined;
         if (row && row.token === lock.token && row.attempts_started === lock.attempt) {
           if (row.state === 'active') tx.set(lock.id, { score: deadline });
-          // The fallback of the in-process cancel notification (other processes learn it here).
+          // The fallback of the cancel notifications (in-process at once, other processes by the cancel signal's poll).
           if (row.cancel_reason !== null) cancelled.push(lock.id);
         } else {
           lost.push(lock.token);
@@ -357,7 +361,9 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
           const reason = 'job stalled more than allowable limit';
           const made = row.attempts_made + 1;
           tx.releaseDedup(row);
-          deadLetter(tx, row, made, reason);
+          if (deadLetter(tx, row, made, reason)) tx.count('dead-lettered', row.name);
+          tx.count('stalled', row.name);
+          tx.count('failed', row.name);
           const kept = tx.finish(row.id, 'failed', failKeepOf(row.opts, options.failKeep), { failed_reason: reason, attempts_made: made });
           tx.emit('failed', { jobId: row.id, failedReason: reason, prev: 'active', attemptsMade: made });
           notifyParent(tx, row, 'failed', reason, !kept);
@@ -365,6 +371,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
         } else {
           const state = tx.pushReady(row.id, row.priority, true);
           tx.emit('stalled', { jobId: row.id, prev: 'active' });
+          tx.count('stalled', row.name);
           tx.emit('waiting', { jobId: row.id, prev: 'active', state });
           rescued.push(row.id);
         }

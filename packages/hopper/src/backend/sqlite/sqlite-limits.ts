@@ -29,18 +29,31 @@ export interface QueueLimits {
   gld?: number;
   gms?: number;
   gwt?: number;
+  /** The group default limiter is weighted (1). */
+  glw?: number;
 }
 
 /**
  * The settings fields configureQueue accepts on SQLite: queue-wide limits (a weighted one among
- * them, `lwt`) and group defaults.
+ * them, `lwt`) and group defaults (a weighted default limiter among them, `glw`).
  */
-export const QUEUE_LIMIT_FIELDS = new Set(['gcc', 'lmax', 'ldur', 'lwt', 'gcon', 'glm', 'gld', 'gms', 'gwt']);
+export const QUEUE_LIMIT_FIELDS = new Set(['gcc', 'lmax', 'ldur', 'lwt', 'gcon', 'glm', 'gld', 'gms', 'gwt', 'glw']);
 
 /** Reads a queue's limits. */
 export function readLimits(s: SqliteStore, qid: number): QueueLimits {
   const row = s.stmt('SELECT settings FROM queues WHERE qid = ?').get(qid) as { settings: string } | undefined;
   return row ? (JSON.parse(row.settings) as QueueLimits) : {};
+}
+
+/** The queue-wide limits and group defaults under the Redis meta's field names (getMeta). */
+export function limitsMeta(limits: QueueLimits): Record<string, string> {
+  const meta: Record<string, string> = {};
+  for (const field of ['gcc', 'lmax', 'ldur', 'gcon', 'glm', 'gld', 'gms', 'gwt'] as const) {
+    if (limits[field] !== undefined) meta[field] = String(limits[field]);
+  }
+  if (limits.lwt) meta.lwt = '1';
+  if (limits.glw) meta.glw = '1';
+  return meta;
 }
 
 /** Writes a queue's limits. */
@@ -149,7 +162,7 @@ export function takeWeighted<R extends { id: string; opts: string }>(
 }
 
 /** When the window, holding `use`, has room for `w` more (windowRoomIn): walks its oldest 100 entries. */
-function roomIn(tx: Tx, limit: { max: number; duration: number }, use: number, w: number): number {
+export function roomIn(tx: Tx, limit: { max: number; duration: number }, use: number, w: number): number {
   const oldest = tx.s.stmt('SELECT at, weight FROM weighted_window WHERE qid = ? ORDER BY at LIMIT 100').all(tx.qid) as {
     at: number;
     weight: number;

@@ -2,6 +2,7 @@
  * The SQLite backend's queue and job management: pause and resume, removal, drain, clean,
  * obliterate, retries and promotions, delay and priority changes, moves out of active.
  */
+import { METRICS_TABLES } from './sqlite-metrics.js';
 import { NOT_PENDING_RUN, pendingRunOf } from './sqlite-schedulers.js';
 import type { BoundedStep, CleanableState, Fence, MovedJobs, RemoveJobResult } from '../backend.js';
 import { WriteCode } from '../requests.js';
@@ -133,6 +134,8 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
         'runs',
         'outputs',
         'dedup_next',
+        'group_weighted_window',
+        ...METRICS_TABLES,
       ]) {
         tx.s.stmt(`DELETE FROM ${table} WHERE qid = ?`).run(tx.qid);
       }
@@ -255,6 +258,7 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
       tx.set(id, { token: null, moved_token: fence.token });
       const state = tx.pushReady(id, row.priority, true);
       tx.signalWork();
+      tx.count('rate-limited', row.name);
       tx.emit('waiting', { jobId: id, prev: 'active', state });
       return WriteCode.Done;
     });

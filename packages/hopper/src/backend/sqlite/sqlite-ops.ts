@@ -10,24 +10,18 @@
  * are broken by rowid (insertion order).
  */
 import type { AddRequest, ClaimRequest, ClaimResult, ClaimedJob, Retention } from '../backend.js';
-import { BackendUnsupportedError } from '../../job/errors.js';
 import type { SqliteStore } from './database.js';
 import { childRemoved, notifyParent } from './sqlite-flows.js';
-import { allowClaim, recordStarts, recordWeights, takeWeighted } from './sqlite-limits.js';
+import { allowClaim, recordStarts, recordWeights, roomIn, takeWeighted } from './sqlite-limits.js';
+import { newWeights, recordGroupedWeights } from './sqlite-group-weights.js';
 import { fireOccurrence } from './sqlite-schedulers.js';
 import { groupsOn, nextReopen, recordGroupStarts, takeGrouped, wakeGroup } from './sqlite-groups.js';
 import { addKeptJob, forgetKept } from './sqlite-runs.js';
 import type { JobRow } from './sqlite-rows.js';
+import { noteCount, type NotedCounts, type Outcome } from './sqlite-metrics.js';
 
 /** Rows and records: sqlite-rows.ts (re-exported for the backend's other modules). */
 export { failKeepOf, rankWindow, toRecord, type JobRow } from './sqlite-rows.js';
-
-/** The operation a weighted rate limit on a queue with groups is refused as (Redis-only). */
-export const WEIGHTED_WITH_GROUPS = 'weighted rate limits on a queue with groups (weighted and grouped work on separate queues)';
-
-function unsupported(operation: string): never {
-  throw new BackendUnsupportedError(operation);
-}
 
 const PRIO_SHIFT = 4294967296;
 /** Most delayed jobs one claim promotes (as the Lua claim). */
@@ -42,21 +36,29 @@ export class Tx {
   readonly now: number;
   /** The in-process wake-ups to send after commit (`work:<qid>`, `events:<qid>`), shared by every queue of the call. */
   readonly announce: Set<string>;
+  /** The outcomes counted so far, written to the counters before commit (sqlite-metrics.ts flushCounts). */
+  readonly counts: NotedCounts;
   emitted = 0;
   signalled = false;
   /** A scheduler's occurrence fell due in this transaction: its scheduler needs advancing (ClaimResult.schedulersDue). */
   schedulersDue = false;
 
-  constructor(s: SqliteStore, qid: number, now: number, announce: Set<string> = new Set()) {
+  constructor(s: SqliteStore, qid: number, now: number, announce: Set<string> = new Set(), counts: NotedCounts = new Map()) {
     this.s = s;
     this.qid = qid;
     this.now = now;
     this.announce = announce;
+    this.counts = counts;
   }
 
   /** The same transaction on another queue (flows cross queues). */
   on(qid: number): Tx {
-    return qid === this.qid ? this : new Tx(this.s, qid, this.now, this.announce);
+    return qid === this.qid ? this : new Tx(this.s, qid, this.now, this.announce, this.counts);
+  }
+
+  /** Counts one job of name `name` with `outcome` in this queue's exact counters (includes/counters.lua countOutcome). */
+  count(outcome: Outcome, name: string): void {
+    noteCount(this.counts, this.qid, outcome, name);
   }
 
   private queueRow: { prefix: string; name: string; childFailure: string } | undefined;
@@ -274,6 +276,7 @@ export class Tx {
     const kept = this.finish(row.id, 'failed', keep, { failed_reason: reason, attempts_made: made });
     this.emit('failed', { jobId: row.id, failedReason: reason, prev: 'active', cancelled: '1', attemptsMade: made });
     this.emit('cancelled', { jobId: row.id, reason });
+    this.count('cancelled', row.name);
     notifyParent(this, row, 'failed', reason, !kept);
   }
 
@@ -319,10 +322,17 @@ export class Tx {
     let rows: JobRow[] = [];
     const grouped = groupsOn(this);
     const windowed = new Map<string, number>();
-    // A weighted queue or worker limit with groups is Redis-only: refused before anything is taken.
-    if (grouped && allowed.weighted) unsupported(WEIGHTED_WITH_GROUPS);
-    if (want > 0 && grouped) {
-      rows.push(...takeGrouped(this, want, allowed.limits, windowed));
+    // With groups, weighted limits are judged in the walk (sqlite-group-weights.ts).
+    const gweights = grouped ? newWeights() : undefined;
+    if (want > 0 && gweights) {
+      const w = allowed.weighted;
+      const qw = w ? { use: w.use, max: w.max, dur: w.duration } : undefined;
+      const took = takeGrouped(this, want, allowed.limits, windowed, qw, gweights);
+      rows.push(...took.rows);
+      if (w && qw && took.blocked !== undefined && rows.length === 0) {
+        result.limitedFor = roomIn(this, w, qw.use, took.blocked);
+        return result;
+      }
     } else if (want > 0) {
       rows.push(
         ...(this.s.stmt("SELECT * FROM jobs WHERE qid = ? AND state = 'waiting' ORDER BY score LIMIT ?").all(this.qid, want) as JobRow[]),
@@ -336,7 +346,7 @@ export class Tx {
       }
     }
     // A weighted limit (sqlite-limits.ts): the head jobs, taken while their cost fits.
-    const weighted = allowed.weighted && takeWeighted(this, allowed.weighted, rows, want);
+    const weighted = !grouped && allowed.weighted && takeWeighted(this, allowed.weighted, rows, want);
     if (weighted) {
       if (weighted.limitedFor > 0 && count > 0) {
         result.limitedFor = weighted.limitedFor;
@@ -383,6 +393,8 @@ export class Tx {
         token,
       };
       if (weighted && weighted.heavy.has(row.id)) job.overweight = `${allowed.weighted?.max}:${allowed.weighted?.duration}`;
+      const heavy = gweights?.heavy.get(row.id);
+      if (heavy !== undefined) job.overweight = heavy;
       result.jobs.push(job);
     });
     if (ids.length > 0) this.emit('active', { ids: JSON.stringify(ids) });
@@ -402,6 +414,7 @@ export class Tx {
           .map((j) => ({ member: `${j.id}:${j.attemptsStarted}`, weight: weighted.weights.get(j.id) ?? 1 })),
       );
     }
+    if (gweights && rows.length > 0) recordGroupedWeights(this, result.jobs, gweights, allowed.weighted?.duration);
     if (allowed.window && rows.length > 0) {
       recordStarts(
         this,

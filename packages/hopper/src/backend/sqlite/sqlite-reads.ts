@@ -3,13 +3,23 @@
  * row, the waits (waitForWork, readEvents: an in-process wake-up plus an adaptive poll for
  * other processes), jobs, states, counts, logs, events, workers, and the invariant audit.
  */
-import type { Dependencies, EventsRead, JobRecord, MetricsRecord, SchedulerRecord, StateCounts, GroupRecord } from '../backend.js';
+import type {
+  Dependencies,
+  EventsRead,
+  JobRecord,
+  MetricsRecord,
+  MetricsType,
+  SchedulerRecord,
+  StateCounts,
+  GroupRecord,
+} from '../backend.js';
+import { readMetrics } from './sqlite-metrics.js';
 import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
 import { ClosedError } from '../../job/errors.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
-import { rateLimitTtl, readLimits } from './sqlite-limits.js';
-import { groupIds, groupJobIds, readGroups } from './sqlite-groups.js';
+import { limitsMeta, rateLimitTtl, readLimits } from './sqlite-limits.js';
+import { groupIds, groupJobIds, readGroups } from './sqlite-group-reads.js';
 import { checkInvariants } from './sqlite-audit.js';
 import { dueSchedulers, nextSchedulerDue, readScheduler, schedulerIds, schedulersCount } from './sqlite-scheduler-reads.js';
 
@@ -362,11 +372,7 @@ export abstract class SqliteQueueReads {
       meta.v = '1';
     }
     if (row.paused === 1) meta.paused = '1';
-    // The queue-wide limits, under the Redis meta's field names.
-    const limits = readLimits(s, qid);
-    for (const field of ['gcc', 'lmax', 'ldur'] as const) if (limits[field] !== undefined) meta[field] = String(limits[field]);
-    if (limits.lwt) meta.lwt = '1';
-    return meta;
+    return { ...meta, ...limitsMeta(readLimits(s, qid)) };
   }
 
   async time(): Promise<number> {
@@ -478,8 +484,9 @@ export abstract class SqliteQueueReads {
     const { s, qid } = await this.q();
     return dueSchedulers(s, qid, limit, now);
   }
-  async getMetrics(): Promise<MetricsRecord> {
-    return Promise.resolve({ count: 0, prevTS: 0, prevCount: 0, data: [], length: 0 });
+  async getMetrics(type: MetricsType, start: number, end: number): Promise<MetricsRecord> {
+    const { s, qid } = await this.q();
+    return readMetrics(s, qid, type, start, end);
   }
 
   /** The invariant audit, SQLite form (sqlite-audit.ts). */

@@ -14,8 +14,9 @@ import { WriteCode } from '../requests.js';
 import { BudgetExceededError, CostAboveRateLimitError } from '../../job/errors.js';
 import type { SqliteStore } from './database.js';
 import type { Tx } from './sqlite-ops.js';
-import { readLimits } from './sqlite-limits.js';
+import { readLimits, type QueueLimits } from './sqlite-limits.js';
 import { groupOfOpts } from './sqlite-groups.js';
+import { weightedLimitOf } from './sqlite-group-weights.js';
 
 /** How long a run's record outlives its last change (30 days, as RUN_TTL in continueJob.lua). */
 const RUN_TTL_MS = 2_592_000_000;
@@ -119,20 +120,23 @@ export function budgetUse(s: SqliteStore, qid: number, tenant: string, windowMs:
   return Math.max(use, 0);
 }
 
-/** A refused job of an add: 3 its tenant's budget (detail: the use), 4 a weighted limit ('max:durationMs'). */
+/** A refused job of an add: 3 its tenant's budget (detail: the use), 4 the queue's weighted limit, 5 its group's ('max:durationMs'). */
 export interface Refusal {
-  code: 3 | 4;
+  code: 3 | 4 | 5;
   detail: string;
 }
 
 /**
- * The cost checks of one add call (addJobs.lua's read phase): the queue's weighted limit and the
- * tenants' budget windows, read once; each new job is judged in order, and a job let in reserves
+ * The cost checks of one add call (addJobs.lua's read phase): the queue's weighted limit, each
+ * group's weighted limit and the tenants' budget windows, read once; each new job is judged in order, and a job let in reserves
  * its cost for the later jobs of the call.
  */
 export class AddCosts {
   private readonly weighted: { max: number; duration: number } | undefined;
   private readonly tenants = new Map<string, number>();
+  private readonly limits: QueueLimits;
+  /** Each group's weighted limit (read once per call), or undefined when its limit counts jobs. */
+  private readonly groupLimits = new Map<string, { max: number; duration: number } | undefined>();
 
   constructor(
     private readonly tx: Tx,
@@ -140,6 +144,7 @@ export class AddCosts {
     private readonly charge: AddCharge | undefined,
   ) {
     const limits = readLimits(tx.s, tx.qid);
+    this.limits = limits;
     this.weighted =
       limits.lwt && limits.lmax !== undefined && limits.ldur !== undefined ? { max: limits.lmax, duration: limits.ldur } : undefined;
   }
@@ -154,6 +159,9 @@ export class AddCosts {
     const c = this.jobs[j].cost;
     if (c === undefined || c < 0) return undefined;
     if (this.weighted && c > this.weighted.max) return { code: 4, detail: `${this.weighted.max}:${this.weighted.duration}` };
+    const g = groupOfOpts(this.jobs[j].opts)?.id;
+    const gl = g === undefined ? undefined : this.groupLimit(g);
+    if (gl && c > gl.max) return { code: 5, detail: `${gl.max}:${gl.duration}` };
     const budget = this.charge?.budget;
     const t = budget?.tenants[j] ?? '';
     if (budget && t !== '' && c > 0) {
@@ -169,6 +177,16 @@ export class AddCosts {
       this.tenants.set(t, use + c);
     }
     return undefined;
+  }
+
+  /** Group `g`'s weighted limit: its own limiter, else the queue's default (addJobs.lua groupWeightedLimit). */
+  private groupLimit(g: string): { max: number; duration: number } | undefined {
+    if (!this.groupLimits.has(g)) {
+      const row = this.tx.s.stmt('SELECT lm, ld, lwt FROM groups WHERE qid = ? AND id = ?').get(this.tx.qid, g) as
+        { lm: number | null; ld: number | null; lwt: number | null } | undefined;
+      this.groupLimits.set(g, weightedLimitOf(row, this.limits));
+    }
+    return this.groupLimits.get(g);
   }
 
   /** Charges new job `j`, added as `id`, to its tenant's window (job.reportCost corrects it). */
@@ -190,6 +208,7 @@ export class AddCosts {
       return BudgetExceededError.of(queueName, tenants[j], Number(refusal.detail), cost, limit, window);
     }
     const [max, duration] = refusal.detail.split(':').map(Number);
+    if (refusal.code === 5) return CostAboveRateLimitError.of(queueName, cost, max, duration, groupOfOpts(jobs[j].opts)?.id ?? '');
     return CostAboveRateLimitError.of(queueName, cost, max, duration);
   }
 }

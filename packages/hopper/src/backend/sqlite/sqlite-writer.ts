@@ -1,14 +1,14 @@
 /**
  * The write side's base of the SQLite backend: one IMMEDIATE transaction per operation (the
- * counterpart of one Lua script), the fence checks every write shares, and the job options the
- * backend refuses. Subclasses: sqlite-lifecycle.ts (add, claim, ack, locks, stalls),
+ * counterpart of one Lua script; the outcomes it counted are written to the metrics counters
+ * before it commits) and the fence checks every write shares. Subclasses: sqlite-lifecycle.ts (add, claim, ack, locks, stalls),
  * sqlite-management.ts (queue and job management), sqlite-backend.ts (the rest of the seam).
  */
-import type { Fence, NewJob } from '../backend.js';
+import type { Fence } from '../backend.js';
 import { WriteCode } from '../requests.js';
-import { BackendUnsupportedError } from '../../job/errors.js';
 import { Tx, type JobRow } from './sqlite-ops.js';
 import { SqliteQueueReads } from './sqlite-reads.js';
+import { flushCounts } from './sqlite-metrics.js';
 
 /** Emits between two checks of the events cap (the table is trimmed in batches, as XADD MAXLEN ~). */
 const TRIM_EVERY = 64;
@@ -18,15 +18,6 @@ export interface SqliteBackendOptions {
   url: string;
   prefix: string;
   queueName: string;
-}
-
-export function unsupported(operation: string): never {
-  throw new BackendUnsupportedError(operation);
-}
-
-/** Refuses the job option `group` where the SQLite backend does not run it yet (continueWith). */
-export function refuseGroup(job: NewJob, where: string): void {
-  if (job.opts !== '' && job.opts.includes('"group":')) unsupported(`groups in ${where} (the job option group)`);
 }
 
 /** The write transaction and the fence checks of the SQLite backend's writes. */
@@ -43,6 +34,7 @@ export abstract class SqliteQueueWriter extends SqliteQueueReads {
     const result = s.write(() => {
       tx = new Tx(s, qid, now ?? Date.now());
       const value = fn(tx);
+      flushCounts(s, tx.counts);
       if (tx.emitted > 0) {
         this.sinceTrim += tx.emitted;
         if (this.sinceTrim >= TRIM_EVERY) {
