@@ -88,6 +88,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/schedulers/schedulers.test.ts',
   'test/telemetry/exact-metrics.test.ts',
   'test/telemetry/metrics.test.ts',
+  'test/types/seam-results.test.ts',
   'test/worker/close.test.ts',
   'test/worker/delay.test.ts',
   'test/worker/large-concurrency.test.ts',

@@ -17,11 +17,11 @@ const CANCEL_BATCH = 500;
 
 /** The failure policy a child's options choose (at most one is set: validated before). */
 export function policyOf(opts: JobsOptions): ChildFailurePolicy {
-  if (opts.failParentOnFailure) return 'f';
-  if (opts.continueParentOnFailure) return 'c';
-  if (opts.ignoreDependencyOnFailure) return 'i';
-  if (opts.removeDependencyOnFailure) return 'r';
-  return '';
+  if (opts.failParentOnFailure) return 'fail';
+  if (opts.continueParentOnFailure) return 'continue';
+  if (opts.ignoreDependencyOnFailure) return 'ignore';
+  if (opts.removeDependencyOnFailure) return 'remove';
+  return 'none';
 }
 
 /** The queue and id of `opts.parent`, checked against `prefix`. */

@@ -5,7 +5,7 @@
  * maintenance/scheduler-tick. This module is the Queue's side: validation and the calls.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { AddRequest, SchedulerRecord } from '../backend/backend.js';
+import type { AddRequest, SchedulerRecord, SchedulerUpsertResult } from '../backend/backend.js';
 import { InvalidOptionsError, InvalidScheduleError } from '../job/errors.js';
 import type { Job } from '../job/job.js';
 import { serialize, validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
@@ -208,7 +208,7 @@ export class JobSchedulers {
 
   /**
    * Creates or updates scheduler `id` and gives it its next occurrence. Returns the pending
-   * occurrence's job and whether the scheduler was created (1), replaced (2) or unchanged (0).
+   * occurrence's job and whether the scheduler was created, replaced or unchanged.
    * `legacy`: the add with repeat this comes from (queue.add), else a plain upsert.
    */
   async write(
@@ -216,7 +216,7 @@ export class JobSchedulers {
     repeat: RepeatOptions,
     template: JobSchedulerTemplate<unknown> | undefined,
     legacy?: LegacyUpsert,
-  ): Promise<{ job: Job | undefined; result: number }> {
+  ): Promise<{ job: Job | undefined; result: SchedulerUpsertResult }> {
     checkId(id);
     await this.queue.ready();
     const now = this.queue.clock.backendNow() ?? (await this.backend.time());
@@ -248,7 +248,7 @@ export class JobSchedulers {
       this.queue.clock.backendNow(),
     );
     await advanceScheduler(this.backend, this.queue.clock, id);
-    if (repeat.immediately && spec.kind === 'cron' && result === 1) {
+    if (repeat.immediately && spec.kind === 'cron' && result === 'created') {
       // BullMQ's immediately: a new cron schedule runs once at once, then follows its pattern.
       const now = await this.trigger(id);
       if (now) return { job: now, result };
@@ -342,9 +342,9 @@ export class JobSchedulers {
     checkId(id);
     await this.queue.ready();
     const result = await this.backend.pauseScheduler(id, paused, this.queue.clock.backendNow());
-    if (result === -1) throw new InvalidOptionsError(`No job scheduler "${id}" in queue "${this.queue.name}".`);
+    if (result === 'missing') throw new InvalidOptionsError(`No job scheduler "${id}" in queue "${this.queue.name}".`);
     if (!paused) await advanceScheduler(this.backend, this.queue.clock, id);
-    return result === 1;
+    return result === 'changed';
   }
 
   private request(): AddRequest {

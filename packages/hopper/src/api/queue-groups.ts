@@ -342,14 +342,14 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
   async pauseGroup(groupId: string): Promise<boolean> {
     validateGroupId(groupId);
     await this.ready();
-    return (await this.backend.configureGroup(groupId, 'pause')) === 1;
+    return this.backend.configureGroup(groupId, 'pause');
   }
 
   /** Resumes a paused group. Returns false if it was not paused. */
   async resumeGroup(groupId: string): Promise<boolean> {
     validateGroupId(groupId);
     await this.ready();
-    return (await this.backend.configureGroup(groupId, 'resume')) === 1;
+    return this.backend.configureGroup(groupId, 'resume');
   }
 
   /**

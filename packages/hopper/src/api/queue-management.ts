@@ -149,7 +149,7 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
     }
     await this.ready();
     const timestamp = opts.timestamp ?? Number.MAX_SAFE_INTEGER;
-    while ((await this.backend.retryJobs(opts.state ?? 'failed', { count, timestamp }))[0] > 0) {
+    while ((await this.backend.retryJobs(opts.state ?? 'failed', { count, timestamp })).count > 0) {
       // bounded batches until none is left
     }
   }
@@ -161,7 +161,7 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
       throw new InvalidOptionsError(`promoteJobs: count must be an integer from 1 to 10000, got ${count}.`);
     }
     await this.ready();
-    while ((await this.backend.promoteJobs({ count }))[0] > 0) {
+    while ((await this.backend.promoteJobs({ count })).count > 0) {
       // bounded batches until none is left
     }
   }

@@ -12,6 +12,17 @@
 import type { JobState, JobStateOrUnknown } from '../job/states.js';
 import type { ExactMetricsRecord, LatencyEntry, MetricsBucket, MetricsRecord, MetricsType, SchedulerLastRun } from './metrics-records.js';
 export type {
+  JobRecord,
+  StreamEvent,
+  RunRecord,
+  OutputEntry,
+  OutputWait,
+  EventsRead,
+  BoundedStep,
+  CleanableState,
+  StateCounts,
+  ServerInfo,
+  ServerFacts,
   GroupRecord,
   GroupStatus,
   OccurrencePlan,
@@ -24,9 +35,23 @@ export type {
   WaitChildrenResult,
   RefusedMoveCode,
   ChildDependencyResult,
+  SchedulerUpsertResult,
+  SchedulerPauseResult,
+  AdvanceSchedulerResult,
+  MovedJobs,
 } from './records.js';
-export { unexpectedKind } from './records.js';
+export { OUTPUT_WAIT_MAX, unexpectedKind } from './records.js';
 import type {
+  JobRecord,
+  RunRecord,
+  OutputEntry,
+  OutputWait,
+  EventsRead,
+  BoundedStep,
+  CleanableState,
+  StateCounts,
+  ServerInfo,
+  ServerFacts,
   GroupRecord,
   OccurrencePlan,
   SchedulerRecord,
@@ -37,9 +62,13 @@ import type {
   SealParentResult,
   WaitChildrenResult,
   ChildDependencyResult,
+  SchedulerUpsertResult,
+  SchedulerPauseResult,
+  AdvanceSchedulerResult,
+  MovedJobs,
 } from './records.js';
 
-export { WriteCode } from './requests.js';
+export { WriteCode, writeApplied } from './requests.js';
 export type {
   NewJob,
   ChildFailurePolicy,
@@ -59,120 +88,30 @@ export type {
   Completion,
   Failure,
   AckResult,
+  LogWriteResult,
   RescueOptions,
   RescueResult,
 } from './requests.js';
-import {
+import type {
   WriteCode,
-  type NewJob,
-  type FlowNodeWrite,
-  type AddFlowResult,
-  type Dependencies,
-  type AddRequest,
-  type AddCharge,
-  type AddResult,
-  type ClaimRequest,
-  type ClaimResult,
-  type Fence,
-  type Retention,
-  type Completion,
-  type Failure,
-  type AckResult,
-  type RescueOptions,
-  type RescueResult,
+  NewJob,
+  FlowNodeWrite,
+  AddFlowResult,
+  Dependencies,
+  AddRequest,
+  AddCharge,
+  AddResult,
+  ClaimRequest,
+  ClaimResult,
+  Fence,
+  Retention,
+  Completion,
+  Failure,
+  AckResult,
+  LogWriteResult,
+  RescueOptions,
+  RescueResult,
 } from './requests.js';
-
-/** A job as stored, for getJob and friends. Fields absent from storage are undefined. */
-export interface JobRecord {
-  id: string;
-  name: string;
-  data: string;
-  opts: string | undefined;
-  state: JobState | undefined;
-  timestamp: number;
-  attemptsMade: number;
-  attemptsStarted: number;
-  stalledCounter: number;
-  priority: number;
-  delay: number;
-  progress: string | undefined;
-  processedOn: number | undefined;
-  /** The name of the worker that claimed it last (`pb`), if it had one. */
-  processedBy?: string;
-  finishedOn: number | undefined;
-  returnvalue: string | undefined;
-  failedReason: string | undefined;
-  stacktrace: string | undefined;
-  token: string | undefined;
-  deduplicationId: string | undefined;
-  /** For a dead letter: the queue and id of the job it records. */
-  origin: { queue: string; jobId: string } | undefined;
-  /** For a child: its parent's queue and id. */
-  parent: { queue: string; id: string } | undefined;
-  /** For a parent added in chunks: not all of its children exist yet (it is not sealed). */
-  awaitingSeal: boolean;
-}
-
-/** One entry of the events stream. */
-export interface StreamEvent {
-  id: string;
-  event: string;
-  fields: Record<string, string>;
-}
-
-/** A run of turns as stored (see `continueJob`). */
-export interface RunRecord {
-  lastTurn: string | undefined;
-  cost: number;
-  cancelReason: string | undefined;
-}
-
-/** Most job output streams one shared wait (`waitOutput`) takes: a lane of readers. */
-export const OUTPUT_WAIT_MAX = 500;
-
-/** One entry of a job's output stream (`job.stream`): a chunk (text or JSON) or the end of an attempt's output. */
-export interface OutputEntry {
-  /** The stream entry id (`<ms>-<seq>`): a reader resumes after it. */
-  id: string;
-  /** The attempt that wrote it (attemptsStarted of that attempt). */
-  attempt: number;
-  kind: 'text' | 'json' | 'end';
-  /** The text, or the JSON text of a JSON chunk ('' for an end entry). */
-  value: string;
-}
-
-/** What one shared wait on job outputs returned: new entries per job id, and the wake stream's last id. */
-export interface OutputWait {
-  entries: Map<string, OutputEntry[]>;
-  wake: string;
-}
-
-export interface EventsRead {
-  events: StreamEvent[];
-  /** true when entries after `from` were trimmed before they could be read. */
-  gap: boolean;
-}
-
-/** States `clean` works on. */
-/** Where a bounded management step (drain, clean) stopped: its next cursor (null when done) and the groups it visited. */
-export interface BoundedStep {
-  readonly cursor: string | null;
-  readonly visitedGroups: number;
-}
-
-export type CleanableState = 'completed' | 'failed' | 'waiting' | 'prioritized' | 'delayed';
-
-/** Counts of jobs per state. */
-export type StateCounts = Record<JobState, number>;
-
-/** Facts about the server, checked when a component starts. */
-export interface ServerInfo {
-  version: string;
-  /** The eviction policy, when the server tells it. */
-  maxmemoryPolicy: string | undefined;
-  /** Which backend answered (absent: Redis). The Redis version checks apply to Redis only. */
-  kind?: 'redis' | 'sqlite';
-}
 
 /**
  * One queue's storage: every write as a named operation, and the reads beside them.
@@ -263,13 +202,13 @@ export interface QueueBackend {
   clean(state: CleanableState, graceMs: number, limit: number, cursor: string, now?: number): Promise<BoundedStep & { ids: string[] }>;
   /** One bounded step of obliterate; cursor '0' starts. Returns the next cursor ('0' when done) or 'active' if active jobs block it. */
   obliterate(force: boolean, count: number, cursor: string): Promise<{ cursor: string; deleted: number } | 'active'>;
-  /** Moves finished jobs back to ready: a batch by age (returns [count]) or the given ids (returns 1/0 per id). */
+  /** Moves finished jobs back to ready: a batch by age, or the given ids (then whether each moved). */
   retryJobs(
     state: 'failed' | 'completed',
     options: { count: number; timestamp: number; ids?: string[]; resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
-  ): Promise<number[]>;
-  /** Makes delayed jobs ready now: a batch (returns [count]) or the given ids (returns 1/0 per id). */
-  promoteJobs(options: { count: number; ids?: string[] }): Promise<number[]>;
+  ): Promise<MovedJobs>;
+  /** Makes delayed jobs ready now: a batch, or the given ids (then whether each moved). */
+  promoteJobs(options: { count: number; ids?: string[] }): Promise<MovedJobs>;
   changeDelay(id: string, delay: number, now?: number): Promise<WriteCode>;
   changePriority(id: string, priority: number, lifo: boolean): Promise<WriteCode>;
   /** The holder moves an active job to delayed until `timestamp` (no attempt spent). */
@@ -286,14 +225,15 @@ export interface QueueBackend {
   getRateLimitTtl(maxJobs?: number): Promise<number>;
   /**
    * Changes one group (see configureGroup.lua): 'set' writes its settings (field -> value, '' removes:
-   * c concurrency, lm/ld limiter, ms maxSize, w weight); 'pause'/'resume' return 0 when already so.
+   * c concurrency, lm/ld limiter, ms maxSize, w weight). Returns whether it changed anything:
+   * 'pause'/'resume' of a group already so return false; 'set' returns true.
    */
-  configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields?: Record<string, string>): Promise<number>;
+  configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields?: Record<string, string>): Promise<boolean>;
   /** Sets queue-wide limits and group defaults in the meta (field -> value, '' removes; see configureQueue.lua). */
   configureQueue(fields: Record<string, string>): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
-  /** Deletes a deduplication key (with `jobId`: only while it points to that job); 1 if deleted. */
-  removeDeduplicationKey(id: string, jobId?: string): Promise<number>;
+  /** Deletes a deduplication key (with `jobId`: only while it points to that job); whether it deleted one. */
+  removeDeduplicationKey(id: string, jobId?: string): Promise<boolean>;
   /** Lets a pending child's parent go of it. */
   removeChildDependency(id: string, now?: number): Promise<ChildDependencyResult>;
   /** Deletes a job's log lines, or all but the newest `keep` (0: all); returns how many are left. */
@@ -313,13 +253,9 @@ export interface QueueBackend {
   readonly isCluster: boolean;
   /** Whether queue `other` shares this queue's Redis Cluster slot. */
   sharesSlotWith(other: string): boolean;
-  /** Creates or updates a scheduler: 0 unchanged, 1 created, 2 replaced. */
-  upsertScheduler(scheduler: SchedulerWrite, now?: number): Promise<number>;
-  /**
-   * Creates a scheduler's next occurrences if its last instant is still `expectedLast`. `created`:
-   * the count, or -1 missing, -2 raced; `again`: its pending occurrence, due at once, was dropped
-   * by its overlap policy, so it needs advancing again now.
-   */
+  /** Creates or updates a scheduler (see {@link SchedulerUpsertResult}). */
+  upsertScheduler(scheduler: SchedulerWrite, now?: number): Promise<SchedulerUpsertResult>;
+  /** Creates a scheduler's next occurrences if its last instant is still `expectedLast` (see {@link AdvanceSchedulerResult}). */
   advanceScheduler(
     id: string,
     expectedLast: string,
@@ -327,10 +263,10 @@ export interface QueueBackend {
     after: number | null,
     missed: number,
     now?: number,
-  ): Promise<{ created: number; again: boolean }>;
+  ): Promise<AdvanceSchedulerResult>;
   removeScheduler(id: string): Promise<boolean>;
-  /** 1 changed, 0 already so, -1 no such scheduler. */
-  pauseScheduler(id: string, paused: boolean, now?: number): Promise<number>;
+  /** Pauses or resumes a scheduler (see {@link SchedulerPauseResult}). */
+  pauseScheduler(id: string, paused: boolean, now?: number): Promise<SchedulerPauseResult>;
   /**
    * Runs occurrences now, outside the schedule (trigger: one at now; else the given past instants).
    * Returns created ids, or undefined if no such scheduler. A numbered `request` re-sent after a
@@ -374,9 +310,15 @@ export interface QueueBackend {
   /**
    * Appends a log line (fenced when `fence` is given). Applied once even when ioredis re-sends
    * the call after a lost reply: each call is numbered per backend (`request` overrides the
-   * numbering; tests use it to replay a call).
+   * numbering; tests use it to replay a call). Returns the write's code and the lines the log holds.
    */
-  addLog(id: string, line: string, fence: Fence | undefined, keep: number, request?: { client: string; seq: number }): Promise<number>;
+  addLog(
+    id: string,
+    line: string,
+    fence: Fence | undefined,
+    keep: number,
+    request?: { client: string; seq: number },
+  ): Promise<LogWriteResult>;
   /**
    * Appends chunks to a job's output stream, fenced to the attempt, then its end entry when
    * `ended`. `seq` numbers the writer's calls within the attempt (a re-sent call is applied once);
@@ -501,27 +443,6 @@ export type {
   ExactMetricsRecord,
   MetricsRecord,
 } from './metrics-records.js';
-
-/** What `hopper doctor` reads of the server (undefined where the server does not tell). */
-export interface ServerFacts {
-  version: string;
-  /** The server's clock (ms): Hopper's one clock, against which job times are judged. */
-  now: number;
-  maxmemoryPolicy: string | undefined;
-  /** Bytes; 0 means no limit. */
-  maxmemory: number | undefined;
-  usedMemory: number | undefined;
-  /** Append-only file on. */
-  aof: boolean | undefined;
-  /** `appendfsync` (always, everysec, no). */
-  appendfsync: string | undefined;
-  /** RDB snapshots configured (`save` not empty). */
-  rdb: boolean | undefined;
-  evictedKeys: number | undefined;
-  rejectedConnections: number | undefined;
-  /** Recent slow-log entries: command name, duration in microseconds, when (epoch s). */
-  slowlog: { command: string; micros: number; at: number }[];
-}
 
 /** Reads across the queues under one prefix (the base of the admin API, and of the test audit). */
 export interface BackendAdmin {

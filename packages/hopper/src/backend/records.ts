@@ -1,8 +1,123 @@
 /**
- * Records the backend seam passes for job schedulers and groups, and the typed results of its
- * writes (re-exported by backend.ts).
+ * Records the backend seam passes (jobs, events, outputs, runs, the server's facts, job
+ * schedulers and groups) and the typed results of its writes (re-exported by backend.ts).
  */
+import type { JobState } from '../job/states.js';
 import type { WriteCode } from './requests.js';
+
+/** A job as stored, for getJob and friends. Fields absent from storage are undefined. */
+export interface JobRecord {
+  id: string;
+  name: string;
+  data: string;
+  opts: string | undefined;
+  state: JobState | undefined;
+  timestamp: number;
+  attemptsMade: number;
+  attemptsStarted: number;
+  stalledCounter: number;
+  priority: number;
+  delay: number;
+  progress: string | undefined;
+  processedOn: number | undefined;
+  /** The name of the worker that claimed it last (`pb`), if it had one. */
+  processedBy?: string;
+  finishedOn: number | undefined;
+  returnvalue: string | undefined;
+  failedReason: string | undefined;
+  stacktrace: string | undefined;
+  token: string | undefined;
+  deduplicationId: string | undefined;
+  /** For a dead letter: the queue and id of the job it records. */
+  origin: { queue: string; jobId: string } | undefined;
+  /** For a child: its parent's queue and id. */
+  parent: { queue: string; id: string } | undefined;
+  /** For a parent added in chunks: not all of its children exist yet (it is not sealed). */
+  awaitingSeal: boolean;
+}
+
+/** One entry of the events stream. */
+export interface StreamEvent {
+  id: string;
+  event: string;
+  fields: Record<string, string>;
+}
+
+/** A run of turns as stored (see `continueJob`). */
+export interface RunRecord {
+  lastTurn: string | undefined;
+  cost: number;
+  cancelReason: string | undefined;
+}
+
+/** Most job output streams one shared wait (`waitOutput`) takes: a lane of readers. */
+export const OUTPUT_WAIT_MAX = 500;
+
+/** One entry of a job's output stream (`job.stream`): a chunk (text or JSON) or the end of an attempt's output. */
+export interface OutputEntry {
+  /** The stream entry id (`<ms>-<seq>`): a reader resumes after it. */
+  id: string;
+  /** The attempt that wrote it (attemptsStarted of that attempt). */
+  attempt: number;
+  kind: 'text' | 'json' | 'end';
+  /** The text, or the JSON text of a JSON chunk ('' for an end entry). */
+  value: string;
+}
+
+/** What one shared wait on job outputs returned: new entries per job id, and the wake stream's last id. */
+export interface OutputWait {
+  entries: Map<string, OutputEntry[]>;
+  wake: string;
+}
+
+/** What a read of the events stream returned. */
+export interface EventsRead {
+  events: StreamEvent[];
+  /** true when entries after `from` were trimmed before they could be read. */
+  gap: boolean;
+}
+
+/** Where a bounded management step (drain, clean) stopped: its next cursor (null when done) and the groups it visited. */
+export interface BoundedStep {
+  readonly cursor: string | null;
+  readonly visitedGroups: number;
+}
+
+/** States `clean` works on. */
+export type CleanableState = 'completed' | 'failed' | 'waiting' | 'prioritized' | 'delayed';
+
+/** Counts of jobs per state. */
+export type StateCounts = Record<JobState, number>;
+
+/** Facts about the server, checked when a component starts. */
+export interface ServerInfo {
+  version: string;
+  /** The eviction policy, when the server tells it. */
+  maxmemoryPolicy: string | undefined;
+  /** Which backend answered (absent: Redis). The Redis version checks apply to Redis only. */
+  kind?: 'redis' | 'sqlite';
+}
+
+/** What `hopper doctor` reads of the server (undefined where the server does not tell). */
+export interface ServerFacts {
+  version: string;
+  /** The server's clock (ms): Hopper's one clock, against which job times are judged. */
+  now: number;
+  maxmemoryPolicy: string | undefined;
+  /** Bytes; 0 means no limit. */
+  maxmemory: number | undefined;
+  usedMemory: number | undefined;
+  /** Append-only file on. */
+  aof: boolean | undefined;
+  /** `appendfsync` (always, everysec, no). */
+  appendfsync: string | undefined;
+  /** RDB snapshots configured (`save` not empty). */
+  rdb: boolean | undefined;
+  evictedKeys: number | undefined;
+  rejectedConnections: number | undefined;
+  /** Recent slow-log entries: command name, duration in microseconds, when (epoch s). */
+  slowlog: { command: string; micros: number; at: number }[];
+}
 
 /** A scheduler as written by upsert: its validated spec and job template, serialised. */
 export interface SchedulerWrite {
@@ -117,6 +232,29 @@ export type RefusedMoveCode =
 
 /** What removeChildDependency did: removed; notPending (no parent, or not pending); missing (the child); parentMissing. */
 export type ChildDependencyResult = { kind: 'removed' | 'notPending' | 'missing' | 'parentMissing' };
+
+/** What upsertScheduler did: created, replaced (its spec or template changed), or unchanged. */
+export type SchedulerUpsertResult = 'created' | 'replaced' | 'unchanged';
+
+/** What pauseScheduler did: changed, unchanged (it was already so), or missing (no such scheduler). */
+export type SchedulerPauseResult = 'changed' | 'unchanged' | 'missing';
+
+/**
+ * What advanceScheduler did: advanced (`created` occurrences, 0 when there was nothing to do;
+ * `again`: its pending occurrence, due at once, was dropped by its overlap policy, so it needs
+ * advancing again now), missing (no such scheduler), or raced (its last instant was no longer
+ * the expected one: another process advanced it first).
+ */
+export type AdvanceSchedulerResult = { kind: 'advanced'; created: number; again: boolean } | { kind: 'missing' } | { kind: 'raced' };
+
+/**
+ * What retryJobs or promoteJobs did: how many jobs moved and, when ids were given, whether each
+ * one did (in the order given; empty for a batch by age).
+ */
+export interface MovedJobs {
+  count: number;
+  moved: boolean[];
+}
 
 /** Fails to compile when a switch over a union's `kind` misses a case. */
 export function unexpectedKind(value: never): never {

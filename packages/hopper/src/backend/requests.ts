@@ -35,11 +35,11 @@ export interface AddCharge {
 }
 
 /**
- * What a child does to its parent when it fails for good: 'f' fail the parent, 'c' start the
- * parent now, 'i' ignore (record, drop the dependency), 'r' remove the dependency, '' none (the
- * parent's queue decides: fail, or wait with the failure recorded).
+ * What a child does to its parent when it fails for good: 'fail' the parent, 'continue' (start
+ * the parent now), 'ignore' (record, drop the dependency), 'remove' (drop the dependency), 'none'
+ * (the parent's queue decides: fail, or wait with the failure recorded).
  */
-export type ChildFailurePolicy = '' | 'f' | 'c' | 'i' | 'r';
+export type ChildFailurePolicy = 'none' | 'fail' | 'continue' | 'ignore' | 'remove';
 
 /** One node of a flow to add (see addFlow.lua): a job, its queue and its place in the tree. */
 export interface FlowNodeWrite extends NewJob {
@@ -153,21 +153,41 @@ export interface ClaimResult {
   jobs: ClaimedJob[];
 }
 
-/** Result codes of fenced writes. */
+/**
+ * What a fenced write did: the seam's typed result of the job writes (complete, fail, the holder's
+ * moves, progress, data, logs, steps, outputs). Each backend maps its own codes to these names in
+ * one place (the Redis backend: the script replies; the SQLite backend returns them directly).
+ * Applied: 'done', 'failed-for-good', 'cancelled' (see {@link writeApplied}); refused: the rest.
+ */
 export const WriteCode = {
-  Done: 1,
-  FailedForGood: 2,
+  Done: 'done',
+  /** A failure recorded for good (no retry left, or not retried). */
+  FailedForGood: 'failed-for-good',
   /** The job was cancelled while running: it ended as cancelled (failed), not completed. */
-  Cancelled: 3,
-  Missing: -1,
-  StaleAttempt: -2,
-  NotActive: -3,
+  Cancelled: 'cancelled',
+  /** The job does not exist. */
+  Missing: 'missing',
+  /** The caller's attempt no longer holds the job (its lock expired and it was rescued, or another attempt took over). */
+  StaleAttempt: 'stale-attempt',
+  /** The job is not in a state that allows the write. */
+  NotActive: 'not-active',
   /** The job was cancelled: a holder's move (to delayed, to wait, to waiting-children) is refused. */
-  RefusedCancelled: -5,
+  RefusedCancelled: 'refused-cancelled',
   /** A run's cost reached its budget (`continueWith({ maxCost })`): the next turn was not added. */
-  OverBudget: -7,
+  OverBudget: 'over-budget',
 } as const;
 export type WriteCode = (typeof WriteCode)[keyof typeof WriteCode];
+
+/** Whether a write's result means it was applied ('done', 'failed-for-good' or 'cancelled'). */
+export function writeApplied(code: WriteCode): boolean {
+  return code === WriteCode.Done || code === WriteCode.FailedForGood || code === WriteCode.Cancelled;
+}
+
+/** What an appended log line did: applied (`count`: the lines the log holds now) or refused (`count` 0). */
+export interface LogWriteResult {
+  code: WriteCode;
+  count: number;
+}
 
 /** The fence of an attempt: its lock token and attempt number (attemptsStarted). */
 export interface Fence {

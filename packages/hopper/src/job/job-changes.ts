@@ -26,8 +26,8 @@ export async function retryFinished(
 ): Promise<void> {
   const id = job.requireId();
   await job.ctx.ready();
-  const [moved] = await job.ctx.backend.retryJobs(state, { count: 1, timestamp: 0, ids: [id], ...opts });
-  if (moved !== 1) {
+  const { moved } = await job.ctx.backend.retryJobs(state, { count: 1, timestamp: 0, ids: [id], ...opts });
+  if (!moved[0]) {
     // Which refusal, for BullMQ's key phrase (read after the fact: only the message depends on it).
     if ((await job.ctx.backend.getState(id)) === 'unknown') {
       throw new JobNotFoundError(
@@ -147,8 +147,8 @@ export async function replayDeadLetter(job: Job): Promise<void> {
 export async function promoteDelayed(job: Job): Promise<void> {
   const id = job.requireId();
   await job.ctx.ready();
-  const [moved] = await job.ctx.backend.promoteJobs({ count: 1, ids: [id] });
-  if (moved !== 1)
+  const { moved } = await job.ctx.backend.promoteJobs({ count: 1, ids: [id] });
+  if (!moved[0])
     throw new InvalidStateError(
       `Job ${id} is not in the delayed state. promote: cannot promote job ${id} in queue "${job.queueName}": it is not delayed.`,
     );

@@ -32,9 +32,9 @@ export async function appendLog(job: Job, logRow: string): Promise<number> {
   const id = job.requireId();
   if (typeof logRow !== 'string') throw new InvalidDataError('job.log() takes a string.');
   await job.ctx.ready();
-  const count = await job.ctx.backend.addLog(id, logRow, job.fence, job.opts.keepLogs ?? 0);
-  throwOnWriteCode(job, count, 'log to', 'addLog');
-  return count;
+  const result = await job.ctx.backend.addLog(id, logRow, job.fence, job.opts.keepLogs ?? 0);
+  throwOnWriteCode(job, result.code, 'log to', 'addLog');
+  return result.count;
 }
 
 /** `job.clearLogs(keepLogs)`. */

@@ -150,7 +150,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     const id = this.requireId();
     if (this.deduplicationId === undefined) return false;
     await this.ctx.ready();
-    return (await this.ctx.backend.removeDeduplicationKey(this.deduplicationId, id)) === 1;
+    return this.ctx.backend.removeDeduplicationKey(this.deduplicationId, id);
   }
 
   /**

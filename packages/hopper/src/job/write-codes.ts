@@ -2,7 +2,7 @@
  * What a fenced write's code means for its caller: the typed error each refusal becomes (used by
  * every file of job methods).
  */
-import { WriteCode } from '../backend/backend.js';
+import { WriteCode, writeApplied } from '../backend/backend.js';
 import { CancelledError, InvalidStateError, JobNotFoundError, LockLostError } from './errors.js';
 
 /** The job a write was for: named in the messages. */
@@ -16,7 +16,7 @@ interface Written {
  * message then starts with BullMQ's key phrase (`Missing key for job <id>. <op>`, `Job <id> is not
  * in the <state> state. <op>`), which code migrated from BullMQ matches.
  */
-export function throwOnWriteCode(job: Written, code: number, what: string, op?: string, requiredState?: string): void {
+export function throwOnWriteCode(job: Written, code: WriteCode, what: string, op?: string, requiredState?: string): void {
   if (code === WriteCode.Missing) {
     const phrase = op === undefined ? '' : `Missing key for job ${job.id}. ${op}: `;
     throw new JobNotFoundError(`${phrase}Cannot ${what} job ${job.id} in queue "${job.queueName}": it no longer exists.`);
@@ -38,8 +38,8 @@ export function throwOnWriteCode(job: Written, code: number, what: string, op?: 
  * <id> is not in the active state. <op>` or (with `lockPhrase`, or a stale token) `Missing lock
  * for job <id>. <op>`.
  */
-export function throwOnMoveCode(job: Written, code: number, what: string, op?: string, lockPhrase = false): void {
-  if (code > 0) return;
+export function throwOnMoveCode(job: Written, code: WriteCode, what: string, op?: string, lockPhrase = false): void {
+  if (writeApplied(code)) return;
   if (code === WriteCode.RefusedCancelled) {
     throw new CancelledError(
       `Cannot ${what} job ${job.id} in queue "${job.queueName}": it was cancelled (queue.cancelJob). A cancelled job only ends, as cancelled; retry it to run it again.`,

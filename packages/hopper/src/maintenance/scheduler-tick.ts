@@ -35,7 +35,7 @@ export async function advanceScheduler(backend: QueueBackend, clock: Clock, id: 
     if (!record) return created;
     if (record.paused) {
       const result = await backend.advanceScheduler(id, record.last, [], null, 0, clock.backendNow());
-      return created + Math.max(result.created, 0);
+      return created + (result.kind === 'advanced' ? result.created : 0);
     }
     const spec = JSON.parse(record.spec) as ScheduleSpec;
     const now = clock.backendNow() ?? (await backend.time());
@@ -47,8 +47,9 @@ export async function advanceScheduler(backend: QueueBackend, clock: Clock, id: 
       now,
     });
     const result = await backend.advanceScheduler(id, record.last, plan.occurrences, plan.after, plan.missed, clock.backendNow());
-    if (result.created === -2) continue;
-    created += Math.max(result.created, 0);
+    if (result.kind === 'raced') continue;
+    if (result.kind === 'missing') return created;
+    created += result.created;
     if (!result.again) return created;
   }
   return created;

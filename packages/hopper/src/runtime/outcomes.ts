@@ -8,7 +8,7 @@
  * acknowledged batch becomes the worker's `completed` and `failed` events.
  */
 import type { AckResult, Completion, Failure, QueueBackend, Retention } from '../backend/backend.js';
-import { WriteCode } from '../backend/backend.js';
+import { WriteCode, writeApplied } from '../backend/backend.js';
 import {
   CancelledError,
   DelayedError,
@@ -28,7 +28,7 @@ import type { AckBatch } from './dispatcher.js';
 import type { Outcome, RunningJob } from './executor.js';
 
 /** Why a rate-limited job could not be put back (`moveToWait`'s refusal code), as an error. */
-function putBackError(job: RunningJob['job'], code: number): Error {
+function putBackError(job: RunningJob['job'], code: WriteCode): Error {
   try {
     if (code === WriteCode.Missing) throwOnWriteCode(job, code, 'put back (rate limit)', 'moveJobFromActiveToWait');
     else throwOnMoveCode(job, code, 'put back (rate limit)', 'moveJobFromActiveToWait', true);
@@ -114,7 +114,7 @@ export class Outcomes {
           this.o.claims.drop(entry.token);
           this.o.schedulePump();
           // Not put back (removed meanwhile, or no longer held): an `error` event with BullMQ's phrase, as BullMQ.
-          if (code <= 0) this.o.onError(putBackError(job, code));
+          if (!writeApplied(code)) this.o.onError(putBackError(job, code));
         },
         (err: unknown) => {
           this.o.claims.drop(entry.token);
@@ -153,7 +153,7 @@ export class Outcomes {
       const job = item.job;
       this.o.claims.drop(item.ack.token);
       // After a reconnect the call may have run twice: the first run did the work.
-      const done = code > 0 || (resent && (code === WriteCode.Missing || code === WriteCode.NotActive));
+      const done = writeApplied(code) || (resent && (code === WriteCode.Missing || code === WriteCode.NotActive));
       if (!done) {
         this.o.onError(
           new LockLostError(

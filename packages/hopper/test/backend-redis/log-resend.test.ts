@@ -18,14 +18,14 @@ describe('re-sent addLog calls', () => {
     const job = await queue.add('j', {});
     const backend = env.track(createBackend({ connection: env.url, prefix: env.prefix, queueName: name, role: 'command' }));
     const id = job.id as string;
-    expect(await backend.addLog(id, 'one', undefined, 0, { client: 'c1', seq: 1 })).toBe(1);
+    expect(await backend.addLog(id, 'one', undefined, 0, { client: 'c1', seq: 1 })).toEqual({ code: 'done', count: 1 });
     // Two calls in flight when the connection dropped: both re-sent, in order.
-    expect(await backend.addLog(id, 'two', undefined, 0, { client: 'c1', seq: 2 })).toBe(2);
-    expect(await backend.addLog(id, 'one', undefined, 0, { client: 'c1', seq: 1 })).toBe(2);
-    expect(await backend.addLog(id, 'two', undefined, 0, { client: 'c1', seq: 2 })).toBe(2);
-    expect(await backend.addLog(id, 'three', undefined, 0, { client: 'c1', seq: 3 })).toBe(3);
+    expect(await backend.addLog(id, 'two', undefined, 0, { client: 'c1', seq: 2 })).toEqual({ code: 'done', count: 2 });
+    expect(await backend.addLog(id, 'one', undefined, 0, { client: 'c1', seq: 1 })).toEqual({ code: 'done', count: 2 });
+    expect(await backend.addLog(id, 'two', undefined, 0, { client: 'c1', seq: 2 })).toEqual({ code: 'done', count: 2 });
+    expect(await backend.addLog(id, 'three', undefined, 0, { client: 'c1', seq: 3 })).toEqual({ code: 'done', count: 3 });
     // Another client's numbering is its own.
-    expect(await backend.addLog(id, 'other', undefined, 0, { client: 'c2', seq: 1 })).toBe(4);
+    expect(await backend.addLog(id, 'other', undefined, 0, { client: 'c2', seq: 1 })).toEqual({ code: 'done', count: 4 });
     expect((await queue.getJobLogs(id)).logs).toEqual(['one', 'two', 'three', 'other']);
   });
 

@@ -78,7 +78,7 @@ describe('releaseOrphans', () => {
           { count: 0, lockMs: 1000, tokenPrefix: 'x' },
           env.clock!.backendNow(),
         );
-        expect(ack.codes.every((code) => code === 1)).toBe(true);
+        expect(ack.codes.every((code) => code === 'done')).toBe(true);
       }
     } while (cursor !== '0');
     expect(released).toBe(orphans.length);

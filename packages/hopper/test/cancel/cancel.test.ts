@@ -140,7 +140,7 @@ describe('cancellation', () => {
       ],
       { count: 0, lockMs: 1, tokenPrefix: 'ghost:' },
     );
-    expect(ack.codes).toEqual([3]);
+    expect(ack.codes).toEqual(['cancelled']);
     expect((await queue.getJob(job.id as string))?.failedReason).toBe('CancelledError: late');
   });
 });

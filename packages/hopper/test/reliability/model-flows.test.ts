@@ -26,7 +26,7 @@ type Command =
   | { kind: 'cancel'; pick: number }
   | { kind: 'retry'; pick: number };
 
-const policy = fc.constantFrom<ChildFailurePolicy>('', 'f', 'c', 'i', 'r');
+const policy = fc.constantFrom<ChildFailurePolicy>('none', 'fail', 'continue', 'ignore', 'remove');
 
 function node(children: fc.Arbitrary<FlowSpec[]>): fc.Arbitrary<FlowSpec> {
   return fc.record({
@@ -74,10 +74,10 @@ describe('flows against the model', () => {
         numRuns: 60,
         examples: [
           // A child failing under each policy, one flow per policy; then the parents run.
-          ...(['', 'f', 'c', 'i', 'r'] as const).map((p): ['wait', Command[]] => [
+          ...(['none', 'fail', 'continue', 'ignore', 'remove'] as const).map((p): ['wait', Command[]] => [
             'wait',
             [
-              { kind: 'flow', root: child('', [child(p), child('')]) },
+              { kind: 'flow', root: child('none', [child(p), child('none')]) },
               { kind: 'claim', count: 1 },
               { kind: 'fail', pick: 0, retryDelay: 0 },
               { kind: 'claim', count: 1 },
@@ -92,7 +92,7 @@ describe('flows against the model', () => {
           [
             'wait',
             [
-              { kind: 'flow', root: child('', [child('i'), child('')]) },
+              { kind: 'flow', root: child('none', [child('ignore'), child('none')]) },
               { kind: 'cancel', pick: 1 },
               { kind: 'retry', pick: 0 },
               { kind: 'claim', count: 3 },
@@ -105,7 +105,7 @@ describe('flows against the model', () => {
           [
             'fail',
             [
-              { kind: 'flow', root: child('', [child('c', [child('i'), child('')]), child('')]) },
+              { kind: 'flow', root: child('none', [child('continue', [child('ignore'), child('none')]), child('none')]) },
               { kind: 'claim', count: 1 },
               { kind: 'cancel', pick: 0 },
               { kind: 'complete', pick: 0 },

@@ -7,7 +7,14 @@
  */
 import { expect } from 'vitest';
 import { createBackend } from '../../src/backend/create.js';
-import type { ChildFailurePolicy, ClaimRequest, FlowNodeWrite, NewJob, QueueBackend } from '../../src/backend/backend.js';
+import {
+  writeApplied,
+  type ChildFailurePolicy,
+  type ClaimRequest,
+  type FlowNodeWrite,
+  type NewJob,
+  type QueueBackend,
+} from '../../src/backend/backend.js';
 import { cancelChildren } from '../../src/api/flows.js';
 import { LOCK_MS, MAX_STALLED, Model } from './model-support.js';
 
@@ -122,7 +129,7 @@ export class Harness {
     const result = await this.backend.complete([{ ...fence, returnvalue: '"stale"', keep: { kind: 'keep' } }], NO_CLAIM, this.model.now);
     if (stillHolds) this.model.complete(fence.id);
     else this.model.promoteDue();
-    expect(result.codes[0] > 0).toBe(stillHolds);
+    expect(writeApplied(result.codes[0])).toBe(stillHolds);
   }
 
   advance(ms: number): void {
@@ -173,13 +180,13 @@ export class Harness {
     const id = this.pickJob(pick, (s) => s === 'failed');
     if (id === undefined) return;
     const expected = this.model.retry(id, 'failed');
-    const codes = await this.backend.retryJobs('failed', { count: 1, timestamp: 0, ids: [id] });
-    expect({ retry: id, codes }).toEqual({ retry: id, codes: [expected] });
+    const { moved } = await this.backend.retryJobs('failed', { count: 1, timestamp: 0, ids: [id] });
+    expect({ retry: id, moved }).toEqual({ retry: id, moved: [expected === 1] });
   }
 
   async pauseGroup(g: string, paused: boolean): Promise<void> {
     const group = this.model.group(g);
-    const expected = group.paused === paused ? 0 : 1;
+    const expected = group.paused !== paused;
     group.paused = paused;
     expect(await this.backend.configureGroup(g, paused ? 'pause' : 'resume')).toBe(expected);
   }
@@ -206,7 +213,7 @@ export class Harness {
         ...newJob(spec.priority, spec.delay),
         queue: this.backend.queueName,
         parentIndex,
-        policy: parentId === undefined ? '' : spec.policy,
+        policy: parentId === undefined ? 'none' : spec.policy,
         sealed: true,
       });
       const index = nodes.length;

@@ -5,7 +5,7 @@
  * The driver that runs the same commands against the real backend is model-harness.ts.
  */
 import { expect } from 'vitest';
-import type { ChildFailurePolicy } from '../../src/backend/backend.js';
+import type { ChildFailurePolicy, WriteCode } from '../../src/backend/backend.js';
 
 export type State = 'waiting' | 'prioritized' | 'delayed' | 'active' | 'completed' | 'failed' | 'waiting-children';
 
@@ -242,14 +242,14 @@ export class Model {
     this.childFailed(job, reason);
   }
 
-  /** Returns the code complete returns: 1 completed, 3 cancelled while running. */
-  complete(id: string): number {
+  /** Returns the code complete returns: done, or cancelled (while running). */
+  complete(id: string): WriteCode {
     const job = this.jobs.get(id)!;
     this.leaveActive(job);
-    let code = 1;
+    let code: WriteCode = 'done';
     if (job.cancelled !== undefined) {
       this.failForGood(job, job.cancelled, true);
-      code = 3;
+      code = 'cancelled';
     } else {
       job.state = 'completed';
       job.attemptsMade++;
@@ -265,13 +265,13 @@ export class Model {
     return job.attemptsMade + 1 >= job.attempts;
   }
 
-  /** Returns the code fail returns: 1 retried, 2 failed for good, 3 failed as cancelled. */
-  fail(id: string, retryDelay: number): number {
+  /** Returns the code fail returns: done (retried), failed-for-good, or cancelled (failed as cancelled). */
+  fail(id: string, retryDelay: number): WriteCode {
     const job = this.jobs.get(id)!;
     this.leaveActive(job);
-    let code = 1;
+    let code: WriteCode = 'done';
     if (job.cancelled !== undefined || job.attemptsMade + 1 >= job.attempts) {
-      code = job.cancelled !== undefined ? 3 : 2;
+      code = job.cancelled !== undefined ? 'cancelled' : 'failed-for-good';
       this.failForGood(job, job.cancelled ?? 'x', true);
     } else {
       job.attemptsMade++;
@@ -364,17 +364,17 @@ export class Model {
     if (!child.parent) return;
     const parent = this.jobs.get(child.parent.id)!;
     if (!parent.pending.has(child.id)) return;
-    let policy: ChildFailurePolicy | 'w' = child.parent.policy;
-    if (policy === '') policy = this.childFailure === 'fail' ? 'f' : 'w';
-    if (policy === 'c' || policy === 'i') parent.ignoredChildren.add(child.id);
-    else if (policy !== 'r') parent.failedChildren.add(child.id);
-    if (policy === 'w') return;
-    if (policy === 'f') {
+    let policy: ChildFailurePolicy | 'wait' = child.parent.policy;
+    if (policy === 'none') policy = this.childFailure === 'fail' ? 'fail' : 'wait';
+    if (policy === 'continue' || policy === 'ignore') parent.ignoredChildren.add(child.id);
+    else if (policy !== 'remove') parent.failedChildren.add(child.id);
+    if (policy === 'wait') return;
+    if (policy === 'fail') {
       if (parent.state === 'waiting-children') this.failForGood(parent, `child failed: ${reason}`, false);
       return;
     }
     parent.pending.delete(child.id);
-    this.releaseParent(parent, policy === 'c');
+    this.releaseParent(parent, policy === 'continue');
   }
 
   private releaseParent(parent: ModelJob, continued: boolean): void {

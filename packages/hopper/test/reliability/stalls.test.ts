@@ -82,7 +82,7 @@ describe('fencing', () => {
 
     const staleFence = { token: stale.token, attempt: stale.attemptsStarted };
     expect(await backend.updateProgress(job.id as string, '50', staleFence)).toBe(WriteCode.StaleAttempt);
-    expect(await backend.addLog(job.id as string, 'late', staleFence, 0)).toBe(WriteCode.StaleAttempt);
+    expect((await backend.addLog(job.id as string, 'late', staleFence, 0)).code).toBe(WriteCode.StaleAttempt);
     const ack = await backend.complete(
       [{ id: job.id as string, ...staleFence, returnvalue: '"stale"', keep: { kind: 'keep' } }],
       { count: 0, lockMs: 1000, tokenPrefix: 'ghost:2:' },

@@ -85,7 +85,7 @@ describe('retries of scheduler occurrences', () => {
       { count: 0, lockMs: 30_000, tokenPrefix: 'unused:' },
       env.clock!.now(),
     );
-    expect(failed.codes).toEqual([1]);
+    expect(failed.codes).toEqual(['done']);
     expect(await queue.getJobState(occurrence.id)).toBe('delayed');
     // The retry is not the scheduler's pending occurrence: advancing plans the next one.
     expect(await advanceScheduler(backend, env.clock!, 's')).toBe(1);

@@ -1,11 +1,10 @@
 /**
  * The Redis implementation of the backend seam: each write is one Lua script call (see
  * scripts/). Reads are in redis-reads.ts, connections in redis-connection.ts; stall rescue and
- * releases in redis-release.ts.
+ * releases in redis-release.ts; a job's own records (progress, data, logs, steps, runs) in
+ * redis-job-writes.ts.
  */
-import { randomBytes } from 'node:crypto';
 import type {
-  RunRecord,
   AckResult,
   AddOutcome,
   AddRequest,
@@ -27,9 +26,18 @@ import type {
 import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
 import { asRedisFullError, BudgetExceededError, CostAboveRateLimitError, GroupMaxSizeExceededError } from '../../job/errors.js';
-import { RedisQueueOutput } from './redis-output.js';
+import { RedisQueueJobWrites } from './redis-job-writes.js';
 import type { RedisBackendOptions } from './redis-connection.js';
-import { parseClaim, retentionSpec, timeArg, toCancelJobResult, toRemoveJobResult, toReplayResult, type Reply } from './replies.js';
+import {
+  parseClaim,
+  retentionSpec,
+  timeArg,
+  toCancelJobResult,
+  toRemoveJobResult,
+  toReplayResult,
+  toWriteCode,
+  type Reply,
+} from './replies.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
@@ -38,11 +46,8 @@ export const LAYOUT_VERSION = '1';
 
 export type { RedisBackendOptions } from './redis-connection.js';
 
-export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend {
+export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBackend {
   private readonly options: RedisBackendOptions;
-  /** This backend's id and call counter for addLog (re-sent calls are applied once). */
-  private readonly logClient = randomBytes(6).toString('base64url');
-  private logSeq = 0;
 
   constructor(options: RedisBackendOptions) {
     super(options);
@@ -221,7 +226,8 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
 
   private parseAck(reply: Reply, n: number, next: ClaimRequest): AckResult {
     const now = Number(reply[0]);
-    const codes = reply.slice(1, 1 + n).map(Number) as WriteCode[];
+    const codes = new Array<WriteCode>(n);
+    for (let i = 0; i < n; i++) codes[i] = toWriteCode(reply[1 + i], 'complete/fail');
     return { now, codes, next: parseClaim(reply, 1 + n, now, next) };
   }
 
@@ -286,42 +292,46 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
 
   async changeDelay(id: string, delay: number, now?: number): Promise<WriteCode> {
     const k = this.keys;
-    return (await runScript(
+    const code = await runScript(
       this.client,
       SCRIPTS.changeDelay,
       { meta: k.meta, delayed: k.delayed, events: k.events, marker: k.marker },
       { now: timeArg(now), base: k.base, id, delay },
-    )) as WriteCode;
+    );
+    return toWriteCode(code, 'changeDelay');
   }
 
   async changePriority(id: string, priority: number, lifo: boolean): Promise<WriteCode> {
     const k = this.keys;
-    return (await runScript(
+    const code = await runScript(
       this.client,
       SCRIPTS.changePriority,
       { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, events: k.events, marker: k.marker },
       { base: k.base, id, priority, lifo: lifo ? 1 : 0 },
-    )) as WriteCode;
+    );
+    return toWriteCode(code, 'changePriority');
   }
 
   async moveToDelayed(id: string, fence: Fence, timestamp: number, now?: number): Promise<WriteCode> {
     const k = this.keys;
-    return (await runScript(
+    const code = await runScript(
       this.client,
       SCRIPTS.moveToDelayed,
       { meta: k.meta, delayed: k.delayed, active: k.active, events: k.events, marker: k.marker },
       { now: timeArg(now), base: k.base, id, token: fence.token, attempt: fence.attempt, timestamp },
-    )) as WriteCode;
+    );
+    return toWriteCode(code, 'moveToDelayed');
   }
 
   async moveToWait(id: string, fence: Fence): Promise<WriteCode> {
     const k = this.keys;
-    return (await runScript(
+    const code = await runScript(
       this.client,
       SCRIPTS.moveToWait,
       { meta: k.meta, wait: k.wait, prio: k.prio, prioCounter: k.prioCounter, active: k.active, events: k.events, marker: k.marker },
       { base: k.base, id, token: fence.token, attempt: fence.attempt },
-    )) as WriteCode;
+    );
+    return toWriteCode(code, 'moveToWait');
   }
 
   async rateLimit(ms: number): Promise<number> {
@@ -340,13 +350,14 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
     return (await runScript(this.client, SCRIPTS.trimEvents, { events: this.keys.events }, { maxLength })) as number;
   }
 
-  async removeDeduplicationKey(id: string, jobId?: string): Promise<number> {
-    return (await runScript(
+  async removeDeduplicationKey(id: string, jobId?: string): Promise<boolean> {
+    const deleted = await runScript(
       this.client,
       SCRIPTS.removeDeduplicationKey,
       { dedup: this.keys.dedup(id), kept: this.keys.dedupKept(id) },
       { jobId: jobId ?? '' },
-    )) as number;
+    );
+    return Number(deleted) > 0;
   }
 
   async cancelJob(id: string, reason: string, failKeep: Retention, now?: number): Promise<CancelJobResult> {
@@ -386,135 +397,5 @@ export class RedisQueueBackend extends RedisQueueOutput implements QueueBackend 
 
   sharesSlotWith(other: string): boolean {
     return sameSlot(this.keys.base, this.queueName, other);
-  }
-
-  async updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode> {
-    return (await runScript(
-      this.client,
-      SCRIPTS.updateProgress,
-      { meta: this.keys.meta, events: this.keys.events },
-      { base: this.keys.base, id, progress, token: fence?.token ?? '', attempt: fence?.attempt ?? '' },
-    )) as WriteCode;
-  }
-
-  async updateData(id: string, data: string, fence: Fence | undefined): Promise<WriteCode> {
-    return (await runScript(
-      this.client,
-      SCRIPTS.updateData,
-      { job: this.keys.job(id), data: this.keys.data(id) },
-      { base: this.keys.base, id, data, token: fence?.token ?? '', attempt: fence?.attempt ?? '' },
-    )) as WriteCode;
-  }
-
-  async recordStep(
-    id: string,
-    key: string,
-    record: string,
-    ok: boolean,
-    fence: Fence | undefined,
-  ): Promise<{ code: WriteCode; record: string }> {
-    const [code, stored] = (await runScript(
-      this.client,
-      SCRIPTS.recordStep,
-      { job: this.keys.job(id), steps: this.keys.steps(id) },
-      { base: this.keys.base, id, token: fence?.token ?? '', attempt: fence?.attempt ?? '', key, record, ok: ok ? 1 : 0 },
-    )) as [number, string];
-    return { code: code as WriteCode, record: stored };
-  }
-
-  async continueJob(
-    id: string,
-    fence: Fence | undefined,
-    stepKey: string,
-    next: NewJob,
-    now: number | undefined,
-    run: { id: string; maxCost?: number },
-  ): Promise<{ code: WriteCode; record: string }> {
-    const k = this.keys;
-    const [code, record] = (await runScript(
-      this.client,
-      SCRIPTS.continueJob,
-      {
-        meta: k.meta,
-        wait: k.wait,
-        prio: k.prio,
-        prioCounter: k.prioCounter,
-        events: k.events,
-        marker: k.marker,
-        delayed: k.delayed,
-        run: k.run(run.id),
-      },
-      {
-        now: timeArg(now),
-        base: k.base,
-        id,
-        token: fence?.token ?? '',
-        attempt: fence?.attempt ?? '',
-        stepKey,
-        nextId: next.customId,
-        name: next.name,
-        data: next.data,
-        opts: next.opts,
-        priority: next.priority,
-        delay: next.delay,
-        lifo: next.lifo ? 1 : 0,
-        runId: run.id,
-        maxCost: run.maxCost ?? '',
-      },
-    )) as [number, string];
-    return { code: code as WriteCode, record };
-  }
-
-  async reportCost(
-    id: string,
-    runId: string,
-    cost: number,
-    fence: Fence | undefined,
-  ): Promise<{ code: WriteCode; runCost: number | undefined }> {
-    const [code, total] = (await runScript(
-      this.client,
-      SCRIPTS.reportCost,
-      { job: this.keys.job(id), run: this.keys.run(runId) },
-      { base: this.keys.base, id, token: fence?.token ?? '', attempt: fence?.attempt ?? '', cost },
-    )) as [number, string];
-    return { code: code as WriteCode, runCost: total === '' ? undefined : Number(total) };
-  }
-
-  async getBudgetUse(tenant: string, windowMs: number, now?: number): Promise<number> {
-    const use = await runScript(
-      this.client,
-      SCRIPTS.readBudget,
-      { window: this.keys.budgetWindow(tenant), sum: this.keys.budgetSum(tenant) },
-      { now: timeArg(now), duration: windowMs },
-    );
-    return Number(use);
-  }
-
-  async cancelRun(runId: string, reason: string): Promise<string | undefined> {
-    const last = (await runScript(this.client, SCRIPTS.cancelRun, { run: this.keys.run(runId) }, { reason })) as string;
-    return last === '' ? undefined : last;
-  }
-
-  async getRun(runId: string): Promise<RunRecord | undefined> {
-    const [last, cost, reason] = await this.client.hmget(this.keys.run(runId), 'l', 'c', 'cr');
-    if (last === null && cost === null && reason === null) return undefined;
-    return { lastTurn: last ?? undefined, cost: Number(cost ?? 0), cancelReason: reason ?? undefined };
-  }
-
-  async addLog(
-    id: string,
-    line: string,
-    fence: Fence | undefined,
-    keep: number,
-    request?: { client: string; seq: number },
-  ): Promise<number> {
-    // Numbered per backend, so a call ioredis re-sends after a lost reply is applied once (addLog.lua).
-    const { client, seq } = request ?? { client: this.logClient, seq: ++this.logSeq };
-    return (await runScript(
-      this.client,
-      SCRIPTS.addLog,
-      { job: this.keys.job(id), logs: this.keys.logs(id) },
-      { base: this.keys.base, id, line, token: fence?.token ?? '', attempt: fence?.attempt ?? '', keep, client, seq },
-    )) as number;
   }
 }

@@ -7,6 +7,7 @@ import type {
   AddFlowResult,
   AddRequest,
   ChildDependencyResult,
+  ChildFailurePolicy,
   Dependencies,
   Fence,
   FlowNodeWrite,
@@ -21,6 +22,9 @@ import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
 const FLOW_OUTCOMES: FlowOutcome[] = ['added', 'duplicated', 'skipped'];
+
+/** A child's failure policy as the parent link stores it (includes/flow.lua). */
+const POLICY_LETTERS: Readonly<Record<ChildFailurePolicy, string>> = { none: '', fail: 'f', continue: 'c', ignore: 'i', remove: 'r' };
 
 export abstract class RedisQueueFlows extends RedisQueueReads {
   async addFlow(nodes: FlowNodeWrite[], request: AddRequest | undefined, now?: number): Promise<AddFlowResult> {
@@ -40,7 +44,7 @@ export abstract class RedisQueueFlows extends RedisQueueReads {
         node.parentIndex,
         node.parent?.queue ?? '',
         node.parent?.id ?? '',
-        node.policy,
+        POLICY_LETTERS[node.policy],
         node.sealed ? 1 : 0,
       );
     }

@@ -25,11 +25,17 @@ function pairs(fields: Record<string, string>): string[] {
 }
 
 export abstract class RedisQueueGroups extends RedisQueueFlows {
-  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string> = {}): Promise<number> {
+  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string> = {}): Promise<boolean> {
     const k = this.keys;
-    return Number(
-      await runScript(this.client, SCRIPTS.configureGroup, { meta: k.meta, marker: k.marker }, { base: k.base, group, op }, pairs(fields)),
+    // 1 changed (always for 'set'), 0 a pause or resume of a group already so.
+    const code = await runScript(
+      this.client,
+      SCRIPTS.configureGroup,
+      { meta: k.meta, marker: k.marker },
+      { base: k.base, group, op },
+      pairs(fields),
     );
+    return Number(code) === 1;
   }
 
   async configureQueue(fields: Record<string, string>): Promise<void> {

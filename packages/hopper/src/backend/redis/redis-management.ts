@@ -2,10 +2,20 @@
  * Bounded management operations in the Redis backend (drain, clean, obliterate, retryJobs,
  * promoteJobs: one batch per call, looped from TypeScript) and job scheduler writes.
  */
-import type { AddRequest, BoundedStep, CleanableState, OccurrencePlan, SchedulerWrite } from '../backend.js';
+import type {
+  AddRequest,
+  AdvanceSchedulerResult,
+  BoundedStep,
+  CleanableState,
+  MovedJobs,
+  OccurrencePlan,
+  SchedulerPauseResult,
+  SchedulerUpsertResult,
+  SchedulerWrite,
+} from '../backend.js';
 import { RedisQueueGroups } from './redis-groups.js';
 import { isClusterClient, type RedisClient } from './connection.js';
-import { timeArg, type Reply } from './replies.js';
+import { timeArg, toAdvanceSchedulerResult, toMovedJobs, toSchedulerPauseResult, toSchedulerUpsertResult, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
@@ -103,7 +113,7 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
   async retryJobs(
     state: 'failed' | 'completed',
     options: { count: number; timestamp: number; ids?: string[]; resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
-  ): Promise<number[]> {
+  ): Promise<MovedJobs> {
     const k = this.keys;
     const reply = await runScript(
       this.client,
@@ -119,10 +129,10 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
       },
       options.ids ?? [],
     );
-    return Array.isArray(reply) ? reply.map(Number) : [Number(reply)];
+    return toMovedJobs(reply);
   }
 
-  async promoteJobs(options: { count: number; ids?: string[] }): Promise<number[]> {
+  async promoteJobs(options: { count: number; ids?: string[] }): Promise<MovedJobs> {
     const k = this.keys;
     const reply = await runScript(
       this.client,
@@ -131,7 +141,7 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
       { base: k.base, count: options.count },
       options.ids ?? [],
     );
-    return Array.isArray(reply) ? reply.map(Number) : [Number(reply)];
+    return toMovedJobs(reply);
   }
 
   private schedulerKeys() {
@@ -147,8 +157,8 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
     };
   }
 
-  async upsertScheduler(s: SchedulerWrite, now?: number): Promise<number> {
-    return (await runScript(this.client, SCRIPTS.upsertScheduler, this.schedulerKeys(), {
+  async upsertScheduler(s: SchedulerWrite, now?: number): Promise<SchedulerUpsertResult> {
+    const code = await runScript(this.client, SCRIPTS.upsertScheduler, this.schedulerKeys(), {
       now: timeArg(now),
       base: this.keys.base,
       id: s.id,
@@ -160,7 +170,8 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
       catchupWindow: s.catchupWindow,
       limit: s.limit,
       paused: s.paused ? 1 : 0,
-    })) as number;
+    });
+    return toSchedulerUpsertResult(code);
   }
 
   async advanceScheduler(
@@ -170,30 +181,31 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
     after: number | null,
     missed: number,
     now?: number,
-  ): Promise<{ created: number; again: boolean }> {
+  ): Promise<AdvanceSchedulerResult> {
     const rest: (string | number)[] = [];
     for (const o of occurrences) rest.push(o.instant, o.due, o.pending ? 1 : 0);
-    const reply = (await runScript(
+    const reply = await runScript(
       this.client,
       SCRIPTS.advanceScheduler,
       { ...this.schedulerKeys(), marker: this.keys.marker, prioCounter: this.keys.prioCounter },
       { now: timeArg(now), base: this.keys.base, id, expectedLast, missed, after: after ?? '' },
       rest,
-    )) as number | [number, number];
-    return Array.isArray(reply) ? { created: Number(reply[0]), again: Number(reply[1]) === 1 } : { created: Number(reply), again: false };
+    );
+    return toAdvanceSchedulerResult(reply);
   }
 
   async removeScheduler(id: string): Promise<boolean> {
     return (await runScript(this.client, SCRIPTS.removeScheduler, this.schedulerKeys(), { base: this.keys.base, id })) === 1;
   }
 
-  async pauseScheduler(id: string, paused: boolean, now?: number): Promise<number> {
-    return (await runScript(this.client, SCRIPTS.pauseScheduler, this.schedulerKeys(), {
+  async pauseScheduler(id: string, paused: boolean, now?: number): Promise<SchedulerPauseResult> {
+    const code = await runScript(this.client, SCRIPTS.pauseScheduler, this.schedulerKeys(), {
       now: timeArg(now),
       base: this.keys.base,
       id,
       paused: paused ? 1 : 0,
-    })) as number;
+    });
+    return toSchedulerPauseResult(code);
   }
 
   async runScheduled(

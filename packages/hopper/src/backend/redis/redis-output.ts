@@ -8,6 +8,7 @@
  */
 import { OUTPUT_WAIT_MAX, type Fence, type OutputEntry, type OutputWait, type WriteCode } from '../backend.js';
 import { RedisQueueRelease } from './redis-release.js';
+import { toWriteCode } from './replies.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
@@ -43,13 +44,16 @@ export abstract class RedisQueueOutput extends RedisQueueRelease {
   ): Promise<WriteCode> {
     const rest: string[] = [];
     for (const chunk of chunks) rest.push(chunk.json ? 'j' : 's', chunk.value);
-    return (await runScript(
+    const code = await runScript(
       this.client,
       SCRIPTS.appendOutput,
       { job: this.keys.job(id), out: this.keys.output(id) },
       { token: fence.token, attempt: fence.attempt, seq, maxLen, ended: ended ? 1 : 0 },
       rest,
-    )) as WriteCode;
+    );
+    // -6: more chunks than a call takes (the caller splits its chunks; never sent by job.stream).
+    if (code === -6) throw new RangeError(`appendOutput takes at most 200 chunks per call, got ${chunks.length}.`);
+    return toWriteCode(code, 'appendOutput');
   }
 
   async readOutput(id: string, after: string, count: number): Promise<OutputEntry[]> {

@@ -5,7 +5,7 @@
  */
 import type { Fence, RescueOptions, RescueResult, Retention, WriteCode } from '../backend.js';
 import { RedisQueueManagement } from './redis-management.js';
-import { retentionSpec, timeArg, type Reply } from './replies.js';
+import { retentionSpec, timeArg, toWriteCode, type Reply } from './replies.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
@@ -91,7 +91,7 @@ export abstract class RedisQueueRelease extends RedisQueueManagement {
         { now: timeArg(now), base: k.base, failKeep: retentionSpec(failKeep) },
         rest,
       )) as Reply;
-      for (const code of reply) codes.push(Number(code) as WriteCode);
+      for (const code of reply) codes.push(toWriteCode(code, 'releaseJobs'));
     }
     return codes;
   }

@@ -3,18 +3,24 @@
  * codecs, shared by its reads and writes.
  */
 import type {
+  AdvanceSchedulerResult,
   CancelJobResult,
   ChildDependencyResult,
   ClaimRequest,
   ClaimResult,
   ClaimedJob,
   JobRecord,
+  LogWriteResult,
+  MovedJobs,
   RefusedMoveCode,
   RemoveJobResult,
   ReplayDeadLetterResult,
   Retention,
+  SchedulerPauseResult,
+  SchedulerUpsertResult,
   SealParentResult,
   WaitChildrenResult,
+  WriteCode,
 } from '../backend.js';
 import { isJobState } from '../../job/states.js';
 import { queueNameOfBase } from './keys.js';
@@ -126,6 +132,77 @@ function unknownCode(script: string, code: unknown): Error {
   return new Error(`${script} replied with unknown code ${String(code)}.`);
 }
 
+/**
+ * The scripts' codes of fenced writes (includes/fence.lua and the scripts that return them), as the
+ * seam's WriteCode. One table for every such script: complete and fail map each job's code
+ * through it (a property read, no allocation).
+ */
+const WRITE_CODES: Readonly<Record<number, WriteCode>> = {
+  1: 'done',
+  2: 'failed-for-good',
+  3: 'cancelled',
+  [-1]: 'missing',
+  [-2]: 'stale-attempt',
+  [-3]: 'not-active',
+  [-5]: 'refused-cancelled',
+  [-7]: 'over-budget',
+};
+
+/** A fenced write's script code as a WriteCode (`script` names the script in the error for an unknown code). */
+export function toWriteCode(code: unknown, script: string): WriteCode {
+  const known = WRITE_CODES[Number(code)] as WriteCode | undefined;
+  if (known === undefined) throw unknownCode(script, code);
+  return known;
+}
+
+/** addLog.lua's reply: the number of log lines (>= 0) or a fence refusal (< 0). */
+export function toLogWriteResult(reply: unknown): LogWriteResult {
+  const n = Number(reply);
+  return n >= 0 ? { code: 'done', count: n } : { code: toWriteCode(n, 'addLog'), count: 0 };
+}
+
+/** retryJobs.lua's and promoteJobs.lua's reply: a count (a batch by age) or 1/0 per given id. */
+export function toMovedJobs(reply: unknown): MovedJobs {
+  if (!Array.isArray(reply)) return { count: Number(reply), moved: [] };
+  const moved = reply.map((flag) => Number(flag) === 1);
+  return { count: moved.filter(Boolean).length, moved };
+}
+
+const UPSERT_KINDS = new Map<number, SchedulerUpsertResult>([
+  [0, 'unchanged'],
+  [1, 'created'],
+  [2, 'replaced'],
+]);
+
+/** upsertScheduler.lua's code. */
+export function toSchedulerUpsertResult(code: unknown): SchedulerUpsertResult {
+  const kind = UPSERT_KINDS.get(Number(code));
+  if (kind === undefined) throw unknownCode('upsertScheduler', code);
+  return kind;
+}
+
+const PAUSE_KINDS = new Map<number, SchedulerPauseResult>([
+  [1, 'changed'],
+  [0, 'unchanged'],
+  [-1, 'missing'],
+]);
+
+/** pauseScheduler.lua's code. */
+export function toSchedulerPauseResult(code: unknown): SchedulerPauseResult {
+  const kind = PAUSE_KINDS.get(Number(code));
+  if (kind === undefined) throw unknownCode('pauseScheduler', code);
+  return kind;
+}
+
+/** advanceScheduler.lua's reply: `{ created, again }` or a bare count; created -1 missing, -2 raced. */
+export function toAdvanceSchedulerResult(reply: unknown): AdvanceSchedulerResult {
+  const [created, again] = Array.isArray(reply) ? [Number(reply[0]), Number(reply[1]) === 1] : [Number(reply), false];
+  if (created === -1) return { kind: 'missing' };
+  if (created === -2) return { kind: 'raced' };
+  if (!(created >= 0)) throw unknownCode('advanceScheduler', created);
+  return { kind: 'advanced', created, again };
+}
+
 /** removeJob.lua's `{ code, detail }`. */
 export function toRemoveJobResult(reply: [number, string | number]): RemoveJobResult {
   const code = Number(reply[0]);
@@ -193,7 +270,12 @@ export function toSealParentResult(code: unknown): SealParentResult {
   return { kind };
 }
 
-const REFUSED_MOVE_CODES: readonly number[] = [-1, -2, -3, -5] satisfies RefusedMoveCode[];
+const REFUSED_MOVE_CODES: readonly WriteCode[] = [
+  'missing',
+  'stale-attempt',
+  'not-active',
+  'refused-cancelled',
+] satisfies RefusedMoveCode[];
 
 /** moveToWaitingChildren.lua's `{ code, reason }`. */
 export function toWaitChildrenResult(reply: [number, string]): WaitChildrenResult {
@@ -201,7 +283,8 @@ export function toWaitChildrenResult(reply: [number, string]): WaitChildrenResul
   if (code === 1) return { kind: 'moved' };
   if (code === 0) return { kind: 'nothingPending' };
   if (code === -4) return { kind: 'childFailed', reason: String(reply[1]) };
-  if (REFUSED_MOVE_CODES.includes(code)) return { kind: 'refused', code: code as RefusedMoveCode };
+  const refusal = WRITE_CODES[code] as WriteCode | undefined;
+  if (refusal !== undefined && REFUSED_MOVE_CODES.includes(refusal)) return { kind: 'refused', code: refusal as RefusedMoveCode };
   throw unknownCode('moveToWaitingChildren', code);
 }
 

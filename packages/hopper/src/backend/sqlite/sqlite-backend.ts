@@ -11,6 +11,7 @@
 import type {
   AddFlowResult,
   AddRequest,
+  AdvanceSchedulerResult,
   ExactMetricsRecord,
   Fence,
   LatencyEntry,
@@ -18,11 +19,14 @@ import type {
   MetricsType,
   SchedulerLastRun,
   FlowNodeWrite,
+  LogWriteResult,
   NewJob,
   OccurrencePlan,
   QueueBackend,
   Retention,
   RunRecord,
+  SchedulerPauseResult,
+  SchedulerUpsertResult,
   SchedulerWrite,
   ServerInfo,
   CancelJobResult,
@@ -83,12 +87,12 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
     });
   }
 
-  async addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<number> {
+  async addLog(id: string, line: string, fence: Fence | undefined, keep: number): Promise<LogWriteResult> {
     return this.write(undefined, (tx) => {
       const code = this.looseFence(tx.job(id), fence);
-      if (code !== WriteCode.Done) return code;
+      if (code !== WriteCode.Done) return { code, count: 0 };
       tx.s.stmt('INSERT INTO logs (qid, job_id, line) VALUES (?, ?, ?)').run(tx.qid, id, line);
-      return this.trimLogs(tx, id, keep);
+      return { code, count: this.trimLogs(tx, id, keep) };
     });
   }
 
@@ -116,7 +120,7 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
     });
   }
 
-  async removeDeduplicationKey(id: string, jobId?: string): Promise<number> {
+  async removeDeduplicationKey(id: string, jobId?: string): Promise<boolean> {
     return this.write(undefined, (tx) => {
       const sql = jobId
         ? 'DELETE FROM dedup WHERE qid = ? AND dedup_id = ? AND job_id = ?'
@@ -125,7 +129,7 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
       const removed = tx.s.stmt(sql).run(...args).changes > 0;
       // The add kept for the job (keepLastIfActive) goes with its key.
       if (removed) forgetKept(tx, id);
-      return removed ? 1 : 0;
+      return removed;
     });
   }
 
@@ -354,7 +358,7 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
   }
 
   /** Changes one group (sqlite-groups.ts configureGroup), a weighted limiter (`lwt`) among its settings. */
-  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string> = {}): Promise<number> {
+  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string> = {}): Promise<boolean> {
     return this.write(undefined, (tx) => configureGroup(tx, group, op, fields));
   }
 
@@ -379,7 +383,7 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
     return this.write(now, (tx) => ids.map((id) => replayDeadLetter(tx, id)));
   }
   // Job schedulers: sqlite-schedulers.ts (each one transaction, as its Lua script).
-  async upsertScheduler(scheduler: SchedulerWrite, now?: number): Promise<number> {
+  async upsertScheduler(scheduler: SchedulerWrite, now?: number): Promise<SchedulerUpsertResult> {
     return this.write(now, (tx) => upsertScheduler(tx, scheduler));
   }
   async advanceScheduler(
@@ -389,13 +393,13 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
     after: number | null,
     missed: number,
     now?: number,
-  ): Promise<{ created: number; again: boolean }> {
+  ): Promise<AdvanceSchedulerResult> {
     return this.write(now, (tx) => advanceScheduler(tx, id, expectedLast, occurrences, after, missed));
   }
   async removeScheduler(id: string): Promise<boolean> {
     return this.write(undefined, (tx) => removeScheduler(tx, id));
   }
-  async pauseScheduler(id: string, paused: boolean, now?: number): Promise<number> {
+  async pauseScheduler(id: string, paused: boolean, now?: number): Promise<SchedulerPauseResult> {
     return this.write(now, (tx) => pauseScheduler(tx, id, paused));
   }
   async runScheduled(

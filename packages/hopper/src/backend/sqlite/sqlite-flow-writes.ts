@@ -8,6 +8,7 @@ import type {
   AddFlowResult,
   AddRequest,
   ChildDependencyResult,
+  ChildFailurePolicy,
   Fence,
   FlowNodeWrite,
   FlowOutcome,
@@ -17,6 +18,9 @@ import type {
 import { WriteCode } from '../requests.js';
 import { addDependency, childRemoved, hasPending, releaseParent } from './sqlite-flows.js';
 import type { Tx } from './sqlite-ops.js';
+
+/** A child's failure policy as the `policy` column stores it (the letters of the Redis parent link). */
+const POLICY_LETTERS: Readonly<Record<ChildFailurePolicy, string>> = { none: '', fail: 'f', continue: 'c', ignore: 'i', remove: 'r' };
 
 /**
  * Adds trees of jobs across queues atomically (addFlow.lua): nodes in pre-order, a node's parent
@@ -93,7 +97,7 @@ export function addFlow(tx: Tx, nodes: FlowNodeWrite[], request: AddRequest | un
         node.delay > 0 ? node.delay : 0,
         parent ? parent.tx.qid : null,
         parent ? parent.id : null,
-        node.policy,
+        POLICY_LETTERS[node.policy],
         node.sealed ? 0 : 1,
       );
     const group = groupOfOpts(node.opts);

@@ -404,27 +404,27 @@ function requeue(tx: Tx, g: string): void {
 
 /**
  * Changes one group (configureGroup.lua): 'set' writes its settings (c, lm/ld/lwt, ms, w; ''
- * removes), 'pause'/'resume'. Returns 1 done, 0 nothing to do. A field it does not know is
+ * removes), 'pause'/'resume'. Returns whether it changed anything (false: already so). A field it does not know is
  * refused before anything is written.
  */
-export function configureGroup(tx: Tx, g: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string>): number {
+export function configureGroup(tx: Tx, g: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string>): boolean {
   const unknown = Object.keys(fields).filter((f) => !GROUP_FIELDS.has(f));
   if (unknown.length > 0) throw new InvalidOptionsError(`Unknown group settings ${unknown.join(', ')}: nothing was changed.`);
   const row = groupRow(tx, g);
   const status = row?.st ?? '';
   if (op === 'pause') {
-    if (status === 'p') return 0;
+    if (status === 'p') return false;
     if (!row) tx.s.stmt('INSERT INTO groups (qid, id) VALUES (?, ?)').run(tx.qid, g);
     setGroup(tx, g, { st: 'p', turn: null, reopen: null });
-    return 1;
+    return true;
   }
   if (op === 'resume') {
-    if (status !== 'p') return 0;
+    if (status !== 'p') return false;
     requeue(tx, g);
-    return 1;
+    return true;
   }
   const set = Object.entries(fields).filter(([, v]) => v !== '');
-  if (!row && set.length === 0) return 1;
+  if (!row && set.length === 0) return true;
   if (!row) tx.s.stmt("INSERT INTO groups (qid, id, st) VALUES (?, ?, '')").run(tx.qid, g);
   setGroup(tx, g, Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v === '' ? null : Number(v)])));
   if (status === 'c' || status === 'l' || status === 'r') requeue(tx, g);
@@ -432,7 +432,7 @@ export function configureGroup(tx: Tx, g: string, op: 'set' | 'pause' | 'resume'
     const now = groupRow(tx, g);
     if (now && backlog(tx, g) === 0) idleGroup(tx, g, now, true);
   }
-  return 1;
+  return true;
 }
 
 /** After the queue's group defaults changed: groups parked under them are judged again at the next claim. */

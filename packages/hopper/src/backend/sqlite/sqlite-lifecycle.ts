@@ -18,7 +18,7 @@ import type {
   RescueResult,
   Retention,
 } from '../backend.js';
-import { WriteCode } from '../requests.js';
+import { WriteCode, writeApplied } from '../requests.js';
 import { failKeepOf, Tx, type JobRow } from './sqlite-ops.js';
 import { notifyParent } from './sqlite-flows.js';
 import { readLimits } from './sqlite-limits.js';
@@ -234,7 +234,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
       if (done.length > 0) tx.emit('completed', { ids: JSON.stringify(done), returnvalues: `[${values.join(',')}]` });
       releaseSlots(tx, rows);
       // A slot of the global concurrency freed: an idle worker may claim now.
-      if (codes.some((c) => c > 0) && readLimits(tx.s, tx.qid).gcc !== undefined) tx.signalWork();
+      if (codes.some(writeApplied) && readLimits(tx.s, tx.qid).gcc !== undefined) tx.signalWork();
       const claimed = tx.claimJobs(next, tx.settings().paused);
       this.seenSignal = this.readSignal(tx.s, tx.qid);
       if (claimed.jobs.length === 0 && done.length > 0) tx.emitIfDrained();
@@ -257,7 +257,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
       let failedForGood = false;
       batch.forEach((f, i) => {
         const row = rows[i];
-        if (!row || codes[i] < 0) return;
+        if (!row || !writeApplied(codes[i])) return;
         const made = row.attempts_made + 1;
         const stacktrace = appendStack(row.stacktrace, f.stack, f.stackTraceLimit);
         if (stacktrace !== undefined) tx.set(f.id, { stacktrace });
@@ -289,7 +289,7 @@ export abstract class SqliteQueueLifecycle extends SqliteQueueWriter {
         // A child failed for good: its parent's side follows the child's failure policy.
         notifyParent(tx, row, 'failed', reason, !kept);
       });
-      if (codes.some((c) => c > 0) && readLimits(tx.s, tx.qid).gcc !== undefined) tx.signalWork();
+      if (codes.some(writeApplied) && readLimits(tx.s, tx.qid).gcc !== undefined) tx.signalWork();
       releaseSlots(tx, rows);
       const claimed = tx.claimJobs(next, tx.settings().paused);
       this.seenSignal = this.readSignal(tx.s, tx.qid);

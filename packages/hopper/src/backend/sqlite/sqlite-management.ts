@@ -4,7 +4,7 @@
  */
 import { METRICS_TABLES } from './sqlite-metrics.js';
 import { NOT_PENDING_RUN, pendingRunOf } from './sqlite-schedulers.js';
-import type { BoundedStep, CleanableState, Fence, RemoveJobResult } from '../backend.js';
+import type { BoundedStep, CleanableState, Fence, MovedJobs, RemoveJobResult } from '../backend.js';
 import { WriteCode } from '../requests.js';
 import { Tx, type JobRow } from './sqlite-ops.js';
 import { childRemoved, readTree, removeTree, restoreDependency } from './sqlite-flows.js';
@@ -149,7 +149,7 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
   async retryJobs(
     state: 'failed' | 'completed',
     options: { count: number; timestamp: number; ids?: string[]; resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
-  ): Promise<number[]> {
+  ): Promise<MovedJobs> {
     return this.write(undefined, (tx) => {
       const explicit = options.ids !== undefined;
       const ids =
@@ -177,11 +177,11 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
       }
       const moved = out.reduce((a, b) => a + b, 0);
       if (moved > 0) tx.signalWork();
-      return explicit ? out : [moved];
+      return { count: moved, moved: explicit ? out.map((n) => n === 1) : [] };
     });
   }
 
-  async promoteJobs(options: { count: number; ids?: string[] }): Promise<number[]> {
+  async promoteJobs(options: { count: number; ids?: string[] }): Promise<MovedJobs> {
     return this.write(undefined, (tx) => {
       const explicit = options.ids !== undefined;
       const ids =
@@ -205,7 +205,7 @@ export abstract class SqliteQueueManagement extends SqliteQueueLifecycle {
       }
       const moved = out.reduce((a, b) => a + b, 0);
       if (moved > 0) tx.signalWork();
-      return explicit ? out : [moved];
+      return { count: moved, moved: explicit ? out.map((n) => n === 1) : [] };
     });
   }
 

@@ -100,7 +100,8 @@ export abstract class SqliteQueueOutput extends SqliteQueueManagement {
     seq: number,
     maxLen: number,
   ): Promise<WriteCode> {
-    if (chunks.length > CHUNKS_PER_CALL) return -6 as WriteCode;
+    if (chunks.length > CHUNKS_PER_CALL)
+      throw new RangeError(`appendOutput takes at most ${CHUNKS_PER_CALL} chunks per call, got ${chunks.length}.`);
     return this.write(undefined, (tx) => {
       const row = tx.job(id);
       const code = this.looseFence(row, fence);

@@ -12,7 +12,7 @@
  * job whose `sched_id` names its scheduler and `sched_instant` holds its instant; it is pending
  * while it has never started (a retry of it is an ordinary job).
  */
-import type { OccurrencePlan, SchedulerWrite } from '../backend.js';
+import type { AdvanceSchedulerResult, OccurrencePlan, SchedulerPauseResult, SchedulerUpsertResult, SchedulerWrite } from '../backend.js';
 import type { JobRow, Tx } from './sqlite-ops.js';
 import { groupOfOpts } from './sqlite-groups.js';
 
@@ -138,10 +138,10 @@ function withdrawAndRewind(tx: Tx, sched: SchedulerRow): void {
   if (withdrawPending(tx, sched.pid)) setScheduler(tx, sched.id, { last: sched.prev });
 }
 
-/** Creates or updates a scheduler: 0 unchanged, 1 created, 2 replaced (upsertScheduler.lua). */
-export function upsertScheduler(tx: Tx, w: SchedulerWrite): number {
+/** Creates or updates a scheduler (upsertScheduler.lua). */
+export function upsertScheduler(tx: Tx, w: SchedulerWrite): SchedulerUpsertResult {
   const current = schedulerRow(tx, w.id);
-  if (current?.hash === w.hash) return 0;
+  if (current?.hash === w.hash) return 'unchanged';
   if (current) withdrawAndRewind(tx, current);
   else {
     tx.s.stmt('INSERT INTO schedulers (qid, id, created_at) VALUES (?, ?, ?)').run(tx.qid, w.id, tx.now);
@@ -160,7 +160,7 @@ export function upsertScheduler(tx: Tx, w: SchedulerWrite): number {
     due_at: tx.now,
   });
   tx.emit('scheduler-upserted', { schedulerId: w.id });
-  return current ? 2 : 1;
+  return current ? 'replaced' : 'created';
 }
 
 /** The options JSON of one occurrence: the template's, with the schedule's fields in front (includes/occurrence). */
@@ -272,8 +272,7 @@ function recordFired(tx: Tx, schedId: string, instant: number): void {
 
 /**
  * Creates a scheduler's next occurrences if its last instant is still `expectedLast`
- * (advanceScheduler.lua): `created` the count, 0 nothing to do, -1 missing, -2 raced; `again`
- * when it needs advancing again now.
+ * (advanceScheduler.lua; see AdvanceSchedulerResult).
  */
 export function advanceScheduler(
   tx: Tx,
@@ -282,24 +281,24 @@ export function advanceScheduler(
   occurrences: OccurrencePlan[],
   after: number | null,
   missed: number,
-): { created: number; again: boolean } {
+): AdvanceSchedulerResult {
   const sched = schedulerRow(tx, schedId);
-  if (!sched) return { created: -1, again: false };
+  if (!sched) return { kind: 'missing' };
   if (sched.paused === 1) {
     setScheduler(tx, schedId, { due_at: null });
-    return { created: 0, again: false };
+    return { kind: 'advanced', created: 0, again: false };
   }
-  if (sched.last !== expectedLast) return { created: -2, again: false };
+  if (sched.last !== expectedLast) return { kind: 'raced' };
   if (isWaitingOccurrence(tx, sched.pid)) {
     setScheduler(tx, schedId, { due_at: null });
-    return { created: 0, again: false };
+    return { kind: 'advanced', created: 0, again: false };
   }
   const pendingRow = sched.pid === '' ? undefined : tx.job(sched.pid);
   if (sched.hold !== '' && pendingRow && pendingRunOf(tx, pendingRow)) {
     const holdUntil = sched.hold === '+inf' ? Infinity : Number(sched.hold);
     if (tx.now < holdUntil) {
       setScheduler(tx, schedId, { due_at: sched.hold === '+inf' ? null : holdUntil });
-      return { created: 0, again: false };
+      return { kind: 'advanced', created: 0, again: false };
     }
   }
   const tpl = decodeTemplate(sched.tpl);
@@ -377,18 +376,18 @@ export function advanceScheduler(
     setScheduler(tx, schedId, { hold: after !== null ? String(after) : '+inf', score: after, due_at: after });
   } else if (pendingDueNow || pendingExisted) {
     setScheduler(tx, schedId, { pid: '', due_at: tx.now });
-    return { created, again: true };
+    return { kind: 'advanced', created, again: true };
   } else {
     setScheduler(tx, schedId, { due_at: null });
   }
-  return { created, again: false };
+  return { kind: 'advanced', created, again: false };
 }
 
-/** Pauses or resumes a scheduler: 1 changed, 0 already so, -1 no such scheduler (pauseScheduler.lua). */
-export function pauseScheduler(tx: Tx, id: string, paused: boolean): number {
+/** Pauses or resumes a scheduler (pauseScheduler.lua). */
+export function pauseScheduler(tx: Tx, id: string, paused: boolean): SchedulerPauseResult {
   const sched = schedulerRow(tx, id);
-  if (!sched) return -1;
-  if ((sched.paused === 1) === paused) return 0;
+  if (!sched) return 'missing';
+  if ((sched.paused === 1) === paused) return 'unchanged';
   if (paused) {
     withdrawAndRewind(tx, sched);
     setScheduler(tx, id, { paused: 1, pid: '', hold: '', score: null });
@@ -397,7 +396,7 @@ export function pauseScheduler(tx: Tx, id: string, paused: boolean): number {
     setScheduler(tx, id, { paused: 0, due_at: tx.now });
     tx.emit('scheduler-resumed', { schedulerId: id });
   }
-  return 1;
+  return 'changed';
 }
 
 /** Deletes a scheduler and its pending run if it never started (removeScheduler.lua). */
