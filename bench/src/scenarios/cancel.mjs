@@ -178,7 +178,6 @@ export default {
   title: "Cancellation: from cancelJob in another process to the active job's abort signal, 50 cancels/s",
   notApplicable: {
     bullmq: 'no cancellation of active jobs',
-    'hopper-sqlite': 'across processes a cancel reaches the worker at its next lock renewal, which this scenario pushes an hour away',
   },
   metrics: PERCENTILES.map((p) => metric(keyOf(p), `cancel to abort ${percentileName(p)}`, 'ms', 'lower', 2)),
   cases: (quick) => [{ label: 'cancel', params: { total: quick ? 50 : 500, ratePerSec: 50, concurrency: 10 } }],
