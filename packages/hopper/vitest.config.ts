@@ -151,9 +151,6 @@ export default defineConfig({
         test: {
           name: 'engine-sqlite',
           include: SQLITE_TEST_FILES,
-          // Each file opens its own in-memory databases, so the files of one worker can share the
-          // modules they import: loading the engine once per worker instead of once per file.
-          isolate: false,
           env: { HOPPER_TEST_BACKEND: 'sqlite' },
           setupFiles: ['./test/helpers/setup-invariants.ts'],
         },

@@ -3,7 +3,7 @@
  * that uses the Hopper environment is audited; this file only makes unhandled rejections fail
  * the run loudly instead of passing silently.
  */
-// Once per process: the SQLite tier runs a worker's files without isolation (vitest.config.ts).
+// Once per process (a worker may run several files when isolation is off: vitest --isolate=false).
 const installed = Symbol.for('hopper.test.unhandledRejection');
 const holder = globalThis as { [installed]?: true };
 if (!holder[installed]) {
