@@ -64,15 +64,20 @@ async function main() {
   const running = new Set();
   let exclusive = false;
   let next = 0;
+  // A row with its own topology (Sentinel, Cluster, a network namespace) or timed criteria runs alone.
+  const isAlone = (row) => jobs > 1 && (!!row.topology || !!row.alone);
+  // Under --jobs, the rows that share the machine go first, then the ones that run alone: an alone
+  // row among the others would make every running row finish first (results keep the table's order).
+  const order = selected.map((_, i) => i);
+  if (jobs > 1) order.sort((a, b) => Number(isAlone(selected[a])) - Number(isAlone(selected[b])) || a - b);
   await new Promise((resolve) => {
     const fill = () => {
       if (next === selected.length && running.size === 0) return resolve();
       while (next < selected.length && !exclusive && running.size < jobs) {
-        const row = selected[next];
-        // A row with its own topology (Sentinel, Cluster, a network namespace) or timed criteria runs alone.
-        const alone = jobs > 1 && (!!row.topology || !!row.alone);
+        const row = selected[order[next]];
+        const alone = isAlone(row);
         if (alone && running.size > 0) return;
-        const index = next++;
+        const index = order[next++];
         exclusive = alone;
         const run = runOne(row).then((result) => {
           results[index] = result;
