@@ -59,10 +59,13 @@ describe('bounded work', () => {
     expect(stalled).toEqual([]);
     const jobs = await busyQueue.getCompleted();
     expect(jobs.map((j) => j.stalledCounter)).toEqual([0, 0, 0, 0]);
-    // Redis kept answering other clients throughout: no single step of the clean held it long.
+    // Redis kept answering other clients throughout: a single-script clean of this size would
+    // hold it for seconds, leaving the probe one or two answers; in steps it answers between them.
     expect(probeTimes.length).toBeGreaterThan(20);
-    // (A single-script clean of this size holds Redis for seconds.)
-    expect(Math.max(...probeTimes)).toBeLessThan(500);
+    // And no call waited as long as a lock's whole duration (1 s here), the delay that would let a
+    // lock expire. (The probe's wall time includes the CPU scheduling of a busy machine: npm test
+    // runs several suites at once on 2 cores, where it reached 627 ms with no step near that.)
+    expect(Math.max(...probeTimes)).toBeLessThan(1000);
     await once(watcher, 'drained').catch(() => undefined);
   }, 120_000);
 });
