@@ -122,13 +122,13 @@ export const SQLITE_TEST_FILES: string[] = [
 ];
 
 /**
- * Test files run two at a time, each on its own key prefix (or its own SQLite database): most of a
- * behaviour test's time is spent waiting (timers, locks, child processes), and Vitest's default on a
- * 2-core machine would be one file at a time. (npm test runs both tiers and the other packages at
- * once, so the CPU is shared already: more would only make timing-sensitive tests slower.)
- * HOPPER_TEST_WORKERS overrides it (1: one file at a time, to bisect an interaction between files).
+ * Test files of the engine's Redis tier run one at a time (Vitest's default on 2 cores): npm test
+ * runs that tier beside the SQLite tier and the other packages already, and two files at a time
+ * made timing-bound checks (a probe's wait during a 200,000-job clean, a sandbox's grace period)
+ * fail under the CPU contention. The SQLite tier runs two at a time (`test:sqlite` passes
+ * --maxWorkers=2). HOPPER_TEST_WORKERS overrides the default (1: one file at a time).
  */
-const workers = Number(process.env.HOPPER_TEST_WORKERS ?? 2);
+const workers = Number(process.env.HOPPER_TEST_WORKERS ?? 1);
 if (!Number.isInteger(workers) || workers < 1)
   throw new Error(`HOPPER_TEST_WORKERS must be a positive integer, got "${process.env.HOPPER_TEST_WORKERS}".`);
 
