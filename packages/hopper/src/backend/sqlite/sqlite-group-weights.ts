@@ -12,7 +12,8 @@
  * uncounted and marked for the worker to fail it with the reason.
  */
 import type { JobRow, Tx } from './sqlite-ops.js';
-import { jobCost, recordWeights } from './sqlite-limits.js';
+import { jobCost, recordWeights, windowRoomIn } from './sqlite-limits.js';
+import { readyHead } from './sqlite-rows.js';
 import type { GroupDefaults, GroupRow } from './sqlite-groups.js';
 
 /** Schema of the group windows (migration 6, database.ts). */
@@ -81,14 +82,7 @@ export function groupRoomIn(tx: Tx, gw: GroupWindow, w: number): number {
   const oldest = tx.s
     .stmt('SELECT at, weight FROM group_weighted_window WHERE qid = ? AND grp = ? ORDER BY at LIMIT 100')
     .all(tx.qid, gw.g) as { at: number; weight: number }[];
-  let use = gw.use;
-  let at = tx.now;
-  for (const entry of oldest) {
-    use -= entry.weight;
-    at = entry.at;
-    if (use + w <= gw.max) break;
-  }
-  return Math.max(at + gw.dur - tx.now, 1);
+  return windowRoomIn(tx.now, oldest, gw.use, w, gw.max, gw.dur);
 }
 
 /**
@@ -106,19 +100,8 @@ export function takeFitting(
   weights: Weights,
 ): { rows: JobRow[]; stop?: 'g' | 'q'; cost?: number } {
   if (room <= 0) return { rows: [] };
-  const where = g === null ? 'grp IS NULL' : 'grp = ?';
-  const args = g === null ? [tx.qid] : [tx.qid, g];
   // The head `room` jobs in claim order: no more can be taken.
-  const candidates = tx.s
-    .stmt(`SELECT * FROM jobs WHERE qid = ? AND ${where} AND state = 'waiting' ORDER BY score, rowid LIMIT ?`)
-    .all(...args, room) as JobRow[];
-  if (candidates.length < room) {
-    candidates.push(
-      ...(tx.s
-        .stmt(`SELECT * FROM jobs WHERE qid = ? AND ${where} AND state = 'prioritized' ORDER BY score, rowid LIMIT ?`)
-        .all(...args, room - candidates.length) as JobRow[]),
-    );
-  }
+  const candidates = readyHead(tx, g, room);
   const rows: JobRow[] = [];
   for (const row of candidates) {
     const w = jobCost(row.opts);

@@ -17,6 +17,7 @@
 import { GroupMaxSizeExceededError, InvalidOptionsError } from '../../job/errors.js';
 import type { JobRow, Tx } from './sqlite-ops.js';
 import { readLimits, type QueueLimits } from './sqlite-limits.js';
+import { readyHead } from './sqlite-rows.js';
 import {
   groupRoomIn,
   groupWindow,
@@ -181,18 +182,7 @@ function reopenGroups(tx: Tx, defaults: GroupDefaults): void {
 /** Takes up to `room` ready jobs: of group `g`, or without a group (`g` null); waiting first, then by priority. */
 function takeReady(tx: Tx, g: string | null, room: number): JobRow[] {
   if (room <= 0) return [];
-  const where = g === null ? 'grp IS NULL' : 'grp = ?';
-  const args = g === null ? [tx.qid] : [tx.qid, g];
-  const rows = tx.s
-    .stmt(`SELECT * FROM jobs WHERE qid = ? AND ${where} AND state = 'waiting' ORDER BY score, rowid LIMIT ?`)
-    .all(...args, room) as JobRow[];
-  if (rows.length < room) {
-    rows.push(
-      ...(tx.s
-        .stmt(`SELECT * FROM jobs WHERE qid = ? AND ${where} AND state = 'prioritized' ORDER BY score, rowid LIMIT ?`)
-        .all(...args, room - rows.length) as JobRow[]),
-    );
-  }
+  const rows = readyHead(tx, g, room);
   // Taken out of the ready jobs at once (the caller makes them active): the next read does not see them.
   for (const row of rows) tx.set(row.id, { state: 'claiming' });
   return rows;

@@ -167,13 +167,29 @@ export function roomIn(tx: Tx, limit: { max: number; duration: number }, use: nu
     at: number;
     weight: number;
   }[];
-  let at = tx.now;
+  return windowRoomIn(tx.now, oldest, use, w, limit.max, limit.duration);
+}
+
+/**
+ * In how many ms (at least 1) a weighted window of `max` per `duration` ms, holding `use`, has
+ * room for `w` more, given its `oldest` entries in order: when enough of them have left it; past
+ * them all, when the last one given leaves. Shared by the queue's window and a group's.
+ */
+export function windowRoomIn(
+  now: number,
+  oldest: { at: number; weight: number }[],
+  use: number,
+  w: number,
+  max: number,
+  duration: number,
+): number {
+  let at = now;
   for (const entry of oldest) {
     use -= entry.weight;
     at = entry.at;
-    if (use + w <= limit.max) break;
+    if (use + w <= max) break;
   }
-  return Math.max(at + limit.duration - tx.now, 1);
+  return Math.max(at + duration - now, 1);
 }
 
 /** Records the weights of a weighted claim's counted starts (`expires_at` on the process clock, as recordStarts). */

@@ -6,6 +6,7 @@
 import type { JobRecord, Retention } from '../backend.js';
 import { isJobState } from '../../job/states.js';
 import { originOf } from './sqlite-deadletters.js';
+import type { Tx } from './sqlite-ops.js';
 
 /** A job row as stored. */
 export interface JobRow {
@@ -113,4 +114,24 @@ export function rankWindow(length: number, start: number, end: number): { offset
   const to = end < 0 ? length + end : Math.min(end, length - 1);
   if (to < from || from >= length) return undefined;
   return { offset: from, limit: to - from + 1 };
+}
+
+/**
+ * The first `limit` ready jobs of group `g` (null: the jobs without a group) in claim order:
+ * waiting first, then prioritized ones by score.
+ */
+export function readyHead(tx: Tx, g: string | null, limit: number): JobRow[] {
+  const where = g === null ? 'grp IS NULL' : 'grp = ?';
+  const args = g === null ? [tx.qid] : [tx.qid, g];
+  const rows = tx.s
+    .stmt(`SELECT * FROM jobs WHERE qid = ? AND ${where} AND state = 'waiting' ORDER BY score, rowid LIMIT ?`)
+    .all(...args, limit) as JobRow[];
+  if (rows.length < limit) {
+    rows.push(
+      ...(tx.s
+        .stmt(`SELECT * FROM jobs WHERE qid = ? AND ${where} AND state = 'prioritized' ORDER BY score, rowid LIMIT ?`)
+        .all(...args, limit - rows.length) as JobRow[]),
+    );
+  }
+  return rows;
 }
