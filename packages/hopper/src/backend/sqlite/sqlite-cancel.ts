@@ -8,12 +8,11 @@
  * hands their ids to its listener (a worker ignores the ids it does not run, and a job it aborted
  * already). A `sqlite::memory:` database has no other process: it is not polled.
  */
-import type { SqliteStore } from './database.js';
+import { OTHER_WRITE, type SqliteStore } from './database.js';
 import type { Tx } from './sqlite-ops.js';
 
-/** The poll of the cancel signal: the first check 1 ms after a change, doubling up to 10 ms. */
+/** The poll of the cancel signal: the first check 1 ms after a change, doubling up to the store's pollMaxMs. */
 const POLL_FIRST_MS = 1;
-const POLL_MAX_MS = 10;
 /** Most marked jobs one change reports (a worker runs at most this many jobs of a queue in practice). */
 const REPORT_MAX = 1000;
 
@@ -33,7 +32,7 @@ function readSignal(s: SqliteStore, qid: number): number {
 export function watchCancels(s: SqliteStore, qid: number, listener: (jobId: string) => void): () => void {
   if (s.memory) return () => undefined;
   let seen = readSignal(s, qid);
-  let delay = POLL_MAX_MS;
+  let delay = s.pollMaxMs;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const tick = (): void => {
@@ -50,22 +49,28 @@ export function watchCancels(s: SqliteStore, qid: number, listener: (jobId: stri
           }[]
         ).map((r) => r.id);
       } else {
-        delay = Math.min(delay * 2, POLL_MAX_MS);
+        delay = Math.min(delay * 2, s.pollMaxMs);
       }
     } catch {
       // The database was closed under the watch: it ends.
-      stopped = true;
+      stop();
       return;
     }
     for (const id of ids) listener(id);
+    clearTimeout(timer);
     timer = setTimeout(tick, delay);
     // The watch never keeps the process alive on its own.
     timer.unref();
   };
+  // A write of another process (the wake file): check now rather than at the next poll.
+  const onOtherWrite = (): void => tick();
+  s.hub.on(OTHER_WRITE, onOtherWrite);
   timer = setTimeout(tick, delay);
   timer.unref();
-  return () => {
+  const stop = (): void => {
     stopped = true;
     clearTimeout(timer);
+    s.hub.off(OTHER_WRITE, onOtherWrite);
   };
+  return stop;
 }

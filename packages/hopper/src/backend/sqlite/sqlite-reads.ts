@@ -16,21 +16,21 @@ import type {
 import { readMetrics } from './sqlite-metrics.js';
 import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
 import { ClosedError } from '../../job/errors.js';
-import { acquireStore, releaseStore, type SqliteStore } from './database.js';
+import { OTHER_WRITE, acquireStore, releaseStore, type SqliteStore } from './database.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
 import { limitsMeta, rateLimitTtl, readLimits } from './sqlite-limits.js';
 import { groupIds, groupJobIds, readGroups } from './sqlite-group-reads.js';
 import { checkInvariants } from './sqlite-audit.js';
 import { dueSchedulers, nextSchedulerDue, readScheduler, schedulerIds, schedulersCount } from './sqlite-scheduler-reads.js';
 
-/** The adaptive poll of a wait: the first check after 1 ms, doubling up to 10 ms (other processes' writes). */
+/** The adaptive poll of a wait: the first check after 1 ms, doubling up to the store's pollMaxMs. */
 const POLL_FIRST_MS = 1;
-const POLL_MAX_MS = 10;
 
 /**
  * Waits until `check()` is true (then resolves true), `timeoutMs` passes (false; a negative
  * timeout waits forever), or the returned cancel function is called (false). Checks on every
- * in-process `wake` of the hub, and polls with a backoff from 1 to 50 ms for other processes.
+ * in-process `wake` of the hub, on every write of another process (the hub's OTHER_WRITE, from
+ * the wake file), and by an adaptive poll from 1 ms up to the store's pollMaxMs (the fallback).
  */
 function waitUntil(
   s: SqliteStore,
@@ -50,6 +50,7 @@ function waitUntil(
       clearTimeout(poll);
       clearTimeout(deadline);
       s.hub.off(wake, onWake);
+      s.hub.off(OTHER_WRITE, onWake);
       resolve(value);
     };
     const test = (): boolean => {
@@ -69,12 +70,13 @@ function waitUntil(
     const onWake = (): void => void test();
     const tick = (): void => {
       if (test()) return;
-      delay = Math.min(delay * 2, POLL_MAX_MS);
+      delay = Math.min(delay * 2, s.pollMaxMs);
       poll = setTimeout(tick, delay);
     };
     cancel = () => finish(false);
     if (test()) return;
     s.hub.on(wake, onWake);
+    s.hub.on(OTHER_WRITE, onWake);
     poll = setTimeout(tick, delay);
     if (timeoutMs >= 0) deadline = setTimeout(() => finish(false), timeoutMs);
   });
