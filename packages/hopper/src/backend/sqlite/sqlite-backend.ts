@@ -140,8 +140,8 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
 
   /**
    * Calls `listener` with each job of this queue cancelled while active: at once in this process,
-   * within the cancel signal's poll (at most about 10 ms) for a cancel written by another process
-   * (sqlite-cancel.ts); lock renewal reports the marks too (extendLocks' `cancelled`).
+   * on the wake file's notification (or at the latest the cancel signal's poll) for a cancel written
+   * by another process (sqlite-cancel.ts); lock renewal reports the marks too (extendLocks' `cancelled`).
    */
   async onCancel(listener: (jobId: string) => void): Promise<void> {
     const s = await this.store();

@@ -2,9 +2,10 @@
  * Cancel notifications across processes on SQLite (the counterpart of the Redis cancel channel).
  * A job cancelled while active bumps its queue's `cancel_signal` counter in the cancel's own
  * transaction, and the cancelling process tells its own workers at once (the hub's
- * `cancel:<qid>`). A worker in another process sharing the file database sees the counter change
- * with the same adaptive poll its idle waits use for new work (every 1 ms after a change,
- * doubling to every 10 ms), then reads which active jobs of the queue are marked cancelled and
+ * `cancel:<qid>`). A worker in another process sharing the file database checks the counter on
+ * every write of another process (the wake file's notification, database.ts) and by the adaptive
+ * poll its idle waits use (every 1 ms after a change, doubling to the store's pollMaxMs: 100 ms
+ * with the notification, 10 ms without), then reads which active jobs of the queue are marked cancelled and
  * hands their ids to its listener (a worker ignores the ids it does not run, and a job it aborted
  * already). A `sqlite::memory:` database has no other process: it is not polled.
  */

@@ -7,8 +7,8 @@
  *
  * Following live writes: a wait (waitOutput) checks the streams it follows at once, then on every
  * write of this process (the hub's `output:<qid>`, sent after commit) and, for writes of other
- * processes sharing a file database, by the adaptive poll of the backend's waits (1 ms doubling
- * to 10 ms), which reads one integer (the table's newest rowid) per tick and the streams only when
+ * processes sharing a file database, on the wake file's notification and the adaptive poll of the
+ * backend's waits (database.ts), each of which reads one integer (the table's newest rowid) per tick and the streams only when
  * it moved (or every FULL_CHECK_MS). Every reader of a process shares that one wait per lane, as
  * on Redis; a SQLite wait holds no connection.
  */
