@@ -370,7 +370,7 @@ export class SqliteStore {
    * Cross-process wake-ups for a file database: every committed write rewrites one byte of
    * `<database>-wake` (once per event-loop turn), and every process watches that file
    * (fs.watch: inotify on Linux), so a worker, a QueueEvents reader or a cancel watch in another
-   * process checks its condition within about a millisecond instead of at its next poll. The
+   * process checks its condition when the notification arrives instead of at its next poll. The
    * poll stays as the fallback (POLL_MAX_WATCHED_MS); if the file cannot be opened or watched,
    * the waits poll as before (POLL_MAX_MS).
    */
