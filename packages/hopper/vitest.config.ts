@@ -21,8 +21,9 @@ import { defineConfig } from 'vitest/config';
  * - test/queue/dataset-reset.test.ts: a Redis dataset reset (FLUSHALL) under a running app.
  * - test/streams/output-connections.test.ts: counts a Redis server's connections (stream readers
  *   share them; a SQLite reader holds none).
- * - test/admin/doctor.test.ts: `hopper doctor`'s server facts, on redis-servers started with the
- *   settings under test (refused on SQLite: docs/backends.md).
+ * - test/admin/doctor.test.ts: `hopper doctor`'s Redis server checks, on redis-servers started with
+ *   the settings under test (a SQLite database has no such server; the doctor's queue checks run on
+ *   both: test/admin/doctor-clock.test.ts).
  * - test/examples/examples.test.ts, test/readme/readme.test.ts: the documented Redis examples, run
  *   against the test Redis (the SQLite example: test/backend-sqlite/example.test.ts).
  * Not listed, no backend at all (the engine tier runs them once):
@@ -30,8 +31,6 @@ import { defineConfig } from 'vitest/config';
  * - test/sandbox/crash.test.ts, lifecycle.test.ts, dist.test.ts, run.test.ts: the sandbox pool on
  *   its own (test/sandbox/worker-sandbox.test.ts runs it through a Worker).
  * - test/packaging/**, test/types/**: the built package's loading, and a guard reading the sources.
- * Not listed yet (other work under way): test/cancel/cancel.test.ts, test/cancel/sticky.test.ts,
- * test/telemetry/otel.test.ts, test/telemetry/telemetry.test.ts, test/admin/doctor-clock.test.ts.
  * Not listed yet, a failure on SQLite to explain: test/sandbox/worker-sandbox.test.ts. Its test
  * "a timed-out child that ignores its signal is terminated after the grace period, then retried"
  * failed in 2 of 3 SQLite runs (the first attempt's child still alive when the job's `failed`
@@ -118,6 +117,11 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/queue/bounded-groups.test.ts',
   'test/queue/add-bulk-large.test.ts',
   'test/schedulers/processes.test.ts',
+  'test/cancel/cancel.test.ts',
+  'test/cancel/sticky.test.ts',
+  'test/telemetry/otel.test.ts',
+  'test/telemetry/telemetry.test.ts',
+  'test/admin/doctor-clock.test.ts',
 ];
 
 /**

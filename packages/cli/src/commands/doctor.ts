@@ -16,7 +16,9 @@ function render(report: DoctorReport): string {
   };
   const summary =
     report.findings.length === 0 ? 'No finding' : `${count('error', 'error')}, ${count('warning', 'warning')}, ${count('info', 'note')}`;
-  lines.push(`${summary}: Redis ${report.server.version}, ${report.queues.length} queue${report.queues.length === 1 ? '' : 's'} checked.`);
+  // A SQLite database names itself in its version (`SQLite 3.x`); Redis's is a bare number.
+  const server = report.server.version.startsWith('SQLite') ? report.server.version : `Redis ${report.server.version}`;
+  lines.push(`${summary}: ${server}, ${report.queues.length} queue${report.queues.length === 1 ? '' : 's'} checked.`);
   return lines.join('\n');
 }
 

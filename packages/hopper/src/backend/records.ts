@@ -100,6 +100,7 @@ export interface ServerInfo {
 
 /** What `hopper doctor` reads of the server (undefined where the server does not tell). */
 export interface ServerFacts {
+  /** The server's version: Redis's `redis_version` (e.g. `7.2.4`), or `SQLite <version>` for a SQLite database. */
   version: string;
   /** The server's clock (ms): Hopper's one clock, against which job times are judged. */
   now: number;
