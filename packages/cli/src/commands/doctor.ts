@@ -24,7 +24,7 @@ function render(report: DoctorReport): string {
 
 export const doctorCommand: Command = {
   words: ['doctor'],
-  summary: 'audit Redis and the queues for what loses jobs or makes them fall behind (exit 1 on errors)',
+  summary: 'audit the server (Redis, or a SQLite database) and the queues for what loses jobs or makes them fall behind (exit 1 on errors)',
   usage: 'hopper doctor [<queue>...] [--backlog 10000] [--oldest 5m] [--lock-duration 30s] [--sample 200] [--strict]',
   options: {
     backlog: { type: 'string' },

@@ -1,8 +1,8 @@
 /**
- * The SQLite implementation of the backend seam (phase 1: see docs/backends.md for the
- * operations it supports). Each write is one IMMEDIATE transaction (sqlite-ops.ts), the
- * counterpart of one Lua script; reads are in sqlite-reads.ts. Operations not implemented yet
- * throw a BackendUnsupportedError naming them.
+ * The SQLite implementation of the backend seam (docs/backends.md: it implements every operation
+ * but a Redis server's INFO, `admin.redisInfo()`, which throws a BackendUnsupportedError). Each
+ * write is one IMMEDIATE transaction (sqlite-ops.ts), the counterpart of one Lua script; reads
+ * are in sqlite-reads.ts.
  *
  * Clock: one per database. A write uses the `now` it is given (tests pass a fake clock's time),
  * else the process's `Date.now()`: every process sharing a file database runs on the same
