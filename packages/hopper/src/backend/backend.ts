@@ -25,6 +25,11 @@ export type {
   ServerFacts,
   GroupRecord,
   GroupStatus,
+  GroupSettingValues,
+  GroupSettingsChange,
+  LimiterSetting,
+  QueueSettings,
+  QueueSettingsChange,
   OccurrencePlan,
   SchedulerRecord,
   SchedulerWrite,
@@ -53,6 +58,9 @@ import type {
   ServerInfo,
   ServerFacts,
   GroupRecord,
+  GroupSettingsChange,
+  QueueSettings,
+  QueueSettingsChange,
   OccurrencePlan,
   SchedulerRecord,
   SchedulerWrite,
@@ -224,13 +232,17 @@ export interface QueueBackend {
    */
   getRateLimitTtl(maxJobs?: number): Promise<number>;
   /**
-   * Changes one group (see configureGroup.lua): 'set' writes its settings (field -> value, '' removes:
-   * c concurrency, lm/ld limiter, ms maxSize, w weight). Returns whether it changed anything:
-   * 'pause'/'resume' of a group already so return false; 'set' returns true.
+   * Changes one group (see configureGroup.lua): 'set' applies `settings` (a value sets, `null`
+   * removes, a field left out is unchanged; a group parked at a limit is judged again at the next
+   * claim), 'pause', 'resume'. Returns whether it changed anything: 'pause'/'resume' of a group
+   * already so return false; 'set' returns true. Each backend maps the settings to its own storage.
    */
-  configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields?: Record<string, string>): Promise<boolean>;
-  /** Sets queue-wide limits and group defaults in the meta (field -> value, '' removes; see configureQueue.lua). */
-  configureQueue(fields: Record<string, string>): Promise<void>;
+  configureGroup(group: string, op: 'set' | 'pause' | 'resume', settings?: GroupSettingsChange): Promise<boolean>;
+  /**
+   * Changes the queue-wide limits and the group defaults (a value sets, `null` removes, a field
+   * left out is unchanged; see configureQueue.lua) and wakes idle workers.
+   */
+  configureQueue(change: QueueSettingsChange): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
   /** Deletes a deduplication key (with `jobId`: only while it points to that job); whether it deleted one. */
   removeDeduplicationKey(id: string, jobId?: string): Promise<boolean>;
@@ -397,8 +409,8 @@ export interface QueueBackend {
   openEventsReader(): Promise<void>;
   /** The connections reading the queue's events (QueueEvents), as the server lists them (field -> value). */
   getEventsReaders(): Promise<Record<string, string>[]>;
-  /** The queue's meta hash. */
-  getMeta(): Promise<Record<string, string>>;
+  /** The queue's settings: paused, events cap, layout version, queue-wide limits and group defaults. */
+  getQueueSettings(): Promise<QueueSettings>;
   /** Groups by id (lexicographic rank range), with their counts and settings. */
   getGroups(start: number, end: number): Promise<GroupRecord[]>;
   getGroup(id: string): Promise<GroupRecord | undefined>;

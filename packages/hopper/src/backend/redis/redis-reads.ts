@@ -11,6 +11,7 @@ import type {
   MetricsBucket,
   MetricsRecord,
   MetricsType,
+  QueueSettings,
   SchedulerLastRun,
   SchedulerRecord,
   StateCounts,
@@ -20,6 +21,7 @@ import { checkQueueInvariants } from './invariants.js';
 import { Cluster } from 'ioredis';
 import { RedisQueueConnection } from './redis-connection.js';
 import { compareStreamIds, toRecord } from './replies.js';
+import { queueSettingsOf } from './redis-settings.js';
 import { getExactMetrics, getMetrics, recordLatency, recordMetrics } from './redis-metrics.js';
 
 export abstract class RedisQueueReads extends RedisQueueConnection {
@@ -214,8 +216,8 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
     return ids.map((id, i) => ({ id, info: infos[i] ?? '{}' }));
   }
 
-  async getMeta(): Promise<Record<string, string>> {
-    return this.client.hgetall(this.keys.meta);
+  async getQueueSettings(): Promise<QueueSettings> {
+    return queueSettingsOf(await this.client.hgetall(this.keys.meta));
   }
 
   checkInvariants(): Promise<string[]> {

@@ -19,10 +19,12 @@ import type {
   MetricsType,
   SchedulerLastRun,
   FlowNodeWrite,
+  GroupSettingsChange,
   LogWriteResult,
   NewJob,
   OccurrencePlan,
   QueueBackend,
+  QueueSettingsChange,
   Retention,
   RunRecord,
   SchedulerPauseResult,
@@ -37,11 +39,11 @@ import type {
   WaitChildrenResult,
 } from '../backend.js';
 import { WriteCode } from '../requests.js';
-import { InvalidOptionsError } from '../../job/errors.js';
 import { failKeepOf, Tx } from './sqlite-ops.js';
 import { addFlow, moveToWaitingChildren, removeChildDependency, sealParent } from './sqlite-flow-writes.js';
 import { notifyParent } from './sqlite-flows.js';
-import { readLimits, writeLimits, QUEUE_LIMIT_FIELDS } from './sqlite-limits.js';
+import { readLimits, writeLimits } from './sqlite-limits.js';
+import { applyQueueChange, groupColumnChanges } from './sqlite-settings.js';
 import { replayDeadLetter } from './sqlite-deadletters.js';
 import { budgetUse, cancelRun, forgetKept, checkRun, getRun, recordTurn, reportCost } from './sqlite-runs.js';
 import { SqliteQueueOutput } from './sqlite-output.js';
@@ -357,23 +359,19 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
     });
   }
 
-  /** Changes one group (sqlite-groups.ts configureGroup), a weighted limiter (`lwt`) among its settings. */
-  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string> = {}): Promise<boolean> {
-    return this.write(undefined, (tx) => configureGroup(tx, group, op, fields));
+  /** Changes one group (sqlite-groups.ts configureGroup, its settings as columns: sqlite-settings.ts). */
+  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', settings: GroupSettingsChange = {}): Promise<boolean> {
+    const columns = groupColumnChanges(settings);
+    return this.write(undefined, (tx) => configureGroup(tx, group, op, columns));
   }
 
-  /** Sets (or, with an empty value, removes) the global concurrency and the queue's rate limit; wakes idle workers. */
-  async configureQueue(fields: Record<string, string>): Promise<void> {
-    const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f));
-    if (refused.length > 0) throw new InvalidOptionsError(`Unknown queue settings ${refused.join(', ')}: nothing was changed.`);
+  /** Sets or removes the queue-wide limits and group defaults (sqlite-settings.ts); wakes idle workers. */
+  async configureQueue(change: QueueSettingsChange): Promise<void> {
     await this.write(undefined, (tx) => {
-      const limits = readLimits(tx.s, tx.qid) as Record<string, number>;
-      for (const [field, value] of Object.entries(fields)) {
-        if (value === '') delete limits[field];
-        else limits[field] = Number(value);
-      }
+      const limits = readLimits(tx.s, tx.qid);
+      const changed = applyQueueChange(limits, change);
       writeLimits(tx, limits);
-      requeueParked(tx, new Set(Object.keys(fields)));
+      requeueParked(tx, changed);
       tx.signalWork();
     });
   }

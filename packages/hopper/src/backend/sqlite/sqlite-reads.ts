@@ -9,6 +9,7 @@ import type {
   JobRecord,
   MetricsRecord,
   MetricsType,
+  QueueSettings,
   SchedulerRecord,
   StateCounts,
   GroupRecord,
@@ -18,7 +19,8 @@ import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '.
 import { ClosedError } from '../../job/errors.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
-import { limitsMeta, rateLimitTtl, readLimits } from './sqlite-limits.js';
+import { rateLimitTtl, readLimits } from './sqlite-limits.js';
+import { queueSettingsOf } from './sqlite-settings.js';
 import { groupIds, groupJobIds, readGroups } from './sqlite-group-reads.js';
 import { checkInvariants } from './sqlite-audit.js';
 import { dueSchedulers, nextSchedulerDue, readScheduler, schedulerIds, schedulersCount } from './sqlite-scheduler-reads.js';
@@ -358,21 +360,14 @@ export abstract class SqliteQueueReads {
     return [...(s.readers.get(qid) ?? [])].map((r) => ({ id: String(r.id), name: r.name, pid: String(process.pid) }));
   }
 
-  async getMeta(): Promise<Record<string, string>> {
+  async getQueueSettings(): Promise<QueueSettings> {
     const { s, qid } = await this.q();
     const row = s.stmt('SELECT epoch, max_events, paused FROM queues WHERE qid = ?').get(qid) as {
       epoch: string | null;
       max_events: number;
       paused: number;
     };
-    const meta: Record<string, string> = { maxEvents: String(row.max_events) };
-    if (row.epoch) {
-      meta.epoch = row.epoch;
-      // The data layout version, as the Redis meta's `v` (set with the epoch, by initQueue).
-      meta.v = '1';
-    }
-    if (row.paused === 1) meta.paused = '1';
-    return { ...meta, ...limitsMeta(readLimits(s, qid)) };
+    return queueSettingsOf(row, readLimits(s, qid));
   }
 
   async time(): Promise<number> {
