@@ -15,6 +15,9 @@ export type {
   JobRecord,
   StreamEvent,
   RunRecord,
+  StepWrite,
+  StepRecord,
+  ContinueResult,
   OutputEntry,
   OutputWait,
   EventsRead,
@@ -49,6 +52,9 @@ export { OUTPUT_WAIT_MAX, unexpectedKind } from './records.js';
 import type {
   JobRecord,
   RunRecord,
+  StepWrite,
+  StepRecord,
+  ContinueResult,
   OutputEntry,
   OutputWait,
   EventsRead,
@@ -293,9 +299,17 @@ export interface QueueBackend {
   ): Promise<string[] | undefined>;
   updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode>;
   updateData(id: string, data: string, fence: Fence | undefined): Promise<WriteCode>;
-  /** Stores a durable step's record (fenced); returns the code and the record now stored (a stored success wins). */
-  recordStep(id: string, key: string, record: string, ok: boolean, fence: Fence | undefined): Promise<{ code: WriteCode; record: string }>;
-  /** Adds the next turn of a loop and records it as the current job's step (fenced); returns the code and the step record. */
+  /**
+   * Stores a durable step's outcome (fenced); returns the code and the outcome now stored (a stored
+   * success wins; undefined when the write was refused).
+   */
+  recordStep(
+    id: string,
+    key: string,
+    step: StepWrite,
+    fence: Fence | undefined,
+  ): Promise<{ code: WriteCode; stored: StepRecord | undefined }>;
+  /** Adds the next turn of a loop and records it as the current job's step (fenced); see {@link ContinueResult}. */
   continueJob(
     id: string,
     fence: Fence | undefined,
@@ -303,7 +317,7 @@ export interface QueueBackend {
     next: NewJob,
     now: number | undefined,
     run: { id: string; maxCost?: number },
-  ): Promise<{ code: WriteCode; record: string }>;
+  ): Promise<ContinueResult>;
   /**
    * Records what a job cost (replacing its earlier report) and adds the difference to its run's
    * cost when it is a turn of a run (`runId`: the run it would belong to). Returns the run's cost
@@ -400,9 +414,9 @@ export interface QueueBackend {
   ): Promise<{ cursor: string; items: [string, string][] }>;
   /** How many children a parent has of each kind. */
   getDependencyCounts(id: string): Promise<{ processed: number; unprocessed: number; failed: number; ignored: number }>;
-  /** A job's durable steps: step key -> JSON record. */
-  getSteps(id: string): Promise<Record<string, string>>;
-  getStep(id: string, key: string): Promise<string | undefined>;
+  /** A job's durable steps: step key -> its stored outcome. */
+  getSteps(id: string): Promise<Record<string, StepRecord>>;
+  getStep(id: string, key: string): Promise<StepRecord | undefined>;
   /** Live workers of the queue (heartbeat within its ttl). */
   getWorkers(): Promise<{ id: string; info: string }[]>;
   /** Opens the connection `readEvents` blocks on (named as an events reader), and waits until it is connected. */

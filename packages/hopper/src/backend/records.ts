@@ -43,6 +43,28 @@ export interface StreamEvent {
   fields: Record<string, string>;
 }
 
+/**
+ * A durable step's outcome to record (`job.step`): a success with its result as JSON text, or a
+ * failure with its error message; how long the step ran (ms) and when it ended (ms).
+ */
+export type StepWrite =
+  { ok: true; json: string; durationMs: number; at: number } | { ok: false; error: string; durationMs: number; at: number };
+
+/** A durable step's outcome as stored: a success with its result, or a failure with its error message. */
+export type StepRecord =
+  { ok: true; result: unknown; durationMs: number; at: number } | { ok: false; error: string; durationMs: number; at: number };
+
+/**
+ * What continueJob did: its code; with 'done', `nextId`, the next turn's id (added now, or by an
+ * earlier call whose step was recorded); with a refusal, `detail`: the run's cancel reason
+ * ('refused-cancelled') or its cost ('over-budget'), else ''.
+ */
+export interface ContinueResult {
+  code: WriteCode;
+  nextId: string | undefined;
+  detail: string;
+}
+
 /** A run of turns as stored (see `continueJob`). */
 export interface RunRecord {
   lastTurn: string | undefined;

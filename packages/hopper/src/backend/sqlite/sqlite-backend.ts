@@ -12,6 +12,7 @@ import type {
   AddFlowResult,
   AddRequest,
   AdvanceSchedulerResult,
+  ContinueResult,
   ExactMetricsRecord,
   Fence,
   LatencyEntry,
@@ -31,6 +32,8 @@ import type {
   SchedulerUpsertResult,
   SchedulerWrite,
   ServerInfo,
+  StepRecord,
+  StepWrite,
   CancelJobResult,
   ChildDependencyResult,
   RefusedMoveCode,
@@ -44,6 +47,7 @@ import { addFlow, moveToWaitingChildren, removeChildDependency, sealParent } fro
 import { notifyParent } from './sqlite-flows.js';
 import { readLimits, writeLimits } from './sqlite-limits.js';
 import { applyQueueChange, groupColumnChanges } from './sqlite-settings.js';
+import { continued, decodeStep, encodeStep, encodeTurnStep, isStoredSuccess } from '../step-records.js';
 import { replayDeadLetter } from './sqlite-deadletters.js';
 import { budgetUse, cancelRun, forgetKept, checkRun, getRun, recordTurn, reportCost } from './sqlite-runs.js';
 import { SqliteQueueOutput } from './sqlite-output.js';
@@ -237,7 +241,7 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
   private storedSuccess(tx: Tx, id: string, key: string): string | undefined {
     const row = tx.s.stmt('SELECT record FROM steps WHERE qid = ? AND job_id = ? AND key = ?').get(tx.qid, id, key) as
       { record: string } | undefined;
-    return row && row.record.startsWith('{"v":') ? row.record : undefined;
+    return row && isStoredSuccess(row.record) ? row.record : undefined;
   }
 
   private putStep(tx: Tx, id: string, key: string, record: string): void {
@@ -247,17 +251,17 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
   async recordStep(
     id: string,
     key: string,
-    record: string,
-    _ok: boolean,
+    step: StepWrite,
     fence: Fence | undefined,
-  ): Promise<{ code: WriteCode; record: string }> {
+  ): Promise<{ code: WriteCode; stored: StepRecord | undefined }> {
     return this.write(undefined, (tx) => {
       const code = this.looseFence(tx.job(id), fence);
-      if (code !== WriteCode.Done) return { code, record: '' };
+      if (code !== WriteCode.Done) return { code, stored: undefined };
       const stored = this.storedSuccess(tx, id, key);
-      if (stored !== undefined) return { code: WriteCode.Done, record: stored };
+      if (stored !== undefined) return { code: WriteCode.Done, stored: decodeStep(stored) };
+      const record = encodeStep(step);
       this.putStep(tx, id, key, record);
-      return { code: WriteCode.Done, record };
+      return { code: WriteCode.Done, stored: decodeStep(record) };
     });
   }
 
@@ -268,14 +272,14 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
     next: NewJob,
     now: number | undefined,
     run: { id: string; maxCost?: number },
-  ): Promise<{ code: WriteCode; record: string }> {
+  ): Promise<ContinueResult> {
     return this.write(now, (tx) => {
       const code = this.looseFence(tx.job(id), fence);
-      if (code !== WriteCode.Done) return { code, record: '' };
+      if (code !== WriteCode.Done) return { code, nextId: undefined, detail: '' };
       const stored = this.storedSuccess(tx, id, stepKey);
-      if (stored !== undefined) return { code: WriteCode.Done, record: stored };
+      if (stored !== undefined) return continued(decodeStep(stored));
       const checked = checkRun(tx, id, run);
-      if ('code' in checked) return checked;
+      if ('code' in checked) return { code: checked.code, nextId: undefined, detail: checked.record };
       const nextId = next.customId;
       if (!tx.exists(nextId)) {
         // A grouped turn (the group is inherited with the job's options) joins its group, as an add.
@@ -304,10 +308,9 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
           });
         }
       }
-      const record = `{"v":${JSON.stringify(nextId)},"ms":0,"at":${tx.now}}`;
-      this.putStep(tx, id, stepKey, record);
+      this.putStep(tx, id, stepKey, encodeTurnStep(nextId, tx.now));
       recordTurn(tx, run.id, nextId, checked.cost);
-      return { code: WriteCode.Done, record };
+      return { code: WriteCode.Done, nextId, detail: '' };
     });
   }
 

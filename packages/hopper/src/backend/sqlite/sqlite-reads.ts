@@ -12,6 +12,7 @@ import type {
   QueueSettings,
   SchedulerRecord,
   StateCounts,
+  StepRecord,
   GroupRecord,
 } from '../backend.js';
 import { readMetrics } from './sqlite-metrics.js';
@@ -21,6 +22,7 @@ import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
 import { rateLimitTtl, readLimits } from './sqlite-limits.js';
 import { queueSettingsOf } from './sqlite-settings.js';
+import { decodeStep } from '../step-records.js';
 import { groupIds, groupJobIds, readGroups } from './sqlite-group-reads.js';
 import { checkInvariants } from './sqlite-audit.js';
 import { dueSchedulers, nextSchedulerDue, readScheduler, schedulerIds, schedulersCount } from './sqlite-scheduler-reads.js';
@@ -425,17 +427,17 @@ export abstract class SqliteQueueReads {
   }
 
   // Reads of features the SQLite backend does not write yet: nothing of them can exist.
-  async getSteps(id: string): Promise<Record<string, string>> {
+  async getSteps(id: string): Promise<Record<string, StepRecord>> {
     const { s, qid } = await this.q();
     const rows = s.stmt('SELECT key, record FROM steps WHERE qid = ? AND job_id = ?').all(qid, id) as { key: string; record: string }[];
-    return Object.fromEntries(rows.map((r) => [r.key, r.record]));
+    return Object.fromEntries(rows.map((r) => [r.key, decodeStep(r.record)]));
   }
 
-  async getStep(id: string, key: string): Promise<string | undefined> {
+  async getStep(id: string, key: string): Promise<StepRecord | undefined> {
     const { s, qid } = await this.q();
     const row = s.stmt('SELECT record FROM steps WHERE qid = ? AND job_id = ? AND key = ?').get(qid, id, key) as
       { record: string } | undefined;
-    return row?.record;
+    return row && decodeStep(row.record);
   }
   async getGroups(start: number, end: number): Promise<GroupRecord[]> {
     const { s, qid } = await this.q();
