@@ -44,10 +44,10 @@ export function retentionSpec(keep: Retention): string {
  */
 export type RawReply = readonly unknown[];
 
-/** A raw reply's bulk string as a string (a string passes as it is); nil as null. */
+/** A raw reply's bulk string (a Buffer: its UTF-8 text) as a string; a string passes as it is; nil as null. */
 function text(value: unknown): string | null {
   if (value === null || value === undefined) return null;
-  return typeof value === 'string' ? value : String(value as Buffer | number);
+  return typeof value === 'string' ? value : (value as Buffer).toString();
 }
 
 /** A raw reply's integer or numeric bulk string as a number; nil as `absent`. */
