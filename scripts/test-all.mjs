@@ -26,8 +26,11 @@ if (tier !== undefined && tier !== '' && !(tier in TIERS)) {
 // Three lanes: the engine's Redis tier, its SQLite tier (both CPU-bound), and one type check of
 // every package (tsconfig.typecheck.json: one tsc program, not one per package) followed by the
 // other packages' tests (mostly waiting), so the waits of the third overlap the work of the first two.
+// The engine's Redis tier is split: the files of ENGINE_SIDE_FILES (packages/hopper/vitest.config.ts:
+// mostly waiting on child processes and the clock) run at the end of the third lane, which would
+// otherwise end well before the first.
 const lanes = TIERS[tier] ?? [
-  [['test:engine', 'hopper']],
+  [['test:engine', 'hopper', { HOPPER_TEST_PART: 'main' }]],
   [['test:sqlite', 'hopper']],
   [
     ['typecheck'],
@@ -36,32 +39,31 @@ const lanes = TIERS[tier] ?? [
     ['test', '@hopper/nestjs'],
     ['test', '@hopper/bull-board'],
     ['test', '@hopper/dashboard'],
+    ['test:engine', 'hopper', { HOPPER_TEST_PART: 'side' }],
   ],
 ];
-if (TIERS[tier])
-  console.log(
-    `== HOPPER_TEST_TIER=${tier}: ${TIERS[tier]
-      .flat()
-      .map((s) => s.join(' '))
-      .join(', ')}`,
-  );
+if (TIERS[tier]) console.log(`== HOPPER_TEST_TIER=${tier}: ${TIERS[tier].flat().map(label).join(', ')}`);
 
-/** Runs `npm run <script> [-w <workspace>]`, its output collected; resolves to its exit code. */
-function step([script, workspace]) {
+/** A step's name in the output: `test:engine hopper (HOPPER_TEST_PART=side)`. */
+function label([script, workspace, env]) {
+  const vars = Object.entries(env ?? {}).map(([k, v]) => `${k}=${v}`);
+  return [script, workspace, vars.length ? `(${vars.join(' ')})` : ''].filter(Boolean).join(' ');
+}
+
+/** Runs `npm run <script> [-w <workspace>]` (with `env` added), its output collected; resolves to its exit code. */
+function step([script, workspace, env]) {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(npm, ['run', script, ...(workspace ? ['-w', workspace] : [])], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: process.env,
+      env: { ...process.env, ...env },
     });
     const out = [];
     child.stdout.on('data', (chunk) => out.push(chunk));
     child.stderr.on('data', (chunk) => out.push(chunk));
     child.on('close', (code) => {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      process.stdout.write(
-        `\n== ${[script, workspace].filter(Boolean).join(' ')}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${seconds} s\n`,
-      );
+      process.stdout.write(`\n== ${label([script, workspace, env])}: ${code === 0 ? 'passed' : `FAILED (exit ${code})`} in ${seconds} s\n`);
       process.stdout.write(Buffer.concat(out));
       resolve(code ?? 1);
     });
@@ -71,7 +73,7 @@ function step([script, workspace]) {
 async function lane(steps) {
   for (const s of steps) {
     const code = await step(s);
-    if (code !== 0) return s.filter(Boolean).join(' ');
+    if (code !== 0) return label(s);
   }
   return undefined;
 }

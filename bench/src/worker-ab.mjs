@@ -12,6 +12,9 @@
 // Redis CPU is read from /proc. `--cpu-prof=<dir>` writes a V8 CPU profile of every drain's
 // measured window (started at the first completion, stopped at the last, through node:inspector;
 // it adds its own overhead to the CPU figures of that run), to read with profile-summary.mjs.
+// `--alloc` samples the window's allocations instead (V8's sampling heap profiler, collected objects
+// included) and reports the bytes allocated per job: a figure that, unlike CPU time, does not move
+// with the machine's load (it also slows the run: its CPU figures are not comparable to others').
 // Method and figures: docs/performance.md, "Issue 21, worker side".
 
 import { fork } from 'node:child_process';
@@ -34,6 +37,7 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     concurrency: { type: 'string' },
     'cpu-prof': { type: 'string' },
+    alloc: { type: 'boolean' },
     child: { type: 'string' },
   },
 });
@@ -44,7 +48,7 @@ if (values.child !== undefined) await runChild(JSON.parse(values.child));
 else await runParent();
 
 /** The drain child: one worker on the filled queue, measured from its first completion to its last. */
-async function runChild({ dir, connection, concurrency, total, redisPid, ticks, profile }) {
+async function runChild({ dir, connection, concurrency, total, redisPid, ticks, profile, alloc }) {
   const { Queue, Worker } = await importHopper(dir);
   const queue = new Queue(QUEUE, { connection, streams: { events: { maxLen: 10_000 } } });
   await queue.waitUntilReady();
@@ -53,7 +57,7 @@ async function runChild({ dir, connection, concurrency, total, redisPid, ticks, 
     return (user + system) / 1000;
   };
   const sample = () => ({ at: performance.now(), node: cpu(), redis: processCpuMs(redisPid, ticks) });
-  const session = profile ? new inspector.Session() : undefined;
+  const session = profile || alloc ? new inspector.Session() : undefined;
   const post = (method, params) =>
     new Promise((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
   if (session) {
@@ -71,7 +75,13 @@ async function runChild({ dir, connection, concurrency, total, redisPid, ticks, 
       if (job.name !== JOB) return;
       count++;
       if (count === 1) {
-        if (session) void post('Profiler.start');
+        if (profile) void post('Profiler.start');
+        if (alloc)
+          void post('HeapProfiler.startSampling', {
+            samplingInterval: 512,
+            includeObjectsCollectedByMajorGC: true,
+            includeObjectsCollectedByMinorGC: true,
+          });
         first = sample();
       }
       if (count === total) {
@@ -80,11 +90,17 @@ async function runChild({ dir, connection, concurrency, total, redisPid, ticks, 
       }
     });
   });
-  if (session) {
+  let allocated = 0;
+  if (alloc) {
+    const { profile: sampled } = await post('HeapProfiler.stopSampling');
+    const sum = (node) => node.selfSize + node.children.reduce((total, child) => total + sum(child), 0);
+    allocated = sum(sampled.head);
+  }
+  if (profile) {
     const { profile: taken } = await post('Profiler.stop');
     writeFileSync(profile, JSON.stringify(taken));
-    session.disconnect();
   }
+  session?.disconnect();
   await worker.close();
   await queue.close();
   const n = total - 1;
@@ -92,6 +108,7 @@ async function runChild({ dir, connection, concurrency, total, redisPid, ticks, 
     jobsPerSec: n / ((last.at - first.at) / 1000),
     workerCpuMsPer1k: ((last.node - first.node) / n) * 1000,
     redisCpuMsPer1k: ((last.redis - first.redis) / n) * 1000,
+    allocBytesPerJob: allocated / n,
   };
   process.send(reply, () => process.exit(0));
 }
@@ -106,7 +123,7 @@ async function runParent() {
   const names = Object.keys(builds);
   if (names.length < 2 || names.some((name) => name === '' || !builds[name])) {
     throw new Error(
-      'usage: worker-ab.mjs --build=<name>=<hopper package dir> --build=<name>=<dir> [...] [--jobs=50000] [--rounds=5] [--concurrency=100,10] [--cpu-prof=<dir>]',
+      'usage: worker-ab.mjs --build=<name>=<hopper package dir> --build=<name>=<dir> [...] [--jobs=50000] [--rounds=5] [--concurrency=100,10] [--cpu-prof=<dir>] [--alloc]',
     );
   }
   const total = Number(values.jobs ?? 50_000);
@@ -139,7 +156,16 @@ async function runParent() {
           }
           await queue.close();
           const profile = values['cpu-prof'] && path.resolve(values['cpu-prof'], `${build}-c${concurrency}-r${round}.cpuprofile`);
-          const spec = { dir: builds[build], connection: redis.connection, concurrency, total, redisPid: redis.pid, ticks, profile };
+          const spec = {
+            dir: builds[build],
+            connection: redis.connection,
+            concurrency,
+            total,
+            redisPid: redis.pid,
+            ticks,
+            profile,
+            alloc: values.alloc === true,
+          };
           const result = await new Promise((resolve, reject) => {
             const child = fork(fileURLToPath(import.meta.url), [`--child=${JSON.stringify(spec)}`], { execArgv: [] });
             let reply;
@@ -148,8 +174,9 @@ async function runParent() {
             child.on('exit', (code) => (code === 0 && reply ? resolve(reply) : reject(new Error(`drain child exited with ${code}`))));
           });
           samples[build].push(result);
+          const allocated = values.alloc ? `, ${Math.round(result.allocBytesPerJob)} bytes allocated per job` : '';
           console.log(
-            `c=${concurrency} round ${round} ${build}: worker ${result.workerCpuMsPer1k.toFixed(2)} ms/1k, redis ${result.redisCpuMsPer1k.toFixed(1)} ms/1k, ${Math.round(result.jobsPerSec)} jobs/s (load ${os.loadavg()[0].toFixed(2)})`,
+            `c=${concurrency} round ${round} ${build}: worker ${result.workerCpuMsPer1k.toFixed(2)} ms/1k, redis ${result.redisCpuMsPer1k.toFixed(1)} ms/1k, ${Math.round(result.jobsPerSec)} jobs/s${allocated} (load ${os.loadavg()[0].toFixed(2)})`,
           );
         }
       }
@@ -159,7 +186,8 @@ async function runParent() {
         const cpu = row(name, 'workerCpuMsPer1k');
         console.log(
           `c=${concurrency} median ${name}: worker CPU ${cpu.toFixed(2)} ms/1k (${((cpu / base - 1) * 100).toFixed(1)}% vs ${names[0]}), ` +
-            `${Math.round(row(name, 'jobsPerSec'))} jobs/s, redis ${row(name, 'redisCpuMsPer1k').toFixed(1)} ms/1k`,
+            `${Math.round(row(name, 'jobsPerSec'))} jobs/s, redis ${row(name, 'redisCpuMsPer1k').toFixed(1)} ms/1k` +
+            (values.alloc ? `, ${Math.round(row(name, 'allocBytesPerJob'))} bytes allocated per job` : ''),
         );
       }
     }

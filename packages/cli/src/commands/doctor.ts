@@ -16,13 +16,15 @@ function render(report: DoctorReport): string {
   };
   const summary =
     report.findings.length === 0 ? 'No finding' : `${count('error', 'error')}, ${count('warning', 'warning')}, ${count('info', 'note')}`;
-  lines.push(`${summary}: Redis ${report.server.version}, ${report.queues.length} queue${report.queues.length === 1 ? '' : 's'} checked.`);
+  // A SQLite database names itself in its version (`SQLite 3.x`); Redis's is a bare number.
+  const server = report.server.version.startsWith('SQLite') ? report.server.version : `Redis ${report.server.version}`;
+  lines.push(`${summary}: ${server}, ${report.queues.length} queue${report.queues.length === 1 ? '' : 's'} checked.`);
   return lines.join('\n');
 }
 
 export const doctorCommand: Command = {
   words: ['doctor'],
-  summary: 'audit Redis and the queues for what loses jobs or makes them fall behind (exit 1 on errors)',
+  summary: 'audit the server (Redis, or a SQLite database) and the queues for what loses jobs or makes them fall behind (exit 1 on errors)',
   usage: 'hopper doctor [<queue>...] [--backlog 10000] [--oldest 5m] [--lock-duration 30s] [--sample 200] [--strict]',
   options: {
     backlog: { type: 'string' },

@@ -31,7 +31,7 @@ export interface WorkerInfo {
   rawname: string;
 }
 
-/** The queue's settings as stored in Redis (BullMQ's `getMeta` fields). */
+/** The queue's settings as stored (BullMQ's `getMeta` fields). */
 export interface QueueMeta {
   paused: boolean;
   /** The events stream cap. */
@@ -327,16 +327,16 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
    */
   async getMeta(): Promise<QueueMeta> {
     await this.ready();
-    const meta = await this.backend.getMeta();
+    const settings = await this.backend.getQueueSettings();
     const result: QueueMeta = {
-      paused: meta.paused === '1',
-      maxLenEvents: meta.maxEvents === undefined ? undefined : Number(meta.maxEvents),
-      version: meta.v === undefined ? undefined : `hopper:${meta.v}`,
+      paused: settings.paused,
+      maxLenEvents: settings.maxEvents,
+      version: settings.layoutVersion === undefined ? undefined : `hopper:${settings.layoutVersion}`,
     };
-    if (meta.gcc !== undefined && meta.gcc !== '') result.concurrency = Number(meta.gcc);
-    if (meta.lmax !== undefined && meta.lmax !== '') {
-      result.max = Number(meta.lmax);
-      result.duration = Number(meta.ldur);
+    if (settings.globalConcurrency !== undefined) result.concurrency = settings.globalConcurrency;
+    if (settings.rateLimit !== undefined) {
+      result.max = settings.rateLimit.max;
+      result.duration = settings.rateLimit.duration;
     }
     return result;
   }

@@ -3,7 +3,7 @@
  * jobs and counts; the queue's global concurrency and rate limit; and the defaults groups take.
  * Names follow BullMQ (global concurrency, rate limit) and BullMQ Pro (groups) where they have them.
  */
-import type { GroupRecord, GroupStatus } from '../backend/backend.js';
+import type { GroupRecord, GroupSettingsChange, GroupStatus } from '../backend/backend.js';
 import type { Job } from '../job/job.js';
 import { InvalidOptionsError } from '../job/errors.js';
 import { validateGroupId } from '../job/options.js';
@@ -70,10 +70,6 @@ export interface GroupInfo {
   weight?: number;
 }
 
-/** Meta field names of the group defaults, and group record fields of a group's own settings. */
-const QUEUE_FIELDS = { concurrency: 'gcon', max: 'glm', duration: 'gld', weighted: 'glw', maxSize: 'gms', weight: 'gwt' } as const;
-const GROUP_FIELDS = { concurrency: 'c', max: 'lm', duration: 'ld', weighted: 'lwt', maxSize: 'ms', weight: 'w' } as const;
-
 function positiveInteger(value: unknown, name: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
     throw new InvalidOptionsError(`${name} must be a positive integer, got ${String(value)}.`);
@@ -109,8 +105,8 @@ export function validateLimiter(value: unknown, name: string, weighted = false):
   }
 }
 
-/** Turns settings into stored fields ('' removes). */
-function settingsFields(settings: GroupSettings, names: typeof QUEUE_FIELDS | typeof GROUP_FIELDS): Record<string, string> {
+/** Checks group settings and turns them into the seam's change (`null` removes a setting). */
+function settingsChange(settings: GroupSettings): GroupSettingsChange {
   if (typeof settings !== 'object' || settings === null) {
     throw new InvalidOptionsError(
       `Group settings must be an object like { concurrency, limiter, maxSize, weight }, got ${String(settings)}.`,
@@ -120,25 +116,21 @@ function settingsFields(settings: GroupSettings, names: typeof QUEUE_FIELDS | ty
   for (const key of Object.keys(settings)) {
     if (!known.includes(key)) throw new InvalidOptionsError(`Unknown group setting "${key}": use ${known.join(', ')}.`);
   }
-  const fields: Record<string, string> = {};
+  const change: GroupSettingsChange = {};
   for (const key of ['concurrency', 'maxSize', 'weight'] as const) {
     const value = settings[key];
     if (value === undefined) continue;
-    fields[names[key]] = value === null ? '' : String(positiveInteger(value, key));
+    change[key] = value === null ? null : positiveInteger(value, key);
   }
   if (settings.limiter !== undefined) {
-    if (settings.limiter === null) {
-      fields[names.max] = '';
-      fields[names.duration] = '';
-      fields[names.weighted] = '';
-    } else {
+    if (settings.limiter === null) change.limiter = null;
+    else {
       validateLimiter(settings.limiter, 'limiter', true);
-      fields[names.max] = String(settings.limiter.max);
-      fields[names.duration] = String(settings.limiter.duration);
-      fields[names.weighted] = settings.limiter.weight === 'cost' ? '1' : '';
+      const { max, duration, weight } = settings.limiter;
+      change.limiter = weight === 'cost' ? { max, duration, weight } : { max, duration };
     }
   }
-  return fields;
+  return change;
 }
 
 function toInfo(record: GroupRecord): GroupInfo {
@@ -154,10 +146,6 @@ function toInfo(record: GroupRecord): GroupInfo {
   if (record.maxSize !== undefined) info.maxSize = record.maxSize;
   if (record.weight !== undefined) info.weight = record.weight;
   return info;
-}
-
-function numberField(meta: Record<string, string>, name: string): number | undefined {
-  return meta[name] === undefined ? undefined : Number(meta[name]);
 }
 
 // `any` defaults keep BullMQ's generic signature.
@@ -176,13 +164,13 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
   async setGlobalConcurrency(concurrency: number): Promise<void> {
     positiveInteger(concurrency, 'Global concurrency');
     await this.ready();
-    await this.backend.configureQueue({ gcc: String(concurrency) });
+    await this.backend.configureQueue({ globalConcurrency: concurrency });
   }
 
   /** The queue's global concurrency, or null when there is none. */
   async getGlobalConcurrency(): Promise<number | null> {
     await this.ready();
-    return numberField(await this.backend.getMeta(), 'gcc') ?? null;
+    return (await this.backend.getQueueSettings()).globalConcurrency ?? null;
   }
 
   /**
@@ -191,15 +179,15 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
    */
   async isMaxed(): Promise<boolean> {
     await this.ready();
-    const [meta, counts] = await Promise.all([this.backend.getMeta(), this.backend.getStateCounts()]);
-    const limit = numberField(meta, 'gcc');
+    const [settings, counts] = await Promise.all([this.backend.getQueueSettings(), this.backend.getStateCounts()]);
+    const limit = settings.globalConcurrency;
     return limit !== undefined && counts.active >= limit;
   }
 
   /** Removes the global concurrency limit. */
   async removeGlobalConcurrency(): Promise<void> {
     await this.ready();
-    await this.backend.configureQueue({ gcc: '' });
+    await this.backend.configureQueue({ globalConcurrency: null });
   }
 
   /**
@@ -215,16 +203,13 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
     }
     await this.ready();
     // Weighted (docs/limits.md): `max` units of the jobs' `cost` option per `duration` ms.
-    await this.backend.configureQueue({ lmax: String(max), ldur: String(duration), lwt: opts.weighted ? '1' : '' });
+    await this.backend.configureQueue({ rateLimit: opts.weighted ? { max, duration, weight: 'cost' } : { max, duration } });
   }
 
   /** The queue's rate limit (`weight: 'cost'` when weighted), or null when there is none. */
   async getGlobalRateLimit(): Promise<RateLimiterOptions | null> {
     await this.ready();
-    const meta = await this.backend.getMeta();
-    const max = numberField(meta, 'lmax');
-    if (max === undefined) return null;
-    return meta.lwt === '1' ? { max, duration: Number(meta.ldur), weight: 'cost' } : { max, duration: Number(meta.ldur) };
+    return (await this.backend.getQueueSettings()).rateLimit ?? null;
   }
 
   /**
@@ -270,7 +255,7 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
   /** Removes the queue's rate limit. */
   async removeGlobalRateLimit(): Promise<void> {
     await this.ready();
-    await this.backend.configureQueue({ lmax: '', ldur: '', lwt: '' });
+    await this.backend.configureQueue({ rateLimit: null });
   }
 
   /**
@@ -279,26 +264,20 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
    * @example await queue.setGroupDefaults({ concurrency: 2, limiter: { max: 10, duration: 1000 } });
    */
   async setGroupDefaults(settings: GroupSettings): Promise<void> {
-    const fields = settingsFields(settings, QUEUE_FIELDS);
+    const groupDefaults = settingsChange(settings);
     await this.ready();
-    await this.backend.configureQueue(fields);
+    await this.backend.configureQueue({ groupDefaults });
   }
 
   /** The group defaults of this queue. */
   async getGroupDefaults(): Promise<GroupSettings> {
     await this.ready();
-    const meta = await this.backend.getMeta();
+    const defaults = (await this.backend.getQueueSettings()).groupDefaults;
     const settings: GroupSettings = {};
-    const concurrency = numberField(meta, 'gcon');
-    if (concurrency !== undefined) settings.concurrency = concurrency;
-    const max = numberField(meta, 'glm');
-    if (max !== undefined) {
-      settings.limiter = meta.glw === '1' ? { max, duration: Number(meta.gld), weight: 'cost' } : { max, duration: Number(meta.gld) };
-    }
-    const maxSize = numberField(meta, 'gms');
-    if (maxSize !== undefined) settings.maxSize = maxSize;
-    const weight = numberField(meta, 'gwt');
-    if (weight !== undefined) settings.weight = weight;
+    if (defaults.concurrency !== undefined) settings.concurrency = defaults.concurrency;
+    if (defaults.limiter !== undefined) settings.limiter = defaults.limiter;
+    if (defaults.maxSize !== undefined) settings.maxSize = defaults.maxSize;
+    if (defaults.weight !== undefined) settings.weight = defaults.weight;
     return settings;
   }
 
@@ -309,9 +288,9 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
    */
   async setGroupOptions(groupId: string, settings: GroupSettings): Promise<void> {
     validateGroupId(groupId);
-    const fields = settingsFields(settings, GROUP_FIELDS);
+    const change = settingsChange(settings);
     await this.ready();
-    await this.backend.configureGroup(groupId, 'set', fields);
+    await this.backend.configureGroup(groupId, 'set', change);
   }
 
   /** Sets how many jobs of a group may run at once (BullMQ Pro's name). */

@@ -15,6 +15,9 @@ export type {
   JobRecord,
   StreamEvent,
   RunRecord,
+  StepWrite,
+  StepRecord,
+  ContinueResult,
   OutputEntry,
   OutputWait,
   EventsRead,
@@ -25,6 +28,11 @@ export type {
   ServerFacts,
   GroupRecord,
   GroupStatus,
+  GroupSettingValues,
+  GroupSettingsChange,
+  LimiterSetting,
+  QueueSettings,
+  QueueSettingsChange,
   OccurrencePlan,
   SchedulerRecord,
   SchedulerWrite,
@@ -44,6 +52,9 @@ export { OUTPUT_WAIT_MAX, unexpectedKind } from './records.js';
 import type {
   JobRecord,
   RunRecord,
+  StepWrite,
+  StepRecord,
+  ContinueResult,
   OutputEntry,
   OutputWait,
   EventsRead,
@@ -53,6 +64,9 @@ import type {
   ServerInfo,
   ServerFacts,
   GroupRecord,
+  GroupSettingsChange,
+  QueueSettings,
+  QueueSettingsChange,
   OccurrencePlan,
   SchedulerRecord,
   SchedulerWrite,
@@ -224,13 +238,17 @@ export interface QueueBackend {
    */
   getRateLimitTtl(maxJobs?: number): Promise<number>;
   /**
-   * Changes one group (see configureGroup.lua): 'set' writes its settings (field -> value, '' removes:
-   * c concurrency, lm/ld limiter, ms maxSize, w weight). Returns whether it changed anything:
-   * 'pause'/'resume' of a group already so return false; 'set' returns true.
+   * Changes one group (see configureGroup.lua): 'set' applies `settings` (a value sets, `null`
+   * removes, a field left out is unchanged; a group parked at a limit is judged again at the next
+   * claim), 'pause', 'resume'. Returns whether it changed anything: 'pause'/'resume' of a group
+   * already so return false; 'set' returns true. Each backend maps the settings to its own storage.
    */
-  configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields?: Record<string, string>): Promise<boolean>;
-  /** Sets queue-wide limits and group defaults in the meta (field -> value, '' removes; see configureQueue.lua). */
-  configureQueue(fields: Record<string, string>): Promise<void>;
+  configureGroup(group: string, op: 'set' | 'pause' | 'resume', settings?: GroupSettingsChange): Promise<boolean>;
+  /**
+   * Changes the queue-wide limits and the group defaults (a value sets, `null` removes, a field
+   * left out is unchanged; see configureQueue.lua) and wakes idle workers.
+   */
+  configureQueue(change: QueueSettingsChange): Promise<void>;
   trimEvents(maxLength: number): Promise<number>;
   /** Deletes a deduplication key (with `jobId`: only while it points to that job); whether it deleted one. */
   removeDeduplicationKey(id: string, jobId?: string): Promise<boolean>;
@@ -281,9 +299,17 @@ export interface QueueBackend {
   ): Promise<string[] | undefined>;
   updateProgress(id: string, progress: string, fence: Fence | undefined): Promise<WriteCode>;
   updateData(id: string, data: string, fence: Fence | undefined): Promise<WriteCode>;
-  /** Stores a durable step's record (fenced); returns the code and the record now stored (a stored success wins). */
-  recordStep(id: string, key: string, record: string, ok: boolean, fence: Fence | undefined): Promise<{ code: WriteCode; record: string }>;
-  /** Adds the next turn of a loop and records it as the current job's step (fenced); returns the code and the step record. */
+  /**
+   * Stores a durable step's outcome (fenced); returns the code and the outcome now stored (a stored
+   * success wins; undefined when the write was refused).
+   */
+  recordStep(
+    id: string,
+    key: string,
+    step: StepWrite,
+    fence: Fence | undefined,
+  ): Promise<{ code: WriteCode; stored: StepRecord | undefined }>;
+  /** Adds the next turn of a loop and records it as the current job's step (fenced); see {@link ContinueResult}. */
   continueJob(
     id: string,
     fence: Fence | undefined,
@@ -291,7 +317,7 @@ export interface QueueBackend {
     next: NewJob,
     now: number | undefined,
     run: { id: string; maxCost?: number },
-  ): Promise<{ code: WriteCode; record: string }>;
+  ): Promise<ContinueResult>;
   /**
    * Records what a job cost (replacing its earlier report) and adds the difference to its run's
    * cost when it is a turn of a run (`runId`: the run it would belong to). Returns the run's cost
@@ -388,17 +414,17 @@ export interface QueueBackend {
   ): Promise<{ cursor: string; items: [string, string][] }>;
   /** How many children a parent has of each kind. */
   getDependencyCounts(id: string): Promise<{ processed: number; unprocessed: number; failed: number; ignored: number }>;
-  /** A job's durable steps: step key -> JSON record. */
-  getSteps(id: string): Promise<Record<string, string>>;
-  getStep(id: string, key: string): Promise<string | undefined>;
+  /** A job's durable steps: step key -> its stored outcome. */
+  getSteps(id: string): Promise<Record<string, StepRecord>>;
+  getStep(id: string, key: string): Promise<StepRecord | undefined>;
   /** Live workers of the queue (heartbeat within its ttl). */
   getWorkers(): Promise<{ id: string; info: string }[]>;
   /** Opens the connection `readEvents` blocks on (named as an events reader), and waits until it is connected. */
   openEventsReader(): Promise<void>;
   /** The connections reading the queue's events (QueueEvents), as the server lists them (field -> value). */
   getEventsReaders(): Promise<Record<string, string>[]>;
-  /** The queue's meta hash. */
-  getMeta(): Promise<Record<string, string>>;
+  /** The queue's settings: paused, events cap, layout version, queue-wide limits and group defaults. */
+  getQueueSettings(): Promise<QueueSettings>;
   /** Groups by id (lexicographic rank range), with their counts and settings. */
   getGroups(start: number, end: number): Promise<GroupRecord[]>;
   getGroup(id: string): Promise<GroupRecord | undefined>;

@@ -43,6 +43,28 @@ export interface StreamEvent {
   fields: Record<string, string>;
 }
 
+/**
+ * A durable step's outcome to record (`job.step`): a success with its result as JSON text, or a
+ * failure with its error message; how long the step ran (ms) and when it ended (ms).
+ */
+export type StepWrite =
+  { ok: true; json: string; durationMs: number; at: number } | { ok: false; error: string; durationMs: number; at: number };
+
+/** A durable step's outcome as stored: a success with its result, or a failure with its error message. */
+export type StepRecord =
+  { ok: true; result: unknown; durationMs: number; at: number } | { ok: false; error: string; durationMs: number; at: number };
+
+/**
+ * What continueJob did: its code; with 'done', `nextId`, the next turn's id (added now, or by an
+ * earlier call whose step was recorded); with a refusal, `detail`: the run's cancel reason
+ * ('refused-cancelled') or its cost ('over-budget'), else ''.
+ */
+export interface ContinueResult {
+  code: WriteCode;
+  nextId: string | undefined;
+  detail: string;
+}
+
 /** A run of turns as stored (see `continueJob`). */
 export interface RunRecord {
   lastTurn: string | undefined;
@@ -100,6 +122,7 @@ export interface ServerInfo {
 
 /** What `hopper doctor` reads of the server (undefined where the server does not tell). */
 export interface ServerFacts {
+  /** The server's version: Redis's `redis_version` (e.g. `7.2.4`), or `SQLite <version>` for a SQLite database. */
   version: string;
   /** The server's clock (ms): Hopper's one clock, against which job times are judged. */
   now: number;
@@ -166,8 +189,65 @@ export interface SchedulerRecord {
 /** Where a group stands: taking turns, parked at its concurrency or rate limit, paused, or with no backlog. */
 export type GroupStatus = 'ready' | 'maxed' | 'limited' | 'paused' | 'idle';
 
+/**
+ * A rate limit as the seam passes it: at most `max` jobs start in any `duration` ms; with
+ * `weight: 'cost'`, at most `max` units of the jobs' `cost` option (a weighted limit).
+ */
+export interface LimiterSetting {
+  max: number;
+  duration: number;
+  weight?: 'cost';
+}
+
+/** Settings of a group (its own, or the queue's defaults for every group); undefined: not set. */
+export interface GroupSettingValues {
+  /** At most this many of the group's jobs run at once. */
+  concurrency: number | undefined;
+  limiter: LimiterSetting | undefined;
+  /** Adds beyond this many ready jobs in the group are refused. */
+  maxSize: number | undefined;
+  /** The group's share of the turns. */
+  weight: number | undefined;
+}
+
+/** A change of group settings: a value sets the setting, `null` removes it, a field left out is unchanged. */
+export interface GroupSettingsChange {
+  concurrency?: number | null;
+  limiter?: LimiterSetting | null;
+  maxSize?: number | null;
+  weight?: number | null;
+}
+
+/**
+ * A queue's settings as stored (each backend reads its own storage: the Redis meta hash, the
+ * SQLite queue row): what `queue.getMeta()` and the limit getters report.
+ */
+export interface QueueSettings {
+  paused: boolean;
+  /** The events stream cap, when recorded. */
+  maxEvents: number | undefined;
+  /** The data layout version the queue was written with (`'1'`), when recorded. */
+  layoutVersion: string | undefined;
+  /** At most this many of the queue's jobs run at once, across all workers. */
+  globalConcurrency: number | undefined;
+  /** The queue-wide rate limit. */
+  rateLimit: LimiterSetting | undefined;
+  /** The settings every group takes unless it has its own. */
+  groupDefaults: GroupSettingValues;
+}
+
+/**
+ * A change of a queue's settings (`configureQueue`): a value sets the setting, `null` removes it,
+ * a field left out is unchanged; in `groupDefaults`, each default likewise.
+ */
+export interface QueueSettingsChange {
+  globalConcurrency?: number | null;
+  rateLimit?: LimiterSetting | null;
+  groupDefaults?: GroupSettingsChange;
+}
+
 /** A group as stored: its status, counts and its own settings (queue defaults not applied). */
-export interface GroupRecord {
+export interface GroupRecord extends GroupSettingValues {
   id: string;
   status: GroupStatus;
   /** Ready jobs without a priority. */
@@ -175,11 +255,6 @@ export interface GroupRecord {
   /** Ready jobs with a priority. */
   prioritized: number;
   active: number;
-  concurrency: number | undefined;
-  /** `weight: 'cost'`: a weighted limiter (each job counts its cost). */
-  limiter: { max: number; duration: number; weight?: 'cost' } | undefined;
-  maxSize: number | undefined;
-  weight: number | undefined;
 }
 
 /*

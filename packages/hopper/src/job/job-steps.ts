@@ -44,24 +44,25 @@ async function stepOnce<T>(job: Job, key: string, fn: () => T | Promise<T>, span
   span?.setAttributes({
     [STEP_KEY]: key,
     [TelemetryAttributes.JobId]: id,
-    [STEP_STORED]: stored !== undefined && stored.startsWith('{"v":'),
+    [STEP_STORED]: stored?.ok === true,
   });
-  if (stored !== undefined && stored.startsWith('{"v":')) return (JSON.parse(stored) as { v: T }).v;
+  if (stored?.ok) return stored.result as T;
   const started = Date.now();
   let value: T;
   try {
     value = await fn();
   } catch (err) {
-    const failure = JSON.stringify({ e: toError(err).message, ms: Date.now() - started, at: Date.now() });
+    const failure = { ok: false as const, error: toError(err).message, durationMs: Date.now() - started, at: Date.now() };
     // Recorded for the dashboard only; the step runs again next attempt. Never hide fn's error.
-    await job.ctx.backend.recordStep(id, key, failure, false, job.fence).catch(() => undefined);
+    await job.ctx.backend.recordStep(id, key, failure, job.fence).catch(() => undefined);
     throw err;
   }
   const json = value === undefined ? 'null' : serialize(value, `The result of step "${key}"`);
-  const record = `{"v":${json},"ms":${Date.now() - started},"at":${Date.now()}}`;
-  const result = await job.ctx.backend.recordStep(id, key, record, true, job.fence);
+  const result = await job.ctx.backend.recordStep(id, key, { ok: true, json, durationMs: Date.now() - started, at: Date.now() }, job.fence);
   throwOnWriteCode(job, result.code, `record step "${key}" of`);
-  return (JSON.parse(result.record) as { v: T }).v;
+  // A success stored first (by an earlier attempt whose reply was lost) wins.
+  if (!result.stored?.ok) throw new Error(`Step "${key}" of job ${id}: the stored step is not a success.`);
+  return result.stored.result as T;
 }
 
 /** `job.getSteps()`: see the Job method. */
@@ -69,10 +70,11 @@ export async function listSteps(job: Job): Promise<StepInfo[]> {
   const id = job.requireId();
   await job.ctx.ready();
   const steps = await job.ctx.backend.getSteps(id);
-  return Object.entries(steps).map(([key, raw]) => {
-    const r = JSON.parse(raw) as { v?: unknown; e?: string; ms: number; at: number };
-    return 'v' in r ? { key, result: r.v, durationMs: r.ms, at: r.at } : { key, error: r.e, durationMs: r.ms, at: r.at };
-  });
+  return Object.entries(steps).map(([key, step]) =>
+    step.ok
+      ? { key, result: step.result, durationMs: step.durationMs, at: step.at }
+      : { key, error: step.error, durationMs: step.durationMs, at: step.at },
+  );
 }
 
 /** `job.continueWith(data, opts)`: see the Job method. */
@@ -106,15 +108,16 @@ export async function continueLoop(
   await job.ctx.ready();
   const result = await job.ctx.backend.continueJob(id, job.fence, '__continue', next, job.ctx.clock.backendNow(), { id: loopId, maxCost });
   if (result.code === WriteCode.RefusedCancelled) {
-    throw new CancelledError(`Run "${loopId}" was cancelled (${result.record}): turn ${turn + 1} was not added.`);
+    throw new CancelledError(`Run "${loopId}" was cancelled (${result.detail}): turn ${turn + 1} was not added.`);
   }
   if (result.code === WriteCode.OverBudget) {
     throw new UnrecoverableError(
-      `Run "${loopId}" has cost ${result.record}, reaching its maxCost (${maxCost}): turn ${turn + 1} was not added.`,
+      `Run "${loopId}" has cost ${result.detail}, reaching its maxCost (${maxCost}): turn ${turn + 1} was not added.`,
     );
   }
   throwOnWriteCode(job, result.code, 'continue');
-  return (JSON.parse(result.record) as { v: string }).v;
+  if (result.nextId === undefined) throw new Error(`continueWith of job ${id}: the stored continue step names no next turn.`);
+  return result.nextId;
 }
 
 /** The run (loop) a job id belongs to and its turn: `<runId>:<n>` is turn n, any other id is turn 0 of a run of that id. */

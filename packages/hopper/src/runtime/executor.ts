@@ -1,8 +1,8 @@
 /**
  * Executor: runs the processor on each claimed job with its abort signal and its timeout, and
- * reports how each attempt settled. Tracks the running attempts by lock token (their fences feed lock renewal):
+ * reports how each attempt settled. Tracks the running attempts (their fences feed lock renewal):
  * two attempts of one job may run here at once (the first lost its lock, was rescued, and this
- * worker claimed the job again), and each has its own entry, abort signal and lock.
+ * worker claimed the job again), and each has its own entry, abort signal, lock and token.
  */
 import type { Clock } from '../clock/clock.js';
 import { TimeoutError } from '../job/errors.js';
@@ -20,7 +20,7 @@ export type ExecutorProcessor = (job: Job, token: string | undefined, signal: Ab
 /** A job being processed. */
 export interface RunningJob {
   readonly job: Job;
-  /** The attempt's lock token (the key of its entry). */
+  /** The attempt's lock token (unique per attempt). */
   readonly token: string;
   /** The attempt's number (attemptsStarted when it was claimed): with the token, its fence. */
   readonly attempt: number;
@@ -65,16 +65,39 @@ export interface ExecutorOptions {
 }
 
 export class Executor {
-  /** Running attempts by lock token (unique per attempt). */
-  readonly running = new Map<string, RunningJob>();
-  /** The latest attempt by job id (an O(1) lookup for claims and cancellations). */
+  /**
+   * Running attempts by job id: each job's latest attempt (an O(1) lookup for claims and
+   * cancellations). One map entry per attempt on the common path (a map's inserts and deletes
+   * allocate as it grows, shrinks and rehashes: a second map keyed by token doubled that).
+   */
   private readonly latest = new Map<string, RunningJob>();
+  /**
+   * Older attempts still running beside a newer one of the same job (it lost its lock, was
+   * rescued, and this worker claimed it again), by lock token: rare.
+   */
+  private readonly older = new Map<string, RunningJob>();
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly o: ExecutorOptions) {}
 
+  /** How many attempts are running. */
   get size(): number {
-    return this.running.size;
+    return this.latest.size + this.older.size;
+  }
+
+  /** Every running attempt (each job's latest, then older ones). */
+  attempts(): RunningJob[] {
+    const all = [...this.latest.values()];
+    for (const entry of this.older.values()) all.push(entry);
+    return all;
+  }
+
+  /** The running attempt holding lock `token`, if any (a walk: for lost locks and close, not per job). */
+  attempt(token: string): RunningJob | undefined {
+    const older = this.older.get(token);
+    if (older) return older;
+    for (const entry of this.latest.values()) if (entry.token === token) return entry;
+    return undefined;
   }
 
   /**
@@ -100,7 +123,8 @@ export class Executor {
       settled: false,
       timers: undefined,
     };
-    this.running.set(entry.token, entry);
+    const previous = this.latest.get(job.id as string);
+    if (previous) this.older.set(previous.token, previous);
     this.latest.set(job.id as string, entry);
     let result: unknown;
     try {
@@ -158,10 +182,10 @@ export class Executor {
     entry.settled = true;
     if (entry.timers) for (const timer of entry.timers) timer.cancel();
     // Only this attempt's entry: another attempt of the same job keeps its own.
-    if (this.running.get(entry.token) === entry) this.running.delete(entry.token);
     if (this.latest.get(entry.job.id as string) === entry) this.latest.delete(entry.job.id as string);
+    else if (this.older.get(entry.token) === entry) this.older.delete(entry.token);
     this.o.onSettled(entry, outcome);
-    if (this.running.size === 0 && this.idleWaiters.length > 0) {
+    if (this.size === 0 && this.idleWaiters.length > 0) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const resolve of waiters) resolve();
@@ -170,7 +194,7 @@ export class Executor {
 
   /** Aborts one attempt's signal (lost lock, cancellation); its result will not be recorded if `lost`. */
   abort(token: string, reason: Error, lost: boolean): void {
-    const entry = this.running.get(token);
+    const entry = this.attempt(token);
     if (!entry) return;
     if (lost) entry.lost = true;
     abortEntry(entry, reason);
@@ -192,12 +216,12 @@ export class Executor {
 
   /** Aborts the signal of every running attempt with `reason` (the worker's `cancelAllJobs`). */
   abortAll(reason: unknown): void {
-    for (const entry of this.running.values()) abortEntry(entry, reason);
+    for (const entry of this.attempts()) abortEntry(entry, reason);
   }
 
   /** Resolves when no job is running. */
   whenIdle(): Promise<void> {
-    if (this.running.size === 0) return Promise.resolve();
+    if (this.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 }

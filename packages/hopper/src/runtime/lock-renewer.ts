@@ -84,8 +84,8 @@ export class LockRenewer {
    */
   async runOnce(): Promise<string[]> {
     const locks: { id: string; token: string; attempt: number }[] = [];
-    for (const [token, entry] of this.o.executor.running) {
-      if (!entry.lost) locks.push({ id: entry.job.id as string, token, attempt: entry.attempt });
+    for (const entry of this.o.executor.attempts()) {
+      if (!entry.lost) locks.push({ id: entry.job.id as string, token: entry.token, attempt: entry.attempt });
     }
     const { lost, epoch, cancelled } = await this.o.backend.extendLocks(
       locks,
@@ -98,7 +98,7 @@ export class LockRenewer {
     // An attempt may have settled while the call was in flight, or been reported by a renewal that
     // overlapped this one (the one after the cancel subscription): only report each running one once.
     const stillRunning = lost.filter((token) => {
-      const entry = this.o.executor.running.get(token);
+      const entry = this.o.executor.attempt(token);
       return entry !== undefined && !entry.lost;
     });
     if (stillRunning.length > 0) this.o.onLost(stillRunning);

@@ -216,7 +216,7 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     onLost: (tokens) => {
       const ids: string[] = [];
       for (const token of tokens) {
-        const id = executor.running.get(token)?.job.id;
+        const id = executor.attempt(token)?.job.id;
         if (id !== undefined) ids.push(id);
         executor.abort(
           token,

@@ -7,7 +7,8 @@ import { createBackend } from '../../src/backend/create.js';
 import { once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
-const env = useHopper();
+// Cancels come from other processes: on SQLite the test's database is then a file they all open.
+const env = useHopper({ processes: true });
 const run = promisify(execFile);
 const cancelScript = fileURLToPath(new URL('../fixtures/cancel-job.mjs', import.meta.url));
 
@@ -41,7 +42,7 @@ describe('cancellation', () => {
     expect(ran).toEqual([other.id]);
   });
 
-  it("aborts an active job's signal promptly through pub/sub (lock renewal an hour away), and it ends cancelled", async () => {
+  it("aborts an active job's signal promptly, told not at the next lock renewal (an hour away), and it ends cancelled", async () => {
     const name = env.queueName();
     const queue = env.queue(name);
     const job = await queue.add('long', {}, { attempts: 3 });
@@ -61,7 +62,8 @@ describe('cancellation', () => {
     expect(await cancelFromAnotherProcess(name, job.id as string, 'stop')).toBe('signalled');
     const { reason, at } = await aborted.promise;
     expect(reason).toBeInstanceOf(CancelledError);
-    // From the cancel call (including starting a process) to the abort: pushed, not polled.
+    // From the cancel call (including starting a process) to the abort: told at once (Redis pub/sub,
+    // SQLite's cancel signal polled every 10 ms at most), not at the renewal an hour away.
     expect(at - started).toBeLessThan(5_000);
     const [, error] = await failed;
     expect(error).toBeInstanceOf(CancelledError);
@@ -76,7 +78,8 @@ describe('cancellation', () => {
     const queue = env.queue(name);
     const job = await queue.add('early', {});
     const aborted = signal<unknown>();
-    // Renewal an hour away: only pub/sub, or the renewal made when the subscription takes effect, can tell it.
+    // Renewal an hour away: only the cancel notification (Redis pub/sub, SQLite's cancel signal), or
+    // the renewal made when the subscription takes effect, can tell it.
     const worker = env.worker(
       name,
       async (_job, _token, abort) => {

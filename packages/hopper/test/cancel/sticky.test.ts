@@ -2,7 +2,8 @@
  * Cancellation is sticky (defect 4): a cancelled active job that leaves its worker without a
  * result (stall rescue, orphan release, close release) ends failed as cancelled, never back in
  * line; a retry clears the mark; the holder's moves refuse a cancelled job; a re-sent cancelJob
- * changes nothing twice.
+ * changes nothing twice. Orphan release (Redis-only: a SQLite call has no lost reply) is in
+ * test/backend-redis/cancel-orphans.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backend/create.js';
@@ -46,21 +47,6 @@ describe('sticky cancellation', () => {
     // Reported as a cancellation, as when the processor itself ends a cancelled attempt.
     const { events } = await backendOf(name).readEvents('0-0', -1, 1000, false);
     expect(events.filter((e) => e.event === 'cancelled').map((e) => e.fields.jobId)).toEqual(['pay']);
-  });
-
-  it('orphan release after a reconnect ends a cancelled orphan failed as cancelled', async () => {
-    const name = env.queueName();
-    const queue = env.queue(name);
-    await queue.add('charge', {}, { jobId: 'pay' });
-    await queue.add('other', {}, { jobId: 'free' });
-    const backend = backendOf(name);
-    const { jobs } = await backend.claim({ count: 2, lockMs: 30_000, tokenPrefix: 'w1:1:' }, env.clock!.backendNow());
-    expect(jobs.map((j) => j.id)).toEqual(['pay', 'free']);
-    expect(await queue.cancelJob('pay', 'stop')).toBe('signalled');
-    // The worker knows neither attempt (the claim's reply was lost): both are orphans.
-    expect(await backend.releaseOrphans('w1', [], { kind: 'keep' }, env.clock!.backendNow())).toBe(2);
-    await expectCancelledFailure(name, 'pay', 'stop');
-    expect(await queue.getJobState('free')).toBe('waiting');
   });
 
   it('a closing worker ends a cancelled job it releases failed as cancelled', async () => {

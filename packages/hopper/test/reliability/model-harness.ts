@@ -193,13 +193,12 @@ export class Harness {
 
   async setGroupConcurrency(g: string, concurrency: number | undefined): Promise<void> {
     this.model.setConcurrency(g, concurrency);
-    await this.backend.configureGroup(g, 'set', { c: concurrency === undefined ? '' : String(concurrency) });
+    await this.backend.configureGroup(g, 'set', { concurrency: concurrency ?? null });
   }
 
   async setGroupLimiter(g: string, limiter: { max: number; duration: number } | undefined): Promise<void> {
     this.model.group(g).limiter = limiter;
-    const fields = limiter ? { lm: String(limiter.max), ld: String(limiter.duration) } : { lm: '', ld: '' };
-    await this.backend.configureGroup(g, 'set', fields);
+    await this.backend.configureGroup(g, 'set', { limiter: limiter ?? null });
   }
 
   /** Adds a flow (a tree, pre-order, one queue); ids are the queue's next ones, in node order. */

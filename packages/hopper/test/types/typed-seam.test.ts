@@ -4,9 +4,11 @@
  * maps its own codes to the unions of backend/records.ts and requests.ts, and callers switch on
  * them. This guard reads the sources: the callers, and the seam's own declarations (a method
  * that returns a bare number must be a count, a duration or a time, listed below with what its
- * number is).
+ * number is). Nor does a storage field name (a Redis hash field such as `gcc`, `lm`, a SQLite
+ * column): settings and records cross the seam typed, and each backend maps them to its own
+ * storage.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { WriteCode, writeApplied } from '../../src/backend/backend.js';
@@ -99,6 +101,77 @@ function seamFiles(): Record<string, string> {
   return files;
 }
 
+/** The folders that must not know a storage field name (recursively). */
+const STORAGE_FREE = ['api', 'job', 'runtime', 'maintenance', 'admin'];
+
+/** Hash commands in the Lua scripts: the literals after the key are field names (and values). */
+const HASH_COMMAND = /'(?:HGET|HSET|HSETNX|HDEL|HMGET|HEXISTS|HINCRBY|HINCRBYFLOAT)'\s*,\s*[^,]+,(.*)$/;
+
+/**
+ * The storage's own names: every field a Lua script reads or writes by name in a hash (with the
+ * few letter values beside them, such as a group's status letters), and the SQLite schema's
+ * columns.
+ */
+function storageNames(): Set<string> {
+  const names = new Set<string>();
+  for (const dir of ['backend/redis/scripts/', 'backend/redis/scripts/includes/']) {
+    for (const file of readdirSync(`${src}${dir}`).filter((name) => name.endsWith('.lua'))) {
+      for (const line of readFileSync(`${src}${dir}${file}`, 'utf8').split('\n')) {
+        const rest = HASH_COMMAND.exec(line)?.[1];
+        if (rest !== undefined) for (const literal of rest.matchAll(/'([a-z][A-Za-z0-9]*)'/g)) names.add(literal[1]);
+      }
+    }
+  }
+  const schema = readFileSync(`${src}backend/sqlite/database.ts`, 'utf8');
+  for (const column of schema.matchAll(/^\s+([a-z][a-z_]*)\s+(?:TEXT|INTEGER|REAL|BLOB)\b/gm)) names.add(column[1]);
+  return names;
+}
+
+/** The seam's own words: the field and parameter names and the string literals of its declarations. */
+function seamWords(): Set<string> {
+  const words = new Set<string>();
+  for (const text of Object.values(seamFiles()).map(stripComments)) {
+    for (const m of text.matchAll(/\b(\w+)\??\s*:/g)) words.add(m[1]);
+    for (const m of text.matchAll(/'(\w+)'/g)) words.add(m[1]);
+  }
+  return words;
+}
+
+/**
+ * Storage names that are also ordinary words (or BullMQ's public names), which the callers use
+ * for their own things: a queue's `prefix`, an AbortSignal's `signal`, an event's `prev` state, a
+ * cancel's `result` and `turn`, a process's `pid`, a job's `record` (JobRecord).
+ */
+const WORDS = new Set(['prefix', 'signal', 'prev', 'result', 'turn', 'pid', 'record']);
+
+/** The storage letters: storage names that are neither a seam word nor an ordinary word. */
+function storageLetters(): Set<string> {
+  const seam = seamWords();
+  return new Set([...storageNames()].filter((name) => !seam.has(name) && !WORDS.has(name)));
+}
+
+/**
+ * Where a line uses one of `letters` as a field name: a whole string literal (`'gcc'`, any
+ * length), or, for names of two characters or more, a property (`meta.lmax`) or an object key
+ * (`{ lm: ... }`). A one-letter property or key is left out: `this.o`, `(a, b)` are not fields.
+ */
+function letterUses(line: string, letters: Set<string>): string[] {
+  const found: string[] = [];
+  for (const m of line.matchAll(/(['"`])([A-Za-z_]\w*)\1|\.([A-Za-z_]\w+)\b|(?:^|[{,])\s*([A-Za-z_]\w+)\??\s*:/g)) {
+    const name = m[2] ?? m[3] ?? m[4];
+    if (letters.has(name)) found.push(name);
+  }
+  return found;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(`${src}${dir}`).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    if (statSync(`${src}${path}`).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') ? [path] : [];
+  });
+}
+
 describe('typed backend seam', () => {
   it('finds the raw-code patterns it looks for', () => {
     expect(RAW_CODE.test('if (code === -4) throw x;')).toBe(true);
@@ -156,6 +229,36 @@ describe('typed backend seam', () => {
         .split('\n')
         .forEach((line, i) => {
           if (NUMERIC_CODE_FIELD.test(line)) found.push(`${name}:${i + 1}: ${line.trim()}`);
+        });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('reads the storage names from the Lua scripts and the SQLite schema, and finds their uses as field names', () => {
+    const letters = storageLetters();
+    // The settings fields (meta, group hash, SQLite group columns) and job hash fields are among them.
+    for (const name of ['gcc', 'lmax', 'ldur', 'lwt', 'gcon', 'glm', 'gld', 'glw', 'gms', 'gwt', 'c', 'lm', 'ld', 'w', 'am', 'tk']) {
+      expect(letters.has(name), name).toBe(true);
+    }
+    for (const word of ['paused', 'epoch', 'name', 'data', 'state', 'prefix']) expect(letters.has(word), word).toBe(false);
+    const sample = new Set(['gcc', 'lmax', 'lm', 'c', 'o']);
+    expect(letterUses("return numberField(meta, 'gcc');", sample)).toEqual(['gcc']);
+    expect(letterUses('if (meta.lmax !== undefined) max = Number(meta.lmax);', sample)).toEqual(['lmax', 'lmax']);
+    expect(letterUses("await backend.configureGroup(g, 'set', { lm: String(max) });", sample)).toEqual(['lm']);
+    expect(letterUses("const GROUP = { concurrency: 'c' };", sample)).toEqual(['c']);
+    expect(letterUses('this.o.backend.claim(request, lmaxed);', sample)).toEqual([]);
+    expect(letterUses('await backend.configureQueue({ globalConcurrency: 3 });', sample)).toEqual([]);
+  });
+
+  it(`uses no storage field name in the seam's callers (${STORAGE_FREE.join('/, ')}/)`, () => {
+    const letters = storageLetters();
+    const found: string[] = [];
+    for (const file of STORAGE_FREE.flatMap(sourceFiles)) {
+      stripComments(readFileSync(`${src}${file}`, 'utf8'))
+        .split('\n')
+        .forEach((line, i) => {
+          const uses = letterUses(line, letters);
+          if (uses.length > 0) found.push(`${file}:${i + 1}: ${uses.join(', ')}: ${line.trim()}`);
         });
     }
     expect(found).toEqual([]);

@@ -37,8 +37,10 @@ import {
   toReplayResult,
   toWriteCode,
   type Reply,
+  type RawReply,
+  num,
 } from './replies.js';
-import { runScript } from './script-runner.js';
+import { runScript, runScriptRaw, type KeysOf } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
 /** Version of the key layout, recorded in each queue's meta hash. */
@@ -162,6 +164,15 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
     return CostAboveRateLimitError.of(this.queueName, cost, max, duration);
   }
 
+  /** The keys of claim, complete and fail, built once per backend (they are the same at every call). */
+  private hotKeys:
+    | {
+        claim: KeysOf<typeof SCRIPTS.claim>;
+        complete: KeysOf<typeof SCRIPTS.complete>;
+        fail: KeysOf<typeof SCRIPTS.fail>;
+      }
+    | undefined;
+
   private claimKeys() {
     const k = this.keys;
     return {
@@ -175,6 +186,14 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
       marker: k.marker,
       limiter: k.limiter,
     };
+  }
+
+  private scriptKeys() {
+    return (this.hotKeys ??= {
+      claim: this.claimKeys(),
+      complete: { ...this.claimKeys(), completed: this.keys.completed, failed: this.keys.failed },
+      fail: { ...this.claimKeys(), failed: this.keys.failed },
+    });
   }
 
   private claimArgs(request: ClaimRequest, now: number | undefined) {
@@ -191,20 +210,27 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
   }
 
   async claim(request: ClaimRequest, now?: number): Promise<ClaimResult> {
-    const reply = (await runScript(this.client, SCRIPTS.claim, this.claimKeys(), this.claimArgs(request, now))) as Reply;
-    return parseClaim(reply, 1, Number(reply[0]), request);
+    const reply = (await runScriptRaw(this.client, SCRIPTS.claim, this.scriptKeys().claim, this.claimArgs(request, now))) as RawReply;
+    return parseClaim(reply, 1, num(reply[0], 0), request);
   }
 
   async complete(batch: Completion[], next: ClaimRequest, now?: number): Promise<AckResult> {
-    const rest: (string | number)[] = [];
-    for (const c of batch) rest.push(c.id, c.token, c.attempt, c.returnvalue, retentionSpec(c.keep));
-    const reply = (await runScript(
+    const rest = new Array<string | number>(batch.length * 5);
+    let at = 0;
+    for (const c of batch) {
+      rest[at++] = c.id;
+      rest[at++] = c.token;
+      rest[at++] = c.attempt;
+      rest[at++] = c.returnvalue;
+      rest[at++] = retentionSpec(c.keep);
+    }
+    const reply = (await runScriptRaw(
       this.client,
       SCRIPTS.complete,
-      { ...this.claimKeys(), completed: this.keys.completed, failed: this.keys.failed },
+      this.scriptKeys().complete,
       this.claimArgs(next, now),
       rest,
-    )) as Reply;
+    )) as RawReply;
     return this.parseAck(reply, batch.length, next);
   }
 
@@ -214,18 +240,18 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
       const stack = f.stack === '' || f.stackTraceLimit <= 0 ? '' : `${f.stackTraceLimit}|${f.stack}`;
       rest.push(f.id, f.token, f.attempt, f.reason, stack, f.retryDelay, retentionSpec(f.keep), f.timedOut ? 't' : '');
     }
-    const reply = (await runScript(
+    const reply = (await runScriptRaw(
       this.client,
       SCRIPTS.fail,
-      { ...this.claimKeys(), failed: this.keys.failed },
+      this.scriptKeys().fail,
       { ...this.claimArgs(next, now), queueName: this.queueName },
       rest,
-    )) as Reply;
+    )) as RawReply;
     return this.parseAck(reply, batch.length, next);
   }
 
-  private parseAck(reply: Reply, n: number, next: ClaimRequest): AckResult {
-    const now = Number(reply[0]);
+  private parseAck(reply: RawReply, n: number, next: ClaimRequest): AckResult {
+    const now = num(reply[0], 0);
     const codes = new Array<WriteCode>(n);
     for (let i = 0; i < n; i++) codes[i] = toWriteCode(reply[1 + i], 'complete/fail');
     return { now, codes, next: parseClaim(reply, 1 + n, now, next) };

@@ -3,9 +3,10 @@
  * configureQueue.lua), reading groups, and counting and listing grouped ready jobs with the
  * others (a grouped job waits in its group's queue, not in `wait`/`prio`: includes/groups.lua).
  */
-import type { GroupRecord, GroupStatus, StateCounts } from '../backend.js';
+import type { GroupRecord, GroupSettingsChange, GroupStatus, QueueSettingsChange, StateCounts } from '../backend.js';
 import type { JobState } from '../../job/states.js';
 import { RedisQueueFlows } from './redis-flows.js';
+import { groupSettingPairs, queueSettingPairs } from './redis-settings.js';
 import { runScript } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
@@ -18,14 +19,8 @@ function numberOrUndefined(value: string | null): number | undefined {
   return value === null ? undefined : Number(value);
 }
 
-function pairs(fields: Record<string, string>): string[] {
-  const flat: string[] = [];
-  for (const [name, value] of Object.entries(fields)) flat.push(name, value);
-  return flat;
-}
-
 export abstract class RedisQueueGroups extends RedisQueueFlows {
-  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string> = {}): Promise<boolean> {
+  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', settings: GroupSettingsChange = {}): Promise<boolean> {
     const k = this.keys;
     // 1 changed (always for 'set'), 0 a pause or resume of a group already so.
     const code = await runScript(
@@ -33,14 +28,14 @@ export abstract class RedisQueueGroups extends RedisQueueFlows {
       SCRIPTS.configureGroup,
       { meta: k.meta, marker: k.marker },
       { base: k.base, group, op },
-      pairs(fields),
+      groupSettingPairs(settings),
     );
     return Number(code) === 1;
   }
 
-  async configureQueue(fields: Record<string, string>): Promise<void> {
+  async configureQueue(change: QueueSettingsChange): Promise<void> {
     const k = this.keys;
-    await runScript(this.client, SCRIPTS.configureQueue, { meta: k.meta, marker: k.marker }, {}, pairs(fields));
+    await runScript(this.client, SCRIPTS.configureQueue, { meta: k.meta, marker: k.marker }, {}, queueSettingPairs(change));
   }
 
   async getRateLimitTtl(maxJobs?: number): Promise<number> {

@@ -4,7 +4,17 @@
  * the tenant budget reads beside them. Script codes become the seam's WriteCode here (replies.ts).
  */
 import { randomBytes } from 'node:crypto';
-import type { Fence, LogWriteResult, NewJob, RunRecord, WriteCode } from '../backend.js';
+import {
+  WriteCode,
+  type ContinueResult,
+  type Fence,
+  type LogWriteResult,
+  type NewJob,
+  type RunRecord,
+  type StepRecord,
+  type StepWrite,
+} from '../backend.js';
+import { continued, decodeStep, encodeStep } from '../step-records.js';
 import { RedisQueueOutput } from './redis-output.js';
 import { timeArg, toLogWriteResult, toWriteCode } from './replies.js';
 import { runScript } from './script-runner.js';
@@ -39,17 +49,24 @@ export abstract class RedisQueueJobWrites extends RedisQueueOutput {
   async recordStep(
     id: string,
     key: string,
-    record: string,
-    ok: boolean,
+    step: StepWrite,
     fence: Fence | undefined,
-  ): Promise<{ code: WriteCode; record: string }> {
+  ): Promise<{ code: WriteCode; stored: StepRecord | undefined }> {
     const [code, stored] = (await runScript(
       this.client,
       SCRIPTS.recordStep,
       { job: this.keys.job(id), steps: this.keys.steps(id) },
-      { base: this.keys.base, id, token: fence?.token ?? '', attempt: fence?.attempt ?? '', key, record, ok: ok ? 1 : 0 },
+      {
+        base: this.keys.base,
+        id,
+        token: fence?.token ?? '',
+        attempt: fence?.attempt ?? '',
+        key,
+        record: encodeStep(step),
+        ok: step.ok ? 1 : 0,
+      },
     )) as [number, string];
-    return { code: toWriteCode(code, 'recordStep'), record: stored };
+    return { code: toWriteCode(code, 'recordStep'), stored: stored === '' ? undefined : decodeStep(stored) };
   }
 
   async continueJob(
@@ -59,9 +76,9 @@ export abstract class RedisQueueJobWrites extends RedisQueueOutput {
     next: NewJob,
     now: number | undefined,
     run: { id: string; maxCost?: number },
-  ): Promise<{ code: WriteCode; record: string }> {
+  ): Promise<ContinueResult> {
     const k = this.keys;
-    const [code, record] = (await runScript(
+    const [code, reply] = (await runScript(
       this.client,
       SCRIPTS.continueJob,
       {
@@ -92,7 +109,8 @@ export abstract class RedisQueueJobWrites extends RedisQueueOutput {
         maxCost: run.maxCost ?? '',
       },
     )) as [number, string];
-    return { code: toWriteCode(code, 'continueJob'), record };
+    const written = toWriteCode(code, 'continueJob');
+    return written === WriteCode.Done ? continued(decodeStep(reply)) : { code: written, nextId: undefined, detail: reply };
   }
 
   async reportCost(

@@ -11,15 +11,19 @@ import type {
   MetricsBucket,
   MetricsRecord,
   MetricsType,
+  QueueSettings,
   SchedulerLastRun,
   SchedulerRecord,
   StateCounts,
+  StepRecord,
 } from '../backend.js';
 import { isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
 import { checkQueueInvariants } from './invariants.js';
 import { Cluster } from 'ioredis';
 import { RedisQueueConnection } from './redis-connection.js';
 import { compareStreamIds, toRecord } from './replies.js';
+import { queueSettingsOf } from './redis-settings.js';
+import { decodeStep } from '../step-records.js';
 import { getExactMetrics, getMetrics, recordLatency, recordMetrics } from './redis-metrics.js';
 
 export abstract class RedisQueueReads extends RedisQueueConnection {
@@ -169,12 +173,14 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
     return ids.map((id, i) => toRecord(id, replies[2 * i][1] as Record<string, string> | null, replies[2 * i + 1][1] as string | null));
   }
 
-  async getSteps(id: string): Promise<Record<string, string>> {
-    return this.client.hgetall(this.keys.steps(id));
+  async getSteps(id: string): Promise<Record<string, StepRecord>> {
+    const stored = await this.client.hgetall(this.keys.steps(id));
+    return Object.fromEntries(Object.entries(stored).map(([key, record]) => [key, decodeStep(record)]));
   }
 
-  async getStep(id: string, key: string): Promise<string | undefined> {
-    return (await this.client.hget(this.keys.steps(id), key)) ?? undefined;
+  async getStep(id: string, key: string): Promise<StepRecord | undefined> {
+    const stored = await this.client.hget(this.keys.steps(id), key);
+    return stored === null ? undefined : decodeStep(stored);
   }
 
   async getDeduplicationJobId(id: string): Promise<string | undefined> {
@@ -214,8 +220,8 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
     return ids.map((id, i) => ({ id, info: infos[i] ?? '{}' }));
   }
 
-  async getMeta(): Promise<Record<string, string>> {
-    return this.client.hgetall(this.keys.meta);
+  async getQueueSettings(): Promise<QueueSettings> {
+    return queueSettingsOf(await this.client.hgetall(this.keys.meta));
   }
 
   checkInvariants(): Promise<string[]> {

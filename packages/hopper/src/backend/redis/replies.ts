@@ -38,32 +38,56 @@ export function retentionSpec(keep: Retention): string {
   return `c${keep.count}a${keep.ageMs}`;
 }
 
-/** Parses the claim part of a reply starting at `at`. */
-export function parseClaim(reply: Reply, at: number, now: number, request: ClaimRequest): ClaimResult {
-  const paused = reply[at] === 1;
-  const nextDue = Number(reply[at + 1]);
-  const limitedFor = Number(reply[at + 2]);
-  const schedulersDue = reply[at + 3] === 1;
-  const n = Number(reply[at + 4]);
+/**
+ * A reply as runScriptRaw returns it: bulk strings as Buffers, integers as numbers, nil as null,
+ * arrays nested.
+ */
+export type RawReply = readonly unknown[];
+
+/** A raw reply's bulk string (a Buffer: its UTF-8 text) as a string; a string passes as it is; nil as null. */
+function text(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'string' ? value : (value as Buffer).toString();
+}
+
+/** A raw reply's integer or numeric bulk string as a number; nil as `absent`. */
+export function num(value: unknown, absent: number): number {
+  if (typeof value === 'number') return value;
+  return value === null || value === undefined ? absent : Number(text(value));
+}
+
+/** Parses the claim part of a reply (raw or not) starting at `at`. */
+export function parseClaim(reply: RawReply, at: number, now: number, request: ClaimRequest): ClaimResult {
+  const paused = num(reply[at], 0) === 1;
+  const nextDue = num(reply[at + 1], -1);
+  const limitedFor = num(reply[at + 2], 0);
+  const schedulersDue = num(reply[at + 3], 0) === 1;
+  const n = num(reply[at + 4], 0);
   const jobs = new Array<ClaimedJob>(n);
   const { tokenPrefix, exact } = request;
+  // A row's name and opts are nil when equal to the previous row's (includes/claim.lua): the
+  // previous string is reused, so jobs claimed together share one name and one opts string.
+  let name = '';
+  let opts = '';
   for (let i = 0; i < n; i++) {
-    const row = reply[at + 5 + i] as unknown as (string | null)[];
+    const row = reply[at + 5 + i] as readonly unknown[];
+    name = text(row[0]) ?? name;
+    opts = text(row[2]) ?? opts;
     jobs[i] = {
-      id: row[9] as string,
-      name: row[0] as string,
-      data: row[1] as string,
-      opts: row[2] ?? '',
-      timestamp: Number(row[3] ?? 0),
-      attemptsMade: Number(row[4] ?? 0),
-      attemptsStarted: Number(row[5]),
-      priority: Number(row[6] ?? 0),
-      delay: Number(row[7] ?? 0),
-      progress: row[8] ?? '',
-      stalledCounter: Number(row[10] ?? 0),
-      failedReason: row[11] ?? undefined,
+      id: text(row[9]) as string,
+      name,
+      data: text(row[1]) as string,
+      opts,
+      timestamp: num(row[3], 0),
+      attemptsMade: num(row[4], 0),
+      attemptsStarted: num(row[5], 0),
+      priority: num(row[6], 0),
+      delay: num(row[7], 0),
+      progress: text(row[8]) ?? '',
+      stalledCounter: num(row[10], 0),
+      failedReason: text(row[11]) ?? undefined,
       // Always present (one object shape for every job, no spread per job).
-      overweight: row[12] || undefined,
+      overweight: text(row[12]) || undefined,
       token: exact ? tokenPrefix : tokenPrefix + (i + 1),
     };
   }

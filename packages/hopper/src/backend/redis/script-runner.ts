@@ -61,19 +61,57 @@ export function scriptMode(client: RedisClient): ScriptMode {
  * Calls `script` with named keys and args (and its trailing values in `rest`).
  * Returns the raw reply, which the caller parses.
  */
-export async function runScript<S extends ScriptDef>(
+export function runScript<S extends ScriptDef>(
   client: RedisClient,
   script: S,
   keys: KeysOf<S>,
   args: ArgsOf<S>,
   rest?: readonly Arg[],
 ): Promise<unknown> {
-  const params: Arg[] = [script.fn, script.keys.length];
+  return run(client, script, keys, args, rest, callStrings);
+}
+
+/**
+ * As runScript, but the reply's bulk strings stay the Buffers the parser made (numbers and nulls
+ * are as in runScript): ioredis does not copy the whole reply into strings, array by array. For
+ * the replies decoded field by field on the hot path (claim, complete, fail: see replies.ts).
+ */
+export function runScriptRaw<S extends ScriptDef>(
+  client: RedisClient,
+  script: S,
+  keys: KeysOf<S>,
+  args: ArgsOf<S>,
+  rest?: readonly Arg[],
+): Promise<unknown> {
+  return run(client, script, keys, args, rest, callBuffers);
+}
+
+/** How a command is sent: replies as strings, or as Buffers. */
+type Send = (client: RedisClient, command: string, params: Arg[]) => Promise<unknown>;
+const callStrings: Send = (client, command, params) => client.call(command, params);
+const callBuffers: Send = (client, command, params) => client.callBuffer(command, params);
+
+async function run<S extends ScriptDef>(
+  client: RedisClient,
+  script: S,
+  keys: KeysOf<S>,
+  args: ArgsOf<S>,
+  rest: readonly Arg[] | undefined,
+  send: Send,
+): Promise<unknown> {
+  // Sized once and filled by index: a batch's call has hundreds of values, and growing the array
+  // push by push copies it several times.
+  const nKeys = script.keys.length;
+  const nArgs = script.args.length;
+  const params = new Array<Arg>(2 + nKeys + nArgs + (rest ? rest.length : 0));
+  params[0] = script.fn;
+  params[1] = nKeys;
   const namedKeys = keys as Record<string, string>;
   const namedArgs = args as Record<string, Arg>;
-  for (const name of script.keys) params.push(namedKeys[name]);
-  for (const name of script.args) params.push(namedArgs[name]);
-  if (rest) for (const value of rest) params.push(value);
+  let at = 2;
+  for (let i = 0; i < nKeys; i++) params[at++] = namedKeys[script.keys[i]];
+  for (let i = 0; i < nArgs; i++) params[at++] = namedArgs[script.args[i]];
+  if (rest) for (let i = 0; i < rest.length; i++) params[at++] = rest[i];
   const state = stateOf(client);
   if (state.retryLibraryAt !== undefined && Date.now() >= state.retryLibraryAt) {
     state.retryLibraryAt = undefined;
@@ -82,30 +120,30 @@ export async function runScript<S extends ScriptDef>(
   try {
     if (state.mode === 'function') {
       try {
-        return await client.call('FCALL', params);
+        return await send(client, 'FCALL', params);
       } catch (err) {
         // Any other error: the function ran (and failed), or the reply was lost: never send it again.
         if (isDenied(err, 'fcall')) state.mode = 'eval';
         else if (!isFunctionMissing(err)) throw err;
         // The function did not run: load the library (or learn FUNCTION is denied) and call once more.
-        else if ((await loadLibrary(client, state)) === 'function') return await client.call('FCALL', params);
+        else if ((await loadLibrary(client, state)) === 'function') return await send(client, 'FCALL', params);
       }
     }
-    return await runEval(client, script, params);
+    return await runEval(client, script, params, send);
   } catch (err) {
     throw asScriptError(script, err);
   }
 }
 
-async function runEval(client: RedisClient, script: ScriptDef, params: Arg[]): Promise<unknown> {
+async function runEval(client: RedisClient, script: ScriptDef, params: Arg[], send: Send): Promise<unknown> {
   const evalParams = params.slice();
   evalParams[0] = script.sha;
   try {
-    return await client.call('EVALSHA', evalParams);
+    return await send(client, 'EVALSHA', evalParams);
   } catch (err) {
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
     evalParams[0] = script.source;
-    return await client.call('EVAL', evalParams);
+    return await send(client, 'EVAL', evalParams);
   }
 }
 

@@ -46,8 +46,28 @@ export class SqliteAdmin implements BackendAdmin {
     return rows.map((r) => r.name);
   }
 
-  serverFacts(): Promise<ServerFacts> {
-    return Promise.reject(new BackendUnsupportedError('server facts (hopper doctor)'));
+  /**
+   * The database's facts for `hopper doctor`: its version (`SQLite <version>`) and the clock its
+   * operations use (the process's, as every process sharing the file runs on this machine). The
+   * Redis server's settings and figures (eviction, memory, persistence, connections, slow log) do
+   * not exist here: undefined, so the doctor's server checks find nothing and its queue checks run.
+   */
+  async serverFacts(): Promise<ServerFacts> {
+    const s = await this.store();
+    const { version } = s.stmt('SELECT sqlite_version() AS version').get() as { version: string };
+    return {
+      version: `SQLite ${version}`,
+      now: Date.now(),
+      maxmemoryPolicy: undefined,
+      maxmemory: undefined,
+      usedMemory: undefined,
+      aof: undefined,
+      appendfsync: undefined,
+      rdb: undefined,
+      evictedKeys: undefined,
+      rejectedConnections: undefined,
+      slowlog: [],
+    };
   }
 
   serverInfo(): Promise<string> {

@@ -1,8 +1,8 @@
 /**
- * The SQLite implementation of the backend seam (phase 1: see docs/backends.md for the
- * operations it supports). Each write is one IMMEDIATE transaction (sqlite-ops.ts), the
- * counterpart of one Lua script; reads are in sqlite-reads.ts. Operations not implemented yet
- * throw a BackendUnsupportedError naming them.
+ * The SQLite implementation of the backend seam (docs/backends.md: it implements every operation
+ * but a Redis server's INFO, `admin.redisInfo()`, which throws a BackendUnsupportedError). Each
+ * write is one IMMEDIATE transaction (sqlite-ops.ts), the counterpart of one Lua script; reads
+ * are in sqlite-reads.ts.
  *
  * Clock: one per database. A write uses the `now` it is given (tests pass a fake clock's time),
  * else the process's `Date.now()`: every process sharing a file database runs on the same
@@ -12,6 +12,7 @@ import type {
   AddFlowResult,
   AddRequest,
   AdvanceSchedulerResult,
+  ContinueResult,
   ExactMetricsRecord,
   Fence,
   LatencyEntry,
@@ -19,16 +20,20 @@ import type {
   MetricsType,
   SchedulerLastRun,
   FlowNodeWrite,
+  GroupSettingsChange,
   LogWriteResult,
   NewJob,
   OccurrencePlan,
   QueueBackend,
+  QueueSettingsChange,
   Retention,
   RunRecord,
   SchedulerPauseResult,
   SchedulerUpsertResult,
   SchedulerWrite,
   ServerInfo,
+  StepRecord,
+  StepWrite,
   CancelJobResult,
   ChildDependencyResult,
   RefusedMoveCode,
@@ -37,11 +42,12 @@ import type {
   WaitChildrenResult,
 } from '../backend.js';
 import { WriteCode } from '../requests.js';
-import { InvalidOptionsError } from '../../job/errors.js';
 import { failKeepOf, Tx } from './sqlite-ops.js';
 import { addFlow, moveToWaitingChildren, removeChildDependency, sealParent } from './sqlite-flow-writes.js';
 import { notifyParent } from './sqlite-flows.js';
-import { readLimits, writeLimits, QUEUE_LIMIT_FIELDS } from './sqlite-limits.js';
+import { readLimits, writeLimits } from './sqlite-limits.js';
+import { applyQueueChange, groupColumnChanges } from './sqlite-settings.js';
+import { continued, decodeStep, encodeStep, encodeTurnStep, isStoredSuccess } from '../step-records.js';
 import { replayDeadLetter } from './sqlite-deadletters.js';
 import { budgetUse, cancelRun, forgetKept, checkRun, getRun, recordTurn, reportCost } from './sqlite-runs.js';
 import { SqliteQueueOutput } from './sqlite-output.js';
@@ -235,7 +241,7 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
   private storedSuccess(tx: Tx, id: string, key: string): string | undefined {
     const row = tx.s.stmt('SELECT record FROM steps WHERE qid = ? AND job_id = ? AND key = ?').get(tx.qid, id, key) as
       { record: string } | undefined;
-    return row && row.record.startsWith('{"v":') ? row.record : undefined;
+    return row && isStoredSuccess(row.record) ? row.record : undefined;
   }
 
   private putStep(tx: Tx, id: string, key: string, record: string): void {
@@ -245,17 +251,17 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
   async recordStep(
     id: string,
     key: string,
-    record: string,
-    _ok: boolean,
+    step: StepWrite,
     fence: Fence | undefined,
-  ): Promise<{ code: WriteCode; record: string }> {
+  ): Promise<{ code: WriteCode; stored: StepRecord | undefined }> {
     return this.write(undefined, (tx) => {
       const code = this.looseFence(tx.job(id), fence);
-      if (code !== WriteCode.Done) return { code, record: '' };
+      if (code !== WriteCode.Done) return { code, stored: undefined };
       const stored = this.storedSuccess(tx, id, key);
-      if (stored !== undefined) return { code: WriteCode.Done, record: stored };
+      if (stored !== undefined) return { code: WriteCode.Done, stored: decodeStep(stored) };
+      const record = encodeStep(step);
       this.putStep(tx, id, key, record);
-      return { code: WriteCode.Done, record };
+      return { code: WriteCode.Done, stored: decodeStep(record) };
     });
   }
 
@@ -266,14 +272,14 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
     next: NewJob,
     now: number | undefined,
     run: { id: string; maxCost?: number },
-  ): Promise<{ code: WriteCode; record: string }> {
+  ): Promise<ContinueResult> {
     return this.write(now, (tx) => {
       const code = this.looseFence(tx.job(id), fence);
-      if (code !== WriteCode.Done) return { code, record: '' };
+      if (code !== WriteCode.Done) return { code, nextId: undefined, detail: '' };
       const stored = this.storedSuccess(tx, id, stepKey);
-      if (stored !== undefined) return { code: WriteCode.Done, record: stored };
+      if (stored !== undefined) return continued(decodeStep(stored));
       const checked = checkRun(tx, id, run);
-      if ('code' in checked) return checked;
+      if ('code' in checked) return { code: checked.code, nextId: undefined, detail: checked.record };
       const nextId = next.customId;
       if (!tx.exists(nextId)) {
         // A grouped turn (the group is inherited with the job's options) joins its group, as an add.
@@ -302,10 +308,9 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
           });
         }
       }
-      const record = `{"v":${JSON.stringify(nextId)},"ms":0,"at":${tx.now}}`;
-      this.putStep(tx, id, stepKey, record);
+      this.putStep(tx, id, stepKey, encodeTurnStep(nextId, tx.now));
       recordTurn(tx, run.id, nextId, checked.cost);
-      return { code: WriteCode.Done, record };
+      return { code: WriteCode.Done, nextId, detail: '' };
     });
   }
 
@@ -357,23 +362,19 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
     });
   }
 
-  /** Changes one group (sqlite-groups.ts configureGroup), a weighted limiter (`lwt`) among its settings. */
-  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', fields: Record<string, string> = {}): Promise<boolean> {
-    return this.write(undefined, (tx) => configureGroup(tx, group, op, fields));
+  /** Changes one group (sqlite-groups.ts configureGroup, its settings as columns: sqlite-settings.ts). */
+  async configureGroup(group: string, op: 'set' | 'pause' | 'resume', settings: GroupSettingsChange = {}): Promise<boolean> {
+    const columns = groupColumnChanges(settings);
+    return this.write(undefined, (tx) => configureGroup(tx, group, op, columns));
   }
 
-  /** Sets (or, with an empty value, removes) the global concurrency and the queue's rate limit; wakes idle workers. */
-  async configureQueue(fields: Record<string, string>): Promise<void> {
-    const refused = Object.keys(fields).filter((f) => !QUEUE_LIMIT_FIELDS.has(f));
-    if (refused.length > 0) throw new InvalidOptionsError(`Unknown queue settings ${refused.join(', ')}: nothing was changed.`);
+  /** Sets or removes the queue-wide limits and group defaults (sqlite-settings.ts); wakes idle workers. */
+  async configureQueue(change: QueueSettingsChange): Promise<void> {
     await this.write(undefined, (tx) => {
-      const limits = readLimits(tx.s, tx.qid) as Record<string, number>;
-      for (const [field, value] of Object.entries(fields)) {
-        if (value === '') delete limits[field];
-        else limits[field] = Number(value);
-      }
+      const limits = readLimits(tx.s, tx.qid);
+      const changed = applyQueueChange(limits, change);
       writeLimits(tx, limits);
-      requeueParked(tx, new Set(Object.keys(fields)));
+      requeueParked(tx, changed);
       tx.signalWork();
     });
   }

@@ -33,27 +33,10 @@ export interface QueueLimits {
   glw?: number;
 }
 
-/**
- * The settings fields configureQueue accepts on SQLite: queue-wide limits (a weighted one among
- * them, `lwt`) and group defaults (a weighted default limiter among them, `glw`).
- */
-export const QUEUE_LIMIT_FIELDS = new Set(['gcc', 'lmax', 'ldur', 'lwt', 'gcon', 'glm', 'gld', 'gms', 'gwt', 'glw']);
-
 /** Reads a queue's limits. */
 export function readLimits(s: SqliteStore, qid: number): QueueLimits {
   const row = s.stmt('SELECT settings FROM queues WHERE qid = ?').get(qid) as { settings: string } | undefined;
   return row ? (JSON.parse(row.settings) as QueueLimits) : {};
-}
-
-/** The queue-wide limits and group defaults under the Redis meta's field names (getMeta). */
-export function limitsMeta(limits: QueueLimits): Record<string, string> {
-  const meta: Record<string, string> = {};
-  for (const field of ['gcc', 'lmax', 'ldur', 'gcon', 'glm', 'gld', 'gms', 'gwt'] as const) {
-    if (limits[field] !== undefined) meta[field] = String(limits[field]);
-  }
-  if (limits.lwt) meta.lwt = '1';
-  if (limits.glw) meta.glw = '1';
-  return meta;
 }
 
 /** Writes a queue's limits. */

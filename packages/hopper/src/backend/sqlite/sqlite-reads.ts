@@ -9,8 +9,10 @@ import type {
   JobRecord,
   MetricsRecord,
   MetricsType,
+  QueueSettings,
   SchedulerRecord,
   StateCounts,
+  StepRecord,
   GroupRecord,
 } from '../backend.js';
 import { readMetrics } from './sqlite-metrics.js';
@@ -18,7 +20,9 @@ import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '.
 import { ClosedError } from '../../job/errors.js';
 import { OTHER_WRITE, acquireStore, releaseStore, type SqliteStore } from './database.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
-import { limitsMeta, rateLimitTtl, readLimits } from './sqlite-limits.js';
+import { rateLimitTtl, readLimits } from './sqlite-limits.js';
+import { queueSettingsOf } from './sqlite-settings.js';
+import { decodeStep } from '../step-records.js';
 import { groupIds, groupJobIds, readGroups } from './sqlite-group-reads.js';
 import { checkInvariants } from './sqlite-audit.js';
 import { dueSchedulers, nextSchedulerDue, readScheduler, schedulerIds, schedulersCount } from './sqlite-scheduler-reads.js';
@@ -360,21 +364,14 @@ export abstract class SqliteQueueReads {
     return [...(s.readers.get(qid) ?? [])].map((r) => ({ id: String(r.id), name: r.name, pid: String(process.pid) }));
   }
 
-  async getMeta(): Promise<Record<string, string>> {
+  async getQueueSettings(): Promise<QueueSettings> {
     const { s, qid } = await this.q();
     const row = s.stmt('SELECT epoch, max_events, paused FROM queues WHERE qid = ?').get(qid) as {
       epoch: string | null;
       max_events: number;
       paused: number;
     };
-    const meta: Record<string, string> = { maxEvents: String(row.max_events) };
-    if (row.epoch) {
-      meta.epoch = row.epoch;
-      // The data layout version, as the Redis meta's `v` (set with the epoch, by initQueue).
-      meta.v = '1';
-    }
-    if (row.paused === 1) meta.paused = '1';
-    return { ...meta, ...limitsMeta(readLimits(s, qid)) };
+    return queueSettingsOf(row, readLimits(s, qid));
   }
 
   async time(): Promise<number> {
@@ -432,17 +429,17 @@ export abstract class SqliteQueueReads {
   }
 
   // Reads of features the SQLite backend does not write yet: nothing of them can exist.
-  async getSteps(id: string): Promise<Record<string, string>> {
+  async getSteps(id: string): Promise<Record<string, StepRecord>> {
     const { s, qid } = await this.q();
     const rows = s.stmt('SELECT key, record FROM steps WHERE qid = ? AND job_id = ?').all(qid, id) as { key: string; record: string }[];
-    return Object.fromEntries(rows.map((r) => [r.key, r.record]));
+    return Object.fromEntries(rows.map((r) => [r.key, decodeStep(r.record)]));
   }
 
-  async getStep(id: string, key: string): Promise<string | undefined> {
+  async getStep(id: string, key: string): Promise<StepRecord | undefined> {
     const { s, qid } = await this.q();
     const row = s.stmt('SELECT record FROM steps WHERE qid = ? AND job_id = ? AND key = ?').get(qid, id, key) as
       { record: string } | undefined;
-    return row?.record;
+    return row && decodeStep(row.record);
   }
   async getGroups(start: number, end: number): Promise<GroupRecord[]> {
     const { s, qid } = await this.q();

@@ -8,7 +8,8 @@
     by: the worker's name, stored on each claimed job as processedBy ('' = none).
   Returns: { now, paused (0/1), nextDue (ms or -1), limitedFor (ms), schedulersDue (0/1), n, then one row per job:
     { name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id,
-      stalledCounter, failedReason } }
+      stalledCounter, failedReason } }: timestamp a number; name and opts nil when equal to the previous
+    row's (the client reuses it), opts '' when the job has none.
   The i-th job's lock token is tokenPrefix .. i, or tokenPrefix itself when exact is 1. ]]
 --@include base
 --@include scheduler

@@ -5,7 +5,8 @@
   groups on, jobs are taken round-robin over the ring of ready groups (takeGrouped).
   Appends to `out`: paused flag, next delayed due time (or -1), ms left of a rate limit (0 if
   none), whether a scheduler needs advancing (0/1), the number of jobs, then one row per job: { name, data, opts, timestamp, attemptsMade,
-  attemptsStarted, priority, delay, progress, id, stalledCounter, failedReason } (absent values are nil). With `exact`, the single claimed
+  attemptsStarted, priority, delay, progress, id, stalledCounter, failedReason } (absent values are nil; the timestamp is a
+  number; name and opts are nil when equal to the previous row's, opts '' when absent). With `exact`, the single claimed
   job's token is tokenPrefix itself (manual processing with the caller's token). Used by claim, complete and fail so a worker acknowledges
   finished jobs and takes the next ones in one round trip. At most CLAIM_MAX (1,000) jobs per call.
   `by` (the worker's name, or '') is stored on each claimed job as `pb` (processedBy).
@@ -229,6 +230,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   local starts = {}
   local wtotal = 0
   local gsums = {}
+  local prevName, prevOpts
   for i = 1, #ids do
     local id = ids[i]
     local jk = jobKey(base, id)
@@ -277,6 +279,14 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       -- name, data, opts, timestamp, attemptsMade, attemptsStarted, priority, delay, progress, id,
       -- stalledCounter, failedReason (of the previous attempt).
       if not f[2] then f[2] = readData(base, id, jk, false, f[10]) end
+      -- A name or opts equal to the previous row's goes back as nil (the client reuses the
+      -- previous row's): jobs claimed together mostly share both, and each value left out is one
+      -- string less to send and decode. Lua strings are interned: the comparison is O(1).
+      if f[1] == prevName then f[1] = false else prevName = f[1] end
+      local o = f[3] or ''
+      if o == prevOpts then f[3] = false else f[3] = o; prevOpts = o end
+      -- The timestamp as a number: an integer in the reply, not a string to decode.
+      f[4] = tonumber(f[4]) or 0
       f[6] = started
       f[10] = id
       if heavy and heavy[id] then f[13] = heavy[id] end
