@@ -31,6 +31,7 @@ import { defineConfig } from 'vitest/config';
  * - test/sandbox/crash.test.ts, lifecycle.test.ts, dist.test.ts, run.test.ts: the sandbox pool on
  *   its own (test/sandbox/worker-sandbox.test.ts runs it through a Worker).
  * - test/packaging/**, test/types/**: the built package's loading, and a guard reading the sources.
+ * - test/job/opts-cache.test.ts: the worker's cache of parsed job options, on its own.
  */
 export const SQLITE_TEST_FILES: string[] = [
   'test/streams/output.test.ts',

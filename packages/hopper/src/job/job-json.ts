@@ -84,7 +84,15 @@ export interface JobJson {
   queueName: string;
 }
 
+/**
+ * The parsed options of recently seen options strings. Bounded by the characters it holds (its
+ * keys; the parsed objects are of the same order): a queue of grouped jobs has one options string
+ * per group (`group: { id }` is in it), so a bound by count alone of a few hundred made a worker
+ * round-robining over 1,000 groups parse every job's options again.
+ */
 const optsCache = new Map<string, JobsOptions>();
+const OPTS_CACHE_MAX_CHARS = 1 << 20;
+let optsCacheChars = 0;
 
 // Many jobs share the same options string: parse each distinct one once.
 export function parseOpts(raw: string | undefined): JobsOptions {
@@ -92,8 +100,12 @@ export function parseOpts(raw: string | undefined): JobsOptions {
   let opts = optsCache.get(raw);
   if (opts === undefined) {
     opts = JSON.parse(raw) as JobsOptions;
-    if (optsCache.size >= 256) optsCache.clear();
+    if (optsCacheChars + raw.length > OPTS_CACHE_MAX_CHARS) {
+      optsCache.clear();
+      optsCacheChars = 0;
+    }
     optsCache.set(raw, opts);
+    optsCacheChars += raw.length;
   }
   return opts;
 }
