@@ -403,6 +403,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         old.token,
         new LockLostError(`Lost the lock of job ${job.id}: it was rescued and started again. This attempt's result will not be recorded.`),
         true,
+        job.id,
       );
     }
     claim.started = true;

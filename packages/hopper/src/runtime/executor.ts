@@ -92,10 +92,18 @@ export class Executor {
     return all;
   }
 
-  /** The running attempt holding lock `token`, if any (a walk: for lost locks and close, not per job). */
-  attempt(token: string): RunningJob | undefined {
+  /**
+   * The running attempt holding lock `token`, if any. With the job's `id` (a caller holding the
+   * claim knows it) the lookup is O(1); without it (a lost lock reported by token alone) the
+   * running attempts are walked.
+   */
+  attempt(token: string, id?: string): RunningJob | undefined {
     const older = this.older.get(token);
     if (older) return older;
+    if (id !== undefined) {
+      const latest = this.latest.get(id);
+      return latest?.token === token ? latest : undefined;
+    }
     for (const entry of this.latest.values()) if (entry.token === token) return entry;
     return undefined;
   }
@@ -192,9 +200,12 @@ export class Executor {
     }
   }
 
-  /** Aborts one attempt's signal (lost lock, cancellation); its result will not be recorded if `lost`. */
-  abort(token: string, reason: Error, lost: boolean): void {
-    const entry = this.attempt(token);
+  /**
+   * Aborts one attempt's signal (lost lock, cancellation); its result will not be recorded if
+   * `lost`. `id`: the attempt's job, when the caller knows it (see attempt).
+   */
+  abort(token: string, reason: Error, lost: boolean, id?: string): void {
+    const entry = this.attempt(token, id);
     if (!entry) return;
     if (lost) entry.lost = true;
     abortEntry(entry, reason);

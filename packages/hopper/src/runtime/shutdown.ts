@@ -71,7 +71,7 @@ export class Shutdown {
     if (list.length === 0) return Promise.resolve([]);
     for (const claim of list) {
       claim.releasing = true;
-      this.o.executor.abort(claim.token, reason, true);
+      this.o.executor.abort(claim.token, reason, true, claim.job.id);
     }
     const ids = list.map((claim) => claim.job.id as string);
     const call = this.o.backend

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OTHER_WRITE, POLL_MAX_WATCHED_MS, acquireStore, releaseStore, type SqliteStore } from '../../src/backend/sqlite/database.js';
+import { acquireStore, releaseStore, type SqliteStore } from '../../src/backend/sqlite/database.js';
+import { OTHER_WRITE, POLL_MAX_WATCHED_MS } from '../../src/backend/sqlite/sqlite-wake.js';
 
 const holderScript = fileURLToPath(new URL('../fixtures/sqlite-lock-holder.mjs', import.meta.url));
 

@@ -1,41 +1,25 @@
 /**
  * The SQLite backend's database: one better-sqlite3 `Database` per URL per process (shared by
  * every Queue, Worker, QueueEvents and FlowProducer of the process using that URL), its schema
- * and migrations, cached prepared statements, and the in-process wake-up hub.
+ * and migrations, cached prepared statements, the in-process wake-up hub (other processes' writes
+ * reach it through the wake file, sqlite-wake.ts), and the write transaction.
  *
  * `better-sqlite3` is an optional dependency: it is loaded here, lazily, the first time a
  * `sqlite:` connection is used, so a Redis user never loads it.
  */
 import { EventEmitter } from 'node:events';
-import { closeSync, constants, openSync, watch, writeSync, type FSWatcher } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
 import { BackendDriverMissingError, InvalidOptionsError } from '../../job/errors.js';
 import { METRICS_SCHEMA } from './sqlite-metrics.js';
 import { GROUP_WEIGHTS_SCHEMA } from './sqlite-group-weights.js';
+import { WakeFile } from './sqlite-wake.js';
 
 /** The schema version this code writes and reads (the `meta` table's `schema_version`). */
 export const SCHEMA_VERSION = 6;
 
 /** How long a write waits for another process's transaction before failing (ms). */
 export const BUSY_TIMEOUT_MS = 5_000;
-
-/**
- * The hub's event for a write of another process (or of another connection of this one) to the
- * file database: the wake file changed. Every wait checks its condition on it.
- */
-export const OTHER_WRITE = 'other-write';
-
-/**
- * The ceiling of a wait's adaptive poll (ms): 10 when writes of other processes are not notified
- * (no wake file watch: a `sqlite::memory:` database, or a watch that failed), 100 when they are
- * (the poll is then only a fallback, for a process that does not touch the wake file).
- */
-export const POLL_MAX_MS = 10;
-export const POLL_MAX_WATCHED_MS = 100;
-
-/** The byte every write rewrites in the wake file. */
-const WAKE_BYTE = Buffer.from([1]);
 
 /**
  * Waiting for another process's write lock: the first retry after 0.05 ms, doubling up to 0.5 ms,
@@ -354,68 +338,19 @@ export class SqliteStore {
     };
   }
   refs = 0;
-  /** The ceiling of the waits' adaptive poll (ms): see POLL_MAX_MS. */
-  pollMaxMs = POLL_MAX_MS;
-  private wakeFd: number | undefined;
-  private watcher: FSWatcher | undefined;
-  private touchPending = false;
+  /** Cross-process wake-ups: the wake file of a file database (sqlite-wake.ts). */
+  readonly wakes: WakeFile;
 
   constructor(db: BetterSqlite3.Database, memory: boolean) {
     this.db = db;
     this.memory = memory;
     this.hub.setMaxListeners(0);
+    this.wakes = new WakeFile(this.hub);
   }
 
-  /**
-   * Cross-process wake-ups for a file database: every committed write rewrites one byte of
-   * `<database>-wake` (once per event-loop turn), and every process watches that file
-   * (fs.watch: inotify on Linux), so a worker, a QueueEvents reader or a cancel watch in another
-   * process checks its condition when the notification arrives instead of at its next poll. The
-   * poll stays as the fallback (POLL_MAX_WATCHED_MS); if the file cannot be opened or watched,
-   * the waits poll as before (POLL_MAX_MS).
-   */
-  watchWakes(dbPath: string): void {
-    const file = `${dbPath}-wake`;
-    try {
-      this.wakeFd = openSync(file, constants.O_RDWR | constants.O_CREAT);
-      this.watcher = watch(file, { persistent: false }, (type) => {
-        this.hub.emit(OTHER_WRITE);
-        // Renamed or deleted: this watch sees no further writes.
-        if (type === 'rename') this.unwatch();
-      });
-      this.watcher.on('error', () => this.unwatch());
-      this.pollMaxMs = POLL_MAX_WATCHED_MS;
-    } catch {
-      this.unwatch();
-    }
-  }
-
-  private unwatch(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-    this.pollMaxMs = POLL_MAX_MS;
-  }
-
-  /** Stops the watch and closes the wake file (the database is closing). */
-  closeWakes(): void {
-    this.unwatch();
-    if (this.wakeFd !== undefined) closeSync(this.wakeFd);
-    this.wakeFd = undefined;
-  }
-
-  /** Rewrites the wake file's byte after this turn's writes: one notification for all of them. */
-  private touchWakeFile(): void {
-    if (this.touchPending || this.wakeFd === undefined) return;
-    this.touchPending = true;
-    setImmediate(() => {
-      this.touchPending = false;
-      if (this.wakeFd === undefined) return;
-      try {
-        writeSync(this.wakeFd, WAKE_BYTE, 0, 1, 0);
-      } catch {
-        // The file went away: the other processes' polls still see the write.
-      }
-    });
+  /** The ceiling of the waits' adaptive poll (ms): see POLL_MAX_MS in sqlite-wake.ts. */
+  get pollMaxMs(): number {
+    return this.wakes.pollMaxMs;
   }
 
   /** A cached prepared statement. */
@@ -448,7 +383,7 @@ export class SqliteStore {
       for (;;) {
         try {
           const result = tx.immediate();
-          this.touchWakeFile();
+          this.wakes.touch();
           return result;
         } catch (err) {
           // Only a BEGIN refused for the lock is retried: nothing of the transaction ran.
@@ -507,7 +442,7 @@ async function open(url: string): Promise<SqliteStore> {
   db.pragma('synchronous = NORMAL');
   migrate(db);
   const store = new SqliteStore(db, memory);
-  if (!memory) store.watchWakes(path);
+  if (!memory) store.wakes.watch(path);
   return store;
 }
 
@@ -532,6 +467,6 @@ export function releaseStore(url: string, store: SqliteStore): void {
   store.refs--;
   if (store.refs > 0 || store.memory) return;
   stores.delete(url);
-  store.closeWakes();
+  store.wakes.close();
   store.db.close();
 }

@@ -9,7 +9,8 @@
  * hands their ids to its listener (a worker ignores the ids it does not run, and a job it aborted
  * already). A `sqlite::memory:` database has no other process: it is not polled.
  */
-import { OTHER_WRITE, type SqliteStore } from './database.js';
+import type { SqliteStore } from './database.js';
+import { OTHER_WRITE } from './sqlite-wake.js';
 import type { Tx } from './sqlite-ops.js';
 
 /** The poll of the cancel signal: the first check 1 ms after a change, doubling up to the store's pollMaxMs. */

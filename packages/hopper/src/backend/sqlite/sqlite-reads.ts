@@ -18,7 +18,8 @@ import type {
 import { readMetrics } from './sqlite-metrics.js';
 import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
 import { ClosedError } from '../../job/errors.js';
-import { OTHER_WRITE, acquireStore, releaseStore, type SqliteStore } from './database.js';
+import { acquireStore, releaseStore, type SqliteStore } from './database.js';
+import { OTHER_WRITE } from './sqlite-wake.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
 import { rateLimitTtl, readLimits } from './sqlite-limits.js';
 import { queueSettingsOf } from './sqlite-settings.js';
