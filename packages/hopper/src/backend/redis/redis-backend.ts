@@ -44,7 +44,7 @@ import { runScript, runScriptRaw, type KeysOf } from './script-runner.js';
 import { SCRIPTS } from './scripts.generated.js';
 
 /** Version of the key layout, recorded in each queue's meta hash. */
-export const LAYOUT_VERSION = '1';
+export const LAYOUT_VERSION = '2';
 
 export type { RedisBackendOptions } from './redis-connection.js';
 

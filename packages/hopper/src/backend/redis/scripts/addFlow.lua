@@ -132,6 +132,8 @@ for i = 1, count do
     if pb then
       fields[#fields + 1] = 'pl'; fields[#fields + 1] = parentLink(pb, pid, at(i, 12))
       redis.call('SADD', depsKey(pb, pid), publicKey(b, id))
+      -- `sx`: the parent has keys besides its hash (includes/base removedKeys).
+      redis.call('HSET', jobKey(pb, pid), 'sx', '1')
       -- As in BullMQ, the options name the parent (a processor reads job.parent from them).
       if parentIndex > 0 then
         local qualified = publicKey(pb, '')

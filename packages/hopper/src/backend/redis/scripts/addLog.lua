@@ -37,7 +37,8 @@ if last then
     if applied then return redis.call('LLEN', k.logs) end
   end
 end
-redis.call('HSET', k.job, 'lq', argv.client .. ':' .. high .. ':' .. mask)
+-- `sx`: the job has a key besides its hash (includes/base removedKeys).
+redis.call('HSET', k.job, 'lq', argv.client .. ':' .. high .. ':' .. mask, 'sx', '1')
 local count = redis.call('RPUSH', k.logs, argv.line)
 local keep = tonumber(argv.keep)
 if keep > 0 and count > keep then

@@ -32,5 +32,6 @@ end
 if argv.ended == '1' then
   redis.call('XADD', k.out, 'MAXLEN', '~', cap, '*', 'a', argv.attempt, 'e', '1')
 end
-redis.call('HSET', k.job, 'os', argv.attempt .. ':' .. seq)
+-- `sx`: the job has a key besides its hash (includes/base removedKeys).
+redis.call('HSET', k.job, 'os', argv.attempt .. ':' .. seq, 'sx', '1')
 return 1

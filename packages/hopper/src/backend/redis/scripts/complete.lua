@@ -25,7 +25,8 @@ local base = argv.base
 local cap, paused, qs = queueSettings(k.meta)
 local rel = {}
 local out = { now }
-local fin = newFinisher(base, k.completed, now)
+local fin = newFinisher(base, k.completed, now, qs.lean)
+local nowS = tostring(now)
 local doneIds, returnvalues = {}, {}
 -- Read phase: every job's record and code before the first write (Redis does not roll back a
 -- script that errors, so a batch either fails before writing or not at all).
@@ -37,9 +38,9 @@ for i = REST, #ARGV, 5 do
   -- A queue that never used groups has no grouped job: it reads two fields fewer.
   local f
   if qs.groups then
-    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'n', 'g', 'ga')
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'n', 'sx', 'g', 'ga')
   else
-    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'n')
+    f = redis.call('HMGET', jk, 's', 'tk', 'as', 'am', 'de', 'cx', 'pl', 'n', 'sx')
   end
   local code = 1
   if not f[1] then
@@ -68,22 +69,23 @@ for i = REST, #ARGV, 5 do
   local f, code = rows[n], codes[n]
   if code == 3 then
     -- Cancelled while running: it ends as cancelled (failed), not completed.
-    noteRelease(rel, f[9], f[10])
+    noteRelease(rel, f[10], f[11])
     if f[5] then releaseDedup(base, jk, id, now) end
     redis.call('ZREM', k.active, id)
     local cancelled = newFinisher(base, k.failed, now)
-    finish(cancelled, jk, id, 'k', { 's', 'failed', 'fo', now, 'fr', f[6], 'am', (tonumber(f[4]) or 0) + 1 })
+    finish(cancelled, jk, id, 'k', { 's', 'failed', 'fo', nowS, 'fr', f[6], 'am', istr((tonumber(f[4]) or 0) + 1) })
     flushFinisher(cancelled)
     emit(k.events, cap, 'failed', 'jobId', id, 'failedReason', f[6], 'prev', 'active', 'cancelled', '1')
     notifyParent(base, id, f[7], 'failed', f[6], now)
     countOutcome('cancelled', f[8])
   elseif code == 1 then
-    noteRelease(rel, f[9], f[10])
+    noteRelease(rel, f[10], f[11])
     if f[5] then releaseDedup(base, jk, id, now) end
+    local sx = f[9] ~= false
     if keep == 'r' then
-      finishRemoved(fin, id)
+      finishRemoved(fin, id, sx)
     else
-      finish(fin, jk, id, keep, { 's', 'completed', 'fo', now, 'rv', rv, 'am', (tonumber(f[4]) or 0) + 1 })
+      finish(fin, jk, id, keep, { 's', 'completed', 'fo', nowS, 'rv', rv, 'am', istr((tonumber(f[4]) or 0) + 1) }, sx)
     end
     doneIds[#doneIds + 1] = id
     local name = f[8] or ''

@@ -64,6 +64,8 @@ if redis.call('EXISTS', njk) == 0 then
 end
 local record = '{"v":' .. cjson.encode(nextId) .. ',"ms":0,"at":' .. now .. '}'
 redis.call('HSET', sk, argv.stepKey, record)
+-- `sx`: the job has a key besides its hash (includes/base removedKeys).
+redis.call('HSET', jk, 'sx', '1')
 redis.call('HSET', k.run, 'l', nextId, 'c', runCost)
 redis.call('PEXPIRE', k.run, RUN_TTL)
 return { 1, record }

@@ -18,4 +18,6 @@ local sk = k.steps
 local existing = redis.call('HGET', sk, argv.key)
 if existing and string.sub(existing, 1, 5) == '{"v":' then return { 1, existing } end
 redis.call('HSET', sk, argv.key, argv.record)
+-- `sx`: the job has a key besides its hash (includes/base removedKeys).
+redis.call('HSET', k.job, 'sx', '1')
 return { 1, argv.record }

@@ -43,9 +43,10 @@ for i = REST, #ARGV do
       local group = groupOfOpts(f[7])
       if group then fields[#fields + 1] = 'g'; fields[#fields + 1] = group end
       dataFields(obase, f[3], readData(base, id, jk, f[5], f[6]), fields)
-      chunked('HSET', ojk, fields, 2)
       -- Recorded steps come back with the job: their effects are not repeated.
       local steps = redis.call('HGETALL', stepsKey(base, id))
+      if #steps > 0 then fields[#fields + 1] = 'sx'; fields[#fields + 1] = '1' end
+      chunked('HSET', ojk, fields, 2)
       if #steps > 0 then chunked('HSET', stepsKey(obase, f[3]), steps, 2) end
       if group then
         groups().pushGrouped(obase, ojk, f[3], group, 0, false)

@@ -223,7 +223,8 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   out[#out + 1] = schedulersDue
   local countAt = #out + 1
   out[countAt] = 0
-  local deadline = now + lockMs
+  -- Numbers sent to Redis as strings, made once per call (see istr).
+  local deadline, nowS = tostring(now + lockMs), tostring(now)
   local claimed = 0
   local locks = {}
   local claimedIds = {}
@@ -241,33 +242,35 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
       locks[#locks + 1] = deadline
       locks[#locks + 1] = id
       claimedIds[claimed] = id
-      local token = tokenPrefix .. claimed
-      if exact then token = tokenPrefix end
+      local token = tokenPrefix
+      if not exact then token = tokenPrefix .. istr(claimed) end
+      local startedS = '1'
+      if started > 1 then startedS = istr(started) end
       local g = groupOf and groupOf[id]
       if g then
         -- A grouped job records whether its group counted it (released when it leaves active).
-        redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now, 'ga', counted[g] and '1' or '0')
+        redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', startedS, 'po', nowS, 'ga', counted[g] and '1' or '0')
       elseif by == '' then
-        redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now)
+        redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', startedS, 'po', nowS)
       else
-        redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', started, 'po', now, 'pb', by)
+        redis.call('HSET', jk, 's', 'active', 'tk', token, 'as', startedS, 'po', nowS, 'pb', by)
       end
       if g and by ~= '' then redis.call('HSET', jk, 'pb', by) end
       if weights then
         if weights[id] then
-          recordStart(starts, wkey, ldur, now, id .. ':' .. started, weights[id])
+          recordStart(starts, wkey, ldur, nowS, id .. ':' .. startedS, weights[id])
           wtotal = wtotal + weights[id]
         end
       elseif lmax and lmax > 0 then
-        recordStart(starts, lw, ldur, now, id, started)
+        recordStart(starts, lw, ldur, nowS, id, startedS)
       end
       if g and windows[g] then
         local w = windows[g]
         if not w[3] then
-          recordStart(starts, w[1], w[2], now, id, started)
+          recordStart(starts, w[1], w[2], nowS, id, startedS)
         elseif gweights[id] then
           -- A weighted group window: member '<id>:<attempt>:<weight>', and its running sum.
-          recordStart(starts, w[1], w[2], now, id .. ':' .. started, gweights[id])
+          recordStart(starts, w[1], w[2], nowS, id .. ':' .. startedS, gweights[id])
           if not gsums[w[3]] then
             gsums[w[3]] = { w[2], 0 }
             gsums[#gsums + 1] = w[3]

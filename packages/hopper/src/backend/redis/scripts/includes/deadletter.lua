@@ -67,9 +67,10 @@ local function deadLetter(base, queueName, id, jk, now, made, reason, route)
   -- A child keeps its parent link (`opl`): replayed, its completion still counts.
   if f[10] then fields[#fields + 1] = 'opl'; fields[#fields + 1] = f[10] end
   dataFields(dbase, dlId, readData(base, id, jk, f[2], f[3]), fields)
-  chunked('HSET', djk, fields, 2)
   -- The recorded steps travel with the dead letter, so a replay does not repeat their effects.
   local steps = redis.call('HGETALL', stepsKey(base, id))
+  if #steps > 0 then fields[#fields + 1] = 'sx'; fields[#fields + 1] = '1' end
+  chunked('HSET', djk, fields, 2)
   if #steps > 0 then chunked('HSET', stepsKey(dbase, dlId), steps, 2) end
   redis.call('RPUSH', dbase .. 'wait', dlId)
   signalWork(dbase .. 'marker')

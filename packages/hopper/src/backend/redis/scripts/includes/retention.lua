@@ -28,8 +28,10 @@ local function failKeepOf(opts, default)
   return default
 end
 
-local function newFinisher(base, setKey, now)
-  return { base = base, setKey = setKey, now = now, dels = {}, kept = {}, specs = {}, n = 0 }
+-- `lean`: the queue's layout flags side keys (queueSettings): a job known to have none is
+-- deleted with its hash alone (removedKeys), and a trimmed job's `sx` mark is read first.
+local function newFinisher(base, setKey, now, lean)
+  return { base = base, setKey = setKey, now = now, nowS = tostring(now), dels = {}, kept = {}, specs = {}, n = 0, lean = lean }
 end
 
 -- Set by includes/flow when a script includes it: a failed child trimmed away no longer blocks
@@ -47,32 +49,37 @@ local function dropFinished(fin, ids)
   end
   chunked('ZREM', fin.setKey, ids)
   local keys = {}
-  for i = 1, #ids do jobKeys(fin.base, ids[i], keys) end
+  for i = 1, #ids do
+    local sx = nil
+    if fin.lean then sx = redis.call('HEXISTS', jobKey(fin.base, ids[i]), 'sx') == 1 end
+    removedKeys(fin.base, ids[i], keys, fin.lean, sx)
+  end
   chunked('DEL', nil, keys)
 end
 
 -- Records that job `id` finished under `spec`, with its final `fields` (a flat field/value list,
--- written now if the job is kept). Returns true if the job is kept.
-local function finish(fin, jk, id, spec, fields)
+-- written now if the job is kept). Returns true if the job is kept. `sx`: the job's side-keys mark
+-- as read (true or false), or nil when the caller did not read it (see removedKeys).
+local function finish(fin, jk, id, spec, fields, sx)
   fin.n = fin.n + 1
   local count = parseKeep(spec)
   if count == 0 then
-    jobKeys(fin.base, id, fin.dels)
+    removedKeys(fin.base, id, fin.dels, fin.lean, sx)
     return false
   end
   fields[#fields + 1] = 'tk'
   fields[#fields + 1] = ''
   chunked('HSET', jk, fields, 2)
-  fin.kept[#fin.kept + 1] = fin.now
+  fin.kept[#fin.kept + 1] = fin.nowS
   fin.kept[#fin.kept + 1] = id
   if spec ~= 'k' then fin.specs[spec] = true end
   return true
 end
 
 -- finish() for a job whose spec is 'r' (removed at once): nothing to build or write now.
-local function finishRemoved(fin, id)
+local function finishRemoved(fin, id, sx)
   fin.n = fin.n + 1
-  jobKeys(fin.base, id, fin.dels)
+  removedKeys(fin.base, id, fin.dels, fin.lean, sx)
 end
 
 -- Applies the batch: deletions, additions to the finished set, then trimming.

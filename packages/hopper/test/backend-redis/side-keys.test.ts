@@ -1,0 +1,150 @@
+/**
+ * Key layout 2 (includes/base.lua removedKeys): a job that may have keys besides its hash (large
+ * data, logs, steps, output, a parent's dependency records) carries the mark `sx`, set by every
+ * script that creates one, and a job without it is deleted with its hash alone instead of nine
+ * keys. Checked here: every kind of side key is still deleted with its job (removed at once, and
+ * trimmed by a count retention), a job without the mark in a layout-2 queue costs one key, and a
+ * queue created by an earlier version (layout 1: its jobs carry no mark) keeps deleting every key.
+ */
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { FlowProducer, type Job } from '../../src/index.js';
+import { queueKeys } from '../../src/backend/redis/keys.js';
+import { useHopper } from '../helpers/hopper.js';
+import { once } from '../helpers/wait.js';
+
+const env = useHopper();
+let client: Redis;
+
+/** A direct connection for this test, closed after it. */
+function connect(): void {
+  const c = new Redis(env.url);
+  env.track({ close: async () => void c.disconnect() });
+  client = c;
+}
+
+/** Every key of the queue's jobs (hash, data, logs, steps, dependency records, output), sorted. */
+async function jobSideKeys(base: string): Promise<string[]> {
+  const found: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${base}*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      if (/:(j|d|l|st|dp|pr|fc|ig|o):/.test(key.slice(base.length - 1))) found.push(key.slice(base.length));
+    }
+  } while (cursor !== '0');
+  return found.sort();
+}
+
+describe('side keys of a job', () => {
+  it('are all deleted with a job removed on completion, whatever it wrote', async () => {
+    connect();
+    const name = env.queueName();
+    const base = queueKeys(env.prefix, name).base;
+    const queue = env.queue(name);
+    const big = 'x'.repeat(5_000);
+    await queue.add('plain', {}, { jobId: 'plain', removeOnComplete: true });
+    await queue.add('big', { big }, { jobId: 'big', removeOnComplete: true });
+    await queue.add('logs', {}, { jobId: 'logs', removeOnComplete: true });
+    await queue.add('steps', {}, { jobId: 'steps', removeOnComplete: true });
+    await queue.add('output', {}, { jobId: 'output', removeOnComplete: true });
+    const flows = env.track(new FlowProducer({ connection: env.url, prefix: env.prefix }));
+    await flows.add({
+      name: 'parent',
+      queueName: name,
+      opts: { jobId: 'parent', removeOnComplete: true },
+      children: [{ name: 'plain', queueName: name, data: {}, opts: { jobId: 'child', removeOnComplete: true } }],
+    });
+    expect(await client.hget(`${base}meta`, 'v')).toBe('2');
+    const done = new Set<string>();
+    const all = ['plain', 'big', 'logs', 'steps', 'output', 'child', 'parent'];
+    const finished = once(
+      env.track(
+        env.worker(name, async (job: Job) => {
+          if (job.name === 'logs') await job.log('a line');
+          if (job.name === 'steps') await job.step('s', () => 1);
+          if (job.name === 'output') {
+            await job.stream.write('token');
+            await job.stream.end();
+          }
+          // Before completing: the job's side keys exist.
+          if (job.name === 'big') expect(await client.exists(`${base}d:big`)).toBe(1);
+          return 'ok';
+        }),
+      ),
+      'completed',
+      (job: Job) => {
+        done.add(job.id!);
+        return all.every((id) => done.has(id));
+      },
+    );
+    await finished;
+    expect(await jobSideKeys(base)).toEqual([]);
+  });
+
+  it('are deleted with a job trimmed by a count retention', async () => {
+    connect();
+    const name = env.queueName();
+    const base = queueKeys(env.prefix, name).base;
+    const queue = env.queue(name);
+    // Ids that sort in finishing order: two jobs finished in the same ms are trimmed by id.
+    await queue.add('logs', {}, { jobId: 'a-old', removeOnComplete: { count: 1 } });
+    await queue.add('plain', {}, { jobId: 'b-new', removeOnComplete: { count: 1 } });
+    let seen = 0;
+    const finished = once(
+      env.track(
+        env.worker(
+          name,
+          async (job: Job) => {
+            if (job.name === 'logs') {
+              await job.log('a line');
+              await job.step('s', () => 1);
+            }
+            return 'ok';
+          },
+          { concurrency: 1 },
+        ),
+      ),
+      'completed',
+      () => ++seen === 2,
+    );
+    await finished;
+    // `a-old` was trimmed when `b-new` finished: its hash, logs and steps are gone.
+    expect(await jobSideKeys(base)).toEqual(['j:b-new']);
+  });
+
+  it('in a layout-2 queue, a job without the mark is deleted with its hash alone', async () => {
+    connect();
+    const name = env.queueName();
+    const base = queueKeys(env.prefix, name).base;
+    const queue = env.queue(name);
+    await queue.add('plain', {}, { jobId: 'j1', removeOnComplete: true });
+    // A key the job never marked (no script writes one like this): left alone by design.
+    await client.rpush(`${base}l:j1`, 'unmarked');
+    const worker = env.track(env.worker(name, async () => 'ok', { autorun: false }));
+    const completed = once(worker, 'completed');
+    void worker.run();
+    await completed;
+    expect(await jobSideKeys(base)).toEqual(['l:j1']);
+  });
+
+  it('in a queue of layout 1 (created by an earlier version), every key is deleted', async () => {
+    connect();
+    const name = env.queueName();
+    const base = queueKeys(env.prefix, name).base;
+    // The queue exists with layout 1: initQueue keeps the stored version.
+    await client.hset(`${base}meta`, 'v', '1');
+    const queue = env.queue(name);
+    await queue.add('plain', {}, { jobId: 'j1', removeOnComplete: true });
+    expect(await queue.getVersion()).toBe('hopper:1');
+    // A side key an earlier version wrote without a mark.
+    await client.rpush(`${base}l:j1`, 'unmarked');
+    await client.hset(`${base}st:j1`, 's', '{"v":1}');
+    const worker = env.track(env.worker(name, async () => 'ok', { autorun: false }));
+    const completed = once(worker, 'completed');
+    void worker.run();
+    await completed;
+    expect(await jobSideKeys(base)).toEqual([]);
+  });
+});
