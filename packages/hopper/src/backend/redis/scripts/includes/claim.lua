@@ -85,6 +85,23 @@ local function promoteDue(k, base, now, cap)
 end
 
 
+-- A sorted set of up to 128 members (zset-max-listpack-entries) is a listpack, where every insert
+-- scans all members: with 100 jobs running, a claim's ZADD into `active` cost ~1.2 µs per lock
+-- against ~0.2 µs in a skiplist (measured on Redis 7.0, 50 locks per call). Redis keeps a sorted
+-- set a skiplist once converted, until it empties, so before adding a large batch to a listpack
+-- `active`, the claim converts it: it adds and removes a member too long for a listpack (an id that
+-- long is itself a skiplist member: with NX nothing is added or removed then). A read error (OBJECT
+-- renamed or refused) only skips this.
+local SKIPLIST_AT = 32
+local LONG_MEMBER = '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~:hopper:skiplist'
+local function preferSkiplist(key, adding)
+  if adding < 8 then return end
+  local encoding = redis.pcall('OBJECT', 'ENCODING', key)
+  if encoding ~= 'listpack' and encoding ~= 'ziplist' then return end
+  if redis.call('ZCARD', key) + adding < SKIPLIST_AT then return end
+  if redis.call('ZADD', key, 'NX', 0, LONG_MEMBER) == 1 then redis.call('ZREM', key, LONG_MEMBER) end
+end
+
 -- Records the start of claimed job `id` (attempt `started`) in the sliding windows it counts in.
 local function recordStart(starts, key, ttl, now, id, started)
   local list = starts[key]
@@ -315,6 +332,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     redis.call('PEXPIRE', key, starts[key].ttl)
   end
   if claimed > 0 then
+    preferSkiplist(k.active, claimed)
     chunked('ZADD', k.active, locks, 2)
     if not deferActive then emitBatch(k.events, cap, 'active', claimedIds) end
     if #ids == count and (qs.groups or redis.call('LLEN', k.wait) > 0 or redis.call('ZCARD', k.prio) > 0) then
