@@ -216,7 +216,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
         end
       end
     else
-      local popped = redis.call('LPOP', k.wait, want)
+      local popped = redis.call('LPOP', k.wait, istr(want))
       if popped then ids = popped end
       if #ids < want then
         local pr = redis.call('ZPOPMIN', k.prio, want - #ids)

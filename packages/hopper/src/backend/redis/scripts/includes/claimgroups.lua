@@ -58,6 +58,7 @@ end
 -- ring (and what is left of its turn). Returns that job's cost when the queue's window stopped it.
 local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, windows, qw, wt)
   local ring, gl = base .. 'gr', base .. 'gl'
+  local G = groups()
   local reopened = redis.call('ZRANGEBYSCORE', gl, '-inf', now, 'LIMIT', 0, 100)
   if #reopened > 0 then
     chunked('ZREM', gl, reopened)
@@ -83,7 +84,7 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
   local ungroupedEmpty = false
   while #ids < want and ringLen > 0 and not blocked do
     local size = ringLen
-    local batch = redis.call('LPOP', ring, math.min(ringLen, want - #ids))
+    local batch = redis.call('LPOP', ring, istr(math.min(ringLen, want - #ids)))
     ringLen = ringLen - #batch
     local alone = size == 1 or (size == 2 and ungroupedEmpty)
     local before = #ids
@@ -111,10 +112,10 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
           local _took
           _took, stop, cost = takeFitting(base, k.wait, k.prio, room, nil, qw, wt, ids)
         else
-          local popped = redis.call('LPOP', k.wait, room)
+          local popped = redis.call('LPOP', k.wait, istr(room))
           if popped then for i = 1, #popped do ids[#ids + 1] = popped[i] end end
           if #ids - got < room then
-            local pr = redis.call('ZPOPMIN', k.prio, room - (#ids - got))
+            local pr = redis.call('ZPOPMIN', k.prio, istr(room - (#ids - got)))
             for i = 1, #pr, 2 do ids[#ids + 1] = pr[i] end
           end
         end
@@ -138,7 +139,7 @@ local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, window
         local g = string.sub(member, 2)
         local room = want - #ids
         if not alone then room = 1 end
-        local popped = redis.call('ZPOPMIN', groups().groupQueueKey(base, g), room)
+        local popped = redis.call('ZPOPMIN', G.groupQueueKey(base, g), istr(room))
         for i = 1, #popped, 2 do
           ids[#ids + 1] = popped[i]
           groupOf[popped[i]] = g

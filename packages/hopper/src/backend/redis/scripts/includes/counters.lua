@@ -67,7 +67,7 @@ end
 -- Adds `by` to counter `field` of the queue at `b`, admitting its job name (see above).
 local function addCount(b, field, by)
   local ck, nk = b .. 'mc', b .. 'mn'
-  if redis.call('HINCRBY', ck, field, by) == by then
+  if redis.call('HINCRBY', ck, field, istr(by)) == by then
     local sep = string.find(field, ':', 1, true)
     local name = string.sub(field, sep + 1)
     if name ~= COUNTER_OTHER and redis.call('HEXISTS', nk, name) == 0 then
