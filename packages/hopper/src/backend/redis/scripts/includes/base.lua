@@ -44,8 +44,11 @@ end
 -- Events go to a capped stream in the same script that changes state. The cap lives in the
 -- queue's meta hash (set by the Queue), read once per script call.
 -- The events cap from the meta hash's `maxEvents` value (nil: the default).
+-- A string (a number would be formatted again at every XADD, see istr): the stored value when it
+-- is a plain integer, else the number it reads as (or the default) once formatted.
 local function eventsCapOf(value)
-  return tonumber(value) or 10000
+  if value and string.match(value, '^%d+$') then return value end
+  return tostring(tonumber(value) or 10000)
 end
 
 local function eventsCap(metaKey)
@@ -73,7 +76,7 @@ local function queueSettings(metaKey)
     qs.gcon, qs.glm, qs.gld, qs.gwt = tonumber(d[1]), tonumber(d[2]), tonumber(d[3]), tonumber(d[4])
     qs.glw = d[5] == '1'
   end
-  return tonumber(m[1]) or 10000, m[2] ~= false, qs
+  return eventsCapOf(m[1]), m[2] ~= false, qs
 end
 
 local function emit(eventsKey, cap, event, ...)
@@ -224,7 +227,7 @@ end
 local function pushDelayed(k, jk, id, due)
   redis.call('ZADD', k.delayed, due, id)
   redis.call('HSET', jk, 's', 'delayed')
-  local first = redis.call('ZRANGE', k.delayed, 0, 0)
+  local first = redis.call('ZRANGE', k.delayed, '0', '0')
   if first[1] == id then signalWork(k.marker) end
 end
 

@@ -23,15 +23,16 @@
 --@include window
 --@include claimgroups
 
-local PROMOTE_BATCH = 1000
+local PROMOTE_BATCH = '1000'
 -- Most jobs one call claims: a worker with more free slots asks again (runtime/dispatcher).
 local CLAIM_MAX = 1000
 
 -- Moves delayed jobs whose due time has come to their ready structure (bounded per call).
 -- Returns how many jobs were promoted, and whether a scheduler's occurrence fell due (its
 -- scheduler then needs its next occurrence, which TypeScript computes).
-local function promoteDue(k, base, now, cap)
-  local scored = redis.call('ZRANGEBYSCORE', k.delayed, '-inf', now, 'WITHSCORES', 'LIMIT', 0, PROMOTE_BATCH)
+-- `nowS`: `now` as a string, when the caller has it (see istr).
+local function promoteDue(k, base, now, cap, nowS)
+  local scored = redis.call('ZRANGEBYSCORE', k.delayed, '-inf', nowS or tostring(now), 'WITHSCORES', 'LIMIT', '0', PROMOTE_BATCH)
   if #scored == 0 then return 0, false end
   local due, dueAt = {}, {}
   local tie = false
@@ -99,7 +100,7 @@ local function preferSkiplist(key, adding)
   local encoding = redis.pcall('OBJECT', 'ENCODING', key)
   if encoding ~= 'listpack' and encoding ~= 'ziplist' then return end
   if redis.call('ZCARD', key) + adding < SKIPLIST_AT then return end
-  if redis.call('ZADD', key, 'NX', 0, LONG_MEMBER) == 1 then redis.call('ZREM', key, LONG_MEMBER) end
+  if redis.call('ZADD', key, 'NX', '0', LONG_MEMBER) == 1 then redis.call('ZREM', key, LONG_MEMBER) end
 end
 
 -- Records the start of claimed job `id` (attempt `started`) in the sliding windows it counts in.
@@ -139,7 +140,9 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     weighted = sep2 ~= nil
   end
   weighted = weighted and lmax ~= nil and lmax > 0
-  local promoted, fired = promoteDue(k, base, now, cap)
+  -- Numbers sent to Redis as strings, made once per call (see istr).
+  local nowS = tostring(now)
+  local promoted, fired = promoteDue(k, base, now, cap, nowS)
   -- Promoting a due grouped job may have turned groups on after the settings were read.
   if promoted > 0 and not qs.groups and redis.call('HEXISTS', k.meta, 'gm') == 1 then qs.groups = true end
   local schedulersDue = 0
@@ -226,11 +229,11 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   end
   local nextDue = -1
   if #ids < count or count == 0 then
-    local first = redis.call('ZRANGE', k.delayed, 0, 0, 'WITHSCORES')
+    local first = redis.call('ZRANGE', k.delayed, '0', '0', 'WITHSCORES')
     if first[2] then nextDue = tonumber(first[2]) end
     if qs.groups then
       -- A group parked by its rate limit reopens then: wake for it too.
-      local reopen = redis.call('ZRANGE', base .. 'gl', 0, 0, 'WITHSCORES')
+      local reopen = redis.call('ZRANGE', base .. 'gl', '0', '0', 'WITHSCORES')
       if reopen[2] and (nextDue < 0 or tonumber(reopen[2]) < nextDue) then nextDue = tonumber(reopen[2]) end
     end
   end
@@ -240,8 +243,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   out[#out + 1] = schedulersDue
   local countAt = #out + 1
   out[countAt] = 0
-  -- Numbers sent to Redis as strings, made once per call (see istr).
-  local deadline, nowS = tostring(now + lockMs), tostring(now)
+  local deadline = tostring(now + lockMs)
   local claimed = 0
   local locks = {}
   local claimedIds = {}
