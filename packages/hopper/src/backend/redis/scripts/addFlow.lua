@@ -108,7 +108,7 @@ for i = 1, count do
     result[#result + 1] = fate[i] == 'duplicate' and 1 or 2
   else
     local id = customId
-    if id == '' then id = tostring(redis.call('INCR', b .. 'id')) end
+    if id == '' then id = intStr(redis.call('INCR', b .. 'id')) end
     ids[i] = id
     local jk = jobKey(b, id)
     local name, opts = at(i, 1), at(i, 3)

@@ -36,6 +36,7 @@
 --@include window
 
 local now = nowMs(argv.now)
+local nowS = intStr(now)
 local base = argv.base
 
 local previous = previousResult(k.requests, argv.seq)
@@ -58,13 +59,13 @@ local function createJob(id, name, data, opts, priority, delay, lifo, timestamp,
   local fields = { 'n', name, 't', timestamp }
   if group then fields[#fields + 1] = 'g'; fields[#fields + 1] = group end
   if opts ~= '' then fields[#fields + 1] = 'o'; fields[#fields + 1] = opts end
-  if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = priority end
+  if priority > 0 then fields[#fields + 1] = 'p'; fields[#fields + 1] = intStr(priority) end
   if extra then fields[#fields + 1] = extra[1]; fields[#fields + 1] = extra[2] end
   dataFields(base, id, data, fields)
   local state
   local due = 0
   if delay > 0 then
-    fields[#fields + 1] = 'dl'; fields[#fields + 1] = delay
+    fields[#fields + 1] = 'dl'; fields[#fields + 1] = intStr(delay)
     fields[#fields + 1] = 's'; fields[#fields + 1] = 'delayed'
     chunked('HSET', jk, fields, 2)
     due = now + delay
@@ -260,7 +261,7 @@ for n = 1, #plan do
     local id = ARGV[i + 3]
     if id == '' then
       lastId = lastId + 1
-      id = tostring(lastId)
+      id = intStr(lastId)
     end
     e.id = id
     local extra = nil
@@ -275,8 +276,9 @@ for n = 1, #plan do
         extra = { 'de', dedupId }
       end
     end
-    local timestamp = tonumber(ARGV[i + 7])
-    if timestamp == 0 then timestamp = now end
+    -- The timestamp as a string (see istr): the caller's when it sent one, else the call's `now`.
+    local timestamp = ARGV[i + 7]
+    if tonumber(timestamp) == 0 then timestamp = nowS elseif not string.match(timestamp, '^%d+$') then timestamp = intStr(tonumber(timestamp)) end
     createJob(id, ARGV[i], e.data, e.opts, tonumber(ARGV[i + 4]), e.delay, ARGV[i + 6] == '1', timestamp, extra, e.group)
     local t = budget and budget.t[e.j] or ''
     local c = costs and costs[e.j] or -1

@@ -26,7 +26,7 @@ local cap, paused, qs = queueSettings(k.meta)
 local rel = {}
 local out = { now }
 local fin = newFinisher(base, k.completed, now, qs.lean)
-local nowS = tostring(now)
+local nowS = intStr(now)
 local doneIds, returnvalues = {}, {}
 -- Read phase: every job's record and code before the first write (Redis does not roll back a
 -- script that errors, so a batch either fails before writing or not at all).

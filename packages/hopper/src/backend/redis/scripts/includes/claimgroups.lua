@@ -59,7 +59,7 @@ end
 local function takeGrouped(k, base, now, want, qs, ids, groupOf, counted, windows, qw, wt)
   local ring, gl = base .. 'gr', base .. 'gl'
   local G = groups()
-  local reopened = redis.call('ZRANGEBYSCORE', gl, '-inf', tostring(now), 'LIMIT', '0', '100')
+  local reopened = redis.call('ZRANGEBYSCORE', gl, '-inf', intStr(now), 'LIMIT', '0', '100')
   if #reopened > 0 then
     chunked('ZREM', gl, reopened)
     for i = 1, #reopened do

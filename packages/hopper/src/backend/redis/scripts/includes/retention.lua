@@ -31,7 +31,7 @@ end
 -- `lean`: the queue's layout flags side keys (queueSettings): a job known to have none is
 -- deleted with its hash alone (removedKeys), and a trimmed job's `sx` mark is read first.
 local function newFinisher(base, setKey, now, lean)
-  return { base = base, setKey = setKey, now = now, nowS = tostring(now), dels = {}, kept = {}, specs = {}, n = 0, lean = lean }
+  return { base = base, setKey = setKey, now = now, nowS = intStr(now), dels = {}, kept = {}, specs = {}, n = 0, lean = lean }
 end
 
 -- Set by includes/flow when a script includes it: a failed child trimmed away no longer blocks
