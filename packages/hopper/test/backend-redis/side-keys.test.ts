@@ -114,6 +114,37 @@ describe('side keys of a job', () => {
     expect(await jobSideKeys(base)).toEqual(['j:b-new']);
   });
 
+  it('travel, marked, with a dead letter and its replay, and are deleted with them', async () => {
+    connect();
+    const name = env.queueName();
+    const dlqName = env.queueName('dlq');
+    const base = queueKeys(env.prefix, name).base;
+    const dbase = queueKeys(env.prefix, dlqName).base;
+    const queue = env.queue(name, { deadLetter: { queue: dlqName } });
+    const dlq = env.queue(dlqName);
+    await queue.add('charge', {}, { jobId: 'o1', attempts: 1, removeOnComplete: true, removeOnFail: true });
+    let fail = true;
+    const worker = env.track(
+      env.worker(name, async (job: Job) => {
+        await job.step('charged', () => 1);
+        if (fail) throw new Error('downstream down');
+        return 'ok';
+      }),
+    );
+    await once(worker, 'failed');
+    // The dead letter carries the recorded step, and says so.
+    const [letter] = await dlq.getWaiting();
+    expect(await client.hget(`${dbase}j:${letter.id}`, 'sx')).toBe('1');
+    expect(await client.hlen(`${dbase}st:${letter.id}`)).toBe(1);
+    fail = false;
+    const completed = once(worker, 'completed');
+    await letter.replay();
+    await completed;
+    // The replayed job (its step back with it) completed and was removed with every key.
+    expect(await jobSideKeys(base)).toEqual([]);
+    expect(await jobSideKeys(dbase)).toEqual([]);
+  });
+
   it('in a layout-2 queue, a job without the mark is deleted with its hash alone', async () => {
     connect();
     const name = env.queueName();
