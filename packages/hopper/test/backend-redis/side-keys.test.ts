@@ -16,11 +16,21 @@ import { once } from '../helpers/wait.js';
 const env = useHopper();
 let client: Redis;
 
-/** A direct connection for this test, closed after it. */
-function connect(): void {
+/** Opens this test's direct connection (closed after it); returns a new queue name and its key base. */
+function connect(): { name: string; base: string } {
   const c = new Redis(env.url);
   env.track({ close: async () => void c.disconnect() });
   client = c;
+  const name = env.queueName();
+  return { name, base: queueKeys(env.prefix, name).base };
+}
+
+/** Runs a worker on queue `name` until its first completion. */
+async function completeOne(name: string): Promise<void> {
+  const worker = env.track(env.worker(name, async () => 'ok', { autorun: false }));
+  const completed = once(worker, 'completed');
+  void worker.run();
+  await completed;
 }
 
 /** Every key of the queue's jobs (hash, data, logs, steps, dependency records, output), sorted. */
@@ -39,9 +49,7 @@ async function jobSideKeys(base: string): Promise<string[]> {
 
 describe('side keys of a job', () => {
   it('are all deleted with a job removed on completion, whatever it wrote', async () => {
-    connect();
-    const name = env.queueName();
-    const base = queueKeys(env.prefix, name).base;
+    const { name, base } = connect();
     const queue = env.queue(name);
     const big = 'x'.repeat(5_000);
     await queue.add('plain', {}, { jobId: 'plain', removeOnComplete: true });
@@ -84,9 +92,7 @@ describe('side keys of a job', () => {
   });
 
   it('are deleted with a job trimmed by a count retention', async () => {
-    connect();
-    const name = env.queueName();
-    const base = queueKeys(env.prefix, name).base;
+    const { name, base } = connect();
     const queue = env.queue(name);
     // Ids that sort in finishing order: two jobs finished in the same ms are trimmed by id.
     await queue.add('logs', {}, { jobId: 'a-old', removeOnComplete: { count: 1 } });
@@ -115,10 +121,8 @@ describe('side keys of a job', () => {
   });
 
   it('travel, marked, with a dead letter and its replay, and are deleted with them', async () => {
-    connect();
-    const name = env.queueName();
+    const { name, base } = connect();
     const dlqName = env.queueName('dlq');
-    const base = queueKeys(env.prefix, name).base;
     const dbase = queueKeys(env.prefix, dlqName).base;
     const queue = env.queue(name, { deadLetter: { queue: dlqName } });
     const dlq = env.queue(dlqName);
@@ -146,24 +150,17 @@ describe('side keys of a job', () => {
   });
 
   it('in a layout-2 queue, a job without the mark is deleted with its hash alone', async () => {
-    connect();
-    const name = env.queueName();
-    const base = queueKeys(env.prefix, name).base;
+    const { name, base } = connect();
     const queue = env.queue(name);
     await queue.add('plain', {}, { jobId: 'j1', removeOnComplete: true });
     // A key the job never marked (no script writes one like this): left alone by design.
     await client.rpush(`${base}l:j1`, 'unmarked');
-    const worker = env.track(env.worker(name, async () => 'ok', { autorun: false }));
-    const completed = once(worker, 'completed');
-    void worker.run();
-    await completed;
+    await completeOne(name);
     expect(await jobSideKeys(base)).toEqual(['l:j1']);
   });
 
   it('in a queue of layout 1 (created by an earlier version), every key is deleted', async () => {
-    connect();
-    const name = env.queueName();
-    const base = queueKeys(env.prefix, name).base;
+    const { name, base } = connect();
     // The queue exists with layout 1: initQueue keeps the stored version.
     await client.hset(`${base}meta`, 'v', '1');
     const queue = env.queue(name);
@@ -172,10 +169,7 @@ describe('side keys of a job', () => {
     // A side key an earlier version wrote without a mark.
     await client.rpush(`${base}l:j1`, 'unmarked');
     await client.hset(`${base}st:j1`, 's', '{"v":1}');
-    const worker = env.track(env.worker(name, async () => 'ok', { autorun: false }));
-    const completed = once(worker, 'completed');
-    void worker.run();
-    await completed;
+    await completeOne(name);
     expect(await jobSideKeys(base)).toEqual([]);
   });
 });

@@ -278,7 +278,11 @@ for n = 1, #plan do
     end
     -- The timestamp as a string (see istr): the caller's when it sent one, else the call's `now`.
     local timestamp = ARGV[i + 7]
-    if tonumber(timestamp) == 0 then timestamp = nowS elseif not string.match(timestamp, '^%d+$') then timestamp = intStr(tonumber(timestamp)) end
+    if tonumber(timestamp) == 0 then
+      timestamp = nowS
+    elseif not string.match(timestamp, '^%d+$') then
+      timestamp = intStr(tonumber(timestamp))
+    end
     createJob(id, ARGV[i], e.data, e.opts, tonumber(ARGV[i + 4]), e.delay, ARGV[i + 6] == '1', timestamp, extra, e.group)
     local t = budget and budget.t[e.j] or ''
     local c = costs and costs[e.j] or -1

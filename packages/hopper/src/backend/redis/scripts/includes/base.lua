@@ -5,9 +5,10 @@
   so they live in one Redis Cluster slot. ]]
 --@include chunked
 
--- Small non-negative integers as strings, each made once (kept up to 4,096). Redis 7.0 formats
--- every number passed to redis.call with snprintf('%.17g'), and Lua formats a number joined to a
--- string with '%.14g': ~0.25 µs each, more than most commands cost. Hot paths pass strings.
+-- Redis 7.0 formats every number passed to redis.call with snprintf('%.17g'), and Lua formats a
+-- number joined to a string with '%.14g': ~0.25 µs each, more than most commands cost. Hot paths
+-- pass strings, made by these two.
+
 -- An integer as a string: string.format('%d') takes half the time of tostring's '%.14g'
 -- (measured 0.16 against 0.32 µs); a non-integer keeps tostring's form.
 local function intStr(n)
@@ -15,6 +16,8 @@ local function intStr(n)
   return tostring(n)
 end
 
+-- Small non-negative integers as strings, each made once (kept up to 4,096): counts, attempts,
+-- token suffixes.
 local INT_STRINGS = {}
 local function istr(n)
   local s = INT_STRINGS[n]
@@ -62,17 +65,18 @@ local function eventsCap(metaKey)
   return eventsCapOf(redis.call('HGET', metaKey, 'maxEvents'))
 end
 
--- The events cap, whether the queue is paused, and its limits, in one read (for the claiming
--- scripts): groups on (gm), rate limit (lmax per ldur ms; weighted by the jobs' `cost` when lwt
--- is set), global concurrency (gcc), and the group defaults: concurrency (gcon), rate limit (glm
--- per gld ms; weighted by the jobs' `cost` when glw is '1'), weight (gwt).
 -- Key layout 2 (meta `v`, written once by initQueue when the queue is created): every job that may
 -- have keys besides its hash (large data, logs, steps, output, a parent's dependency records) says
 -- so with field `sx`, set by every script that creates one. A job without `sx` in such a queue is
--- deleted with one key instead of nine (jobKeys). A queue created by an earlier version (layout 1)
--- keeps deleting every possible key: its older jobs carry no mark.
+-- deleted with one key instead of nine (removedKeys). A queue created by an earlier version
+-- (layout 1) keeps deleting every possible key: its older jobs carry no mark.
 local LEAN_LAYOUT = 2
 
+-- The events cap, whether the queue is paused, and its limits, in one read (for the claiming
+-- scripts): groups on (gm), rate limit (lmax per ldur ms; weighted by the jobs' `cost` when lwt
+-- is set), global concurrency (gcc), the key layout (qs.lean: at least LEAN_LAYOUT), and the group
+-- defaults: concurrency (gcon), rate limit (glm per gld ms; weighted by the jobs' `cost` when glw is
+-- '1'), weight (gwt).
 local function queueSettings(metaKey)
   local m = redis.call('HMGET', metaKey, 'maxEvents', 'paused', 'gm', 'lmax', 'ldur', 'gcc', 'lwt', 'v')
   local qs = { groups = m[3] ~= false, lmax = tonumber(m[4]), ldur = tonumber(m[5]), gcc = tonumber(m[6]), lwt = m[7] ~= false,
@@ -180,7 +184,7 @@ end
 -- `sx` nil (not read) always means every key.
 local function removedKeys(base, id, into, lean, sx)
   if lean and sx == false then
-    into[#into + 1] = base .. 'j:' .. id
+    into[#into + 1] = jobKey(base, id)
     return into
   end
   return jobKeys(base, id, into)

@@ -103,15 +103,16 @@ local function preferSkiplist(key, adding)
   if redis.call('ZADD', key, 'NX', '0', LONG_MEMBER) == 1 then redis.call('ZREM', key, LONG_MEMBER) end
 end
 
--- Records the start of claimed job `id` (attempt `started`) in the sliding windows it counts in.
-local function recordStart(starts, key, ttl, now, id, started)
+-- Records the start of claimed job `id` (attempt `started`, a string) at `nowS` (the call's now as a
+-- string) in the sliding windows it counts in.
+local function recordStart(starts, key, ttl, nowS, id, started)
   local list = starts[key]
   if not list then
     list = { ttl = ttl }
     starts[key] = list
     starts[#starts + 1] = key
   end
-  list[#list + 1] = now
+  list[#list + 1] = nowS
   list[#list + 1] = id .. ':' .. started
 end
 
