@@ -38,7 +38,7 @@ if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds must be a
 const baseLib = await import(pathToFileURL(join(resolve(values.base), 'dist/esm/index.js')).href);
 const LIBS = { base: baseLib, branch: branchLib };
 const only = values.only?.split(',');
-const SCENARIOS = hotPathScenarios(JOBS, 'ab', { warm: true, addOpts: { removeOnComplete: true } }).filter(
+const SCENARIOS = hotPathScenarios(JOBS, 'ab', { warm: true, addOpts: { removeOnComplete: true }, groups: true }).filter(
   (s) => !only || only.some((o) => s.id.includes(o)),
 );
 

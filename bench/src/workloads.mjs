@@ -1,13 +1,14 @@
 // The hot-path workloads the cost probe (cost.mjs) and the Functions A/B (functions-ab.mjs)
-// measure: single adds (50 in flight, as the bench), then draining a queue at c=1, 10 and 100.
+// measure: single adds (50 in flight, as the bench), then draining a queue at c=1, 10 and 100,
+// and (Hopper only) at c=100 with the jobs spread over 1,000 groups.
 // Each scenario's `run(lib, connection)` prepares its queue and returns { measure, close }: only
 // `measure` is counted.
 
 /**
  * The four hot-path scenarios over `jobs` jobs on queue `name`. `warm`: one add before measuring
- * (loads what a first call loads, e.g. the Functions library); `addOpts`: the single adds' options.
+ * (loads what a first call loads, e.g. the Functions library); `addOpts`: the single adds' options; `groups`: a fifth scenario, c=100 over 1,000 groups (Hopper only).
  */
-export function hotPathScenarios(jobs, name, { warm = false, addOpts } = {}) {
+export function hotPathScenarios(jobs, name, { warm = false, addOpts, groups = false } = {}) {
   async function addSingle(lib, connection) {
     const queue = new lib.Queue(name, { connection });
     await queue.waitUntilReady();
@@ -27,11 +28,12 @@ export function hotPathScenarios(jobs, name, { warm = false, addOpts } = {}) {
     };
   }
 
-  async function processAll(lib, connection, concurrency) {
+  async function processAll(lib, connection, concurrency, groupCount = 0) {
     const queue = new lib.Queue(name, { connection });
     for (let i = 0; i < jobs; i += 1_000) {
       const size = Math.min(1_000, jobs - i);
-      await queue.addBulk(Array.from({ length: size }, (_, j) => ({ name: 'job', data: { n: i + j }, opts: { removeOnComplete: true } })));
+      const opts = (n) => (groupCount ? { removeOnComplete: true, group: { id: `g${n % groupCount}` } } : { removeOnComplete: true });
+      await queue.addBulk(Array.from({ length: size }, (_, j) => ({ name: 'job', data: { n: i + j }, opts: opts(i + j) })));
     }
     return {
       measure: () =>
@@ -48,10 +50,13 @@ export function hotPathScenarios(jobs, name, { warm = false, addOpts } = {}) {
     };
   }
 
-  return [
+  const scenarios = [
     { id: 'add-single', run: addSingle },
     { id: 'process c=1', run: (lib, conn) => processAll(lib, conn, 1) },
     { id: 'process c=10', run: (lib, conn) => processAll(lib, conn, 10) },
     { id: 'process c=100', run: (lib, conn) => processAll(lib, conn, 100) },
   ];
+  // Hopper only (BullMQ has no groups): the bench's groups scenario, jobs round-robin over 1,000 groups.
+  if (groups) scenarios.push({ id: 'groups c=100', run: (lib, conn) => processAll(lib, conn, 100, 1_000) });
+  return scenarios;
 }

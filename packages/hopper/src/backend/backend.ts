@@ -97,6 +97,7 @@ export type {
   ClaimedJob,
   ClaimRequest,
   ClaimResult,
+  WakeClaim,
   Fence,
   Retention,
   Completion,
@@ -117,6 +118,7 @@ import type {
   AddResult,
   ClaimRequest,
   ClaimResult,
+  WakeClaim,
   Fence,
   Retention,
   Completion,
@@ -375,7 +377,19 @@ export interface QueueBackend {
   // blocking waits (on a connection of their own)
   /** Blocks until a producer signals work or `timeoutMs` passes; true when signalled. */
   waitForWork(timeoutMs: number): Promise<boolean>;
-  /** Interrupts a pending waitForWork (used on close and pause). */
+  /**
+   * Optional: waits as waitForWork does, with the claim `request` sent right behind the wait on
+   * the same connection, so the claim runs the moment the wait ends (woken or timed out) instead
+   * of one round trip later. Claims with the backend's clock (no `now`). interruptWait ends it.
+   */
+  waitThenClaim?(timeoutMs: number, request: ClaimRequest): Promise<WakeClaim>;
+  /**
+   * With waitThenClaim: signals work as a producer does, which ends the wait of the queue's
+   * longest-waiting worker (this one's pending waitThenClaim, or another's) so its claim runs now.
+   * A worker whose pending claim holds its free slots calls it when a delayed job falls due.
+   */
+  wakeWaiters?(): Promise<void>;
+  /** Interrupts a pending waitForWork or waitThenClaim (used on close and pause). */
   interruptWait(): void;
   /**
    * Starts opening the connection waitForWork blocks on, if it is not open (a worker does while

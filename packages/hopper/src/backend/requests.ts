@@ -153,6 +153,18 @@ export interface ClaimResult {
   jobs: ClaimedJob[];
 }
 
+/** What {@link QueueBackend.waitThenClaim} brought back. */
+export interface WakeClaim {
+  /** The claim's result; undefined when the wait ended without one (interrupted: close, pause, reconnect). */
+  claim: ClaimResult | undefined;
+  /**
+   * The claim may have run without its reply arriving here (its connection closed after the claim
+   * was sent, and was interrupted or re-sent it): jobs may be held under the worker's id that the
+   * worker does not know, for {@link QueueBackend.releaseOrphans} to put back.
+   */
+  uncertain: boolean;
+}
+
 /**
  * What a fenced write did: the seam's typed result of the job writes (complete, fail, the holder's
  * moves, progress, data, logs, steps, outputs). Each backend maps its own codes to these names in

@@ -9,7 +9,17 @@
  * acknowledgements batch themselves. With concurrency >= 2, two calls may be in flight, each
  * claiming for half the slots: Redis runs one batch while this process runs the other.
  */
-import type { AckResult, ClaimResult, ClaimedJob, Completion, Failure, QueueBackend, Retention } from '../backend/backend.js';
+import type {
+  AckResult,
+  ClaimRequest,
+  ClaimResult,
+  ClaimedJob,
+  Completion,
+  Failure,
+  QueueBackend,
+  Retention,
+  WakeClaim,
+} from '../backend/backend.js';
 import type { Clock, ClockTimer } from '../clock/clock.js';
 import type { Job } from '../job/job.js';
 import type { Completer, PendingAck } from './completer.js';
@@ -71,6 +81,8 @@ export class Dispatcher {
   private reserved = 0;
   private idle = false;
   private waiting = false;
+  /** The idle wait in flight carries a claim (waitThenClaim). */
+  private wakeClaimPending = false;
   private pumpScheduled = false;
   /** Until start(): a worker that never ran (manual processing) claims nothing, even on resume(). */
   private stopped = true;
@@ -316,6 +328,8 @@ export class Dispatcher {
     this.delayTimer = this.o.clock.setTimeout(() => {
       this.delayTimer = undefined;
       this.idle = false;
+      // A pending waitThenClaim holds the free slots: end its wait, and its claim takes the job.
+      if (this.wakeClaimPending) this.o.backend.wakeWaiters?.().catch((err: unknown) => this.o.onError(err));
       this.pump();
     }, wait);
   }
@@ -323,6 +337,14 @@ export class Dispatcher {
   private waitIdle(): void {
     if (this.waiting) return;
     this.waiting = true;
+    const count = this.claimable();
+    // With the backend's clock, the claim goes out with the wait and runs the moment it ends (a
+    // test clock's `now`, read when the wait begins, would be stale by then).
+    const waitThenClaim = this.o.backend.waitThenClaim?.bind(this.o.backend);
+    if (count > 0 && waitThenClaim && this.o.clock.backendNow() === undefined) {
+      this.waitThenClaim(count, (request) => waitThenClaim(this.o.drainDelay, request));
+      return;
+    }
     this.o.backend.waitForWork(this.o.drainDelay).then(
       () => {
         this.waiting = false;
@@ -332,6 +354,41 @@ export class Dispatcher {
       (err: unknown) => {
         this.waiting = false;
         if (!this.stopped) this.callFailed(err);
+      },
+    );
+  }
+
+  /**
+   * The idle wait with its claim behind it (QueueBackend.waitThenClaim): a call in flight that
+   * reserves `count` slots until it ends. Its reply is handled as any claim's. Ended without one
+   * (close, pause, a reconnect), it may still have claimed jobs whose reply was lost: they are put
+   * back by the orphan release before anything else is sent.
+   */
+  private waitThenClaim(count: number, waitThenClaim: (request: ClaimRequest) => Promise<WakeClaim>): void {
+    this.begin(count);
+    this.wakeClaimPending = true;
+    waitThenClaim(this.nextClaim(count)).then(
+      ({ claim, uncertain }) => {
+        this.waiting = false;
+        this.wakeClaimPending = false;
+        this.end(count);
+        if (uncertain) this.needOrphanRelease = true;
+        // As a wake-up followed by a claim: a claim short of `count` reports the queue drained.
+        this.idle = false;
+        if (claim) this.handleClaim(claim, count);
+        this.pump();
+      },
+      (err: unknown) => {
+        this.waiting = false;
+        this.wakeClaimPending = false;
+        if (this.stopped) {
+          this.end(count);
+          this.pump();
+          return;
+        }
+        // The claim may have run: look for orphans before claiming again.
+        this.needOrphanRelease = true;
+        this.callFailed(err, count);
       },
     );
   }

@@ -44,9 +44,13 @@ describe('crashes (real processes)', () => {
       },
       { stalledInterval: 100 },
     );
-    const [stalledId] = await once<[string]>(survivor, 'stalled');
+    // Both awaited from now: the rescued job may start (its claim rides on the idle wait's
+    // connection) before the rescue's own reply is read.
+    const stalled = once<[string]>(survivor, 'stalled');
+    const completed = once(survivor, 'completed');
+    const [stalledId] = await stalled;
     expect(stalledId).toBe(job.id);
-    await once(survivor, 'completed');
+    await completed;
     const stored = await queue.getJob(job.id as string);
     expect(stored?.returnvalue).toBe('survived');
     expect(stored?.stalledCounter).toBe(1);

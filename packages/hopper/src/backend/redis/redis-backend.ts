@@ -21,6 +21,7 @@ import type {
   RemoveJobResult,
   CancelJobResult,
   ReplayDeadLetterResult,
+  WakeClaim,
   WriteCode,
 } from '../backend.js';
 import { isClusterClient } from './connection.js';
@@ -212,6 +213,59 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
   async claim(request: ClaimRequest, now?: number): Promise<ClaimResult> {
     const reply = (await runScriptRaw(this.client, SCRIPTS.claim, this.scriptKeys().claim, this.claimArgs(request, now))) as RawReply;
     return parseClaim(reply, 1, num(reply[0], 0), request);
+  }
+
+  /**
+   * BLPOP on the marker with the claim sent right behind it on the wait connection: Redis runs a
+   * blocked client's next command as soon as its BLPOP returns, so the claim runs in the same
+   * event-loop turn as the wake-up, and a job added to an idle queue starts one round trip sooner.
+   * On a Redis Cluster client it waits, then claims on the command connection (a cluster client
+   * routes each command on its own).
+   *
+   * The claim counts as sent once the wait connection is ready (ioredis writes nothing before).
+   * When that connection closes afterwards, the claim may have run with its reply lost: on an
+   * interruption (close, pause, a reconnect of the command connection), or re-sent by ioredis
+   * after the connection came back (two runs, one reply). Either is reported `uncertain` while the
+   * command connection is up; while it is down, its own reconnect starts the orphan release (the
+   * worker's onReconnect), and a worker closing meanwhile leaves any orphan to stall rescue.
+   */
+  async waitThenClaim(timeoutMs: number, request: ClaimRequest): Promise<WakeClaim> {
+    if (isClusterClient(this.client)) {
+      if (!(await this.waitForWork(timeoutMs)) && this.waitClient === undefined) return { claim: undefined, uncertain: false };
+      return { claim: await this.claim(request), uncertain: false };
+    }
+    this.waitClient ??= this.blockingClient();
+    const client = this.waitClient;
+    const blockMs = Math.max(timeoutMs, 1);
+    this.fitBlockingDeadline(client, blockMs);
+    let sent = client.status === 'ready';
+    let lost = false;
+    const onReady = (): void => {
+      sent = true;
+    };
+    const onClose = (): void => {
+      if (sent) lost = true;
+    };
+    client.on('ready', onReady);
+    client.on('close', onClose);
+    // Both written now, in this order (runScriptRaw sends before its first await).
+    const wait = client.call('BLPOP', [this.keys.marker, blockMs / 1000]);
+    const claim = runScriptRaw(client, SCRIPTS.claim, this.scriptKeys().claim, this.claimArgs(request, undefined));
+    try {
+      const [, reply] = (await Promise.all([wait, claim])) as [unknown, RawReply];
+      return { claim: parseClaim(reply, 1, num(reply[0], 0), request), uncertain: lost && this.client.status === 'ready' };
+    } catch (err) {
+      // Interrupted (close, pause, reconnect): not an error; the caller re-checks its state.
+      if (this.waitClient !== client) return { claim: undefined, uncertain: sent && this.client.status === 'ready' };
+      throw err;
+    } finally {
+      client.off('ready', onReady);
+      client.off('close', onClose);
+    }
+  }
+
+  async wakeWaiters(): Promise<void> {
+    await this.client.call('RPUSH', [this.keys.marker, '1']);
   }
 
   async complete(batch: Completion[], next: ClaimRequest, now?: number): Promise<AckResult> {

@@ -1,0 +1,103 @@
+/**
+ * The idle wait with its claim behind it (QueueBackend.waitThenClaim, runtime/dispatcher.ts): an
+ * idle worker sends its BLPOP on the marker and the claim on the same connection at once, so Redis
+ * runs the claim as soon as the wait ends and a job added to an idle queue starts one round trip
+ * sooner. Redis-only: the SQLite backend waits, then claims (it has no waitThenClaim). Checked
+ * here: the claim is in Redis before any work arrives; it claims what the wake-up brought, or
+ * what is ready when the wait times out; an interrupted wait whose claim may have run reports it,
+ * and a closing worker then puts back what such a claim took without telling it.
+ */
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { createBackend } from '../../src/backend/create.js';
+import type { QueueBackend, WakeClaim } from '../../src/backend/backend.js';
+import { queueKeys } from '../../src/backend/redis/keys.js';
+import { useHopper } from '../helpers/hopper.js';
+import { until } from '../helpers/wait.js';
+
+const env = useHopper();
+
+/** A control connection of the test's own, closed with the test. */
+function connect(): Redis {
+  const client = new Redis(env.url);
+  env.track({ close: async () => void client.disconnect() });
+  return client;
+}
+
+/** Resolves once a connection is blocked in BLPOP with a command already queued behind it (its query buffer). */
+async function blockedWithClaimQueued(control: Redis): Promise<void> {
+  await until(
+    async () =>
+      String(await control.call('CLIENT', 'LIST'))
+        .split('\n')
+        .some((line) => / cmd=blpop /.test(line) && /\bflags=b\b/.test(line) && Number(/ qbuf=(\d+) /.exec(line)?.[1] ?? 0) > 0),
+    'a connection is blocked in BLPOP with the claim queued behind it',
+  );
+}
+
+function backendFor(name: string): QueueBackend {
+  return env.track(createBackend({ connection: env.url, prefix: env.prefix, queueName: name, role: 'worker' }));
+}
+
+describe('the idle wait carries its claim', () => {
+  it('is in Redis before any work arrives, and claims the job whose add woke it', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const control = connect();
+    const backend = backendFor(name);
+    expect(typeof backend.waitThenClaim).toBe('function');
+    const pending: Promise<WakeClaim> = backend.waitThenClaim!(10_000, { count: 2, lockMs: 30_000, tokenPrefix: 'w1:1:' });
+    await blockedWithClaimQueued(control);
+    const job = await queue.add('wake', { n: 1 });
+    const { claim, uncertain } = await pending;
+    expect(uncertain).toBe(false);
+    expect(claim?.jobs.map((j) => j.id)).toEqual([job.id]);
+    expect(await queue.getJobState(job.id as string)).toBe('active');
+    // Held by the claim's first token: the worker that sent it can finish it.
+    const held = await control.hget(queueKeys(env.prefix, name).job(job.id as string), 'tk');
+    expect(held).toBe('w1:1:1');
+  });
+
+  it('claims what is ready when the wait times out', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const control = connect();
+    const backend = backendFor(name);
+    // A job whose wake-up was taken by someone else: ready, with no marker left.
+    const job = await queue.add('ready', {});
+    await control.del(queueKeys(env.prefix, name).marker);
+    const { claim, uncertain } = await backend.waitThenClaim!(50, { count: 1, lockMs: 30_000, tokenPrefix: 'w1:1:' });
+    expect(uncertain).toBe(false);
+    expect(claim?.jobs.map((j) => j.id)).toEqual([job.id]);
+  });
+
+  it('reports an interrupted wait as uncertain once its claim was sent', async () => {
+    const name = env.queueName();
+    const control = connect();
+    const backend = backendFor(name);
+    const pending = backend.waitThenClaim!(10_000, { count: 1, lockMs: 30_000, tokenPrefix: 'w1:1:' });
+    await blockedWithClaimQueued(control);
+    backend.interruptWait();
+    expect(await pending).toEqual({ claim: undefined, uncertain: true });
+  });
+
+  it('a worker closing from its idle wait puts back a job claimed under its id that it does not know', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const control = connect();
+    const job = await queue.add('orphan', {});
+    const worker = env.worker(name, async () => 'never', { autorun: false });
+    // A claim of this worker whose reply was lost, as the interrupted wait's claim may be.
+    const other = backendFor(name);
+    const { jobs } = await other.claim({ count: 1, lockMs: 30_000, tokenPrefix: `${worker.id}:99:` });
+    expect(jobs.map((j) => j.id)).toEqual([job.id]);
+    void worker.run();
+    await blockedWithClaimQueued(control);
+    await worker.close();
+    expect(await queue.getJobState(job.id as string)).toBe('waiting');
+    const stored = await queue.getJob(job.id as string);
+    // Released as never started here: no stall counted, no attempt spent.
+    expect(stored?.stalledCounter).toBe(0);
+    expect(stored?.attemptsStarted).toBe(0);
+  });
+});
