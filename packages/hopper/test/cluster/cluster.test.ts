@@ -22,6 +22,18 @@ describe('Redis Cluster', () => {
     }
   });
 
+  it('wakes an idle worker for a job added later (its idle wait, then its claim, on a cluster client)', async () => {
+    const connection = cluster();
+    const name = uniqueName();
+    const queue = track(new Queue(name, { connection }));
+    const worker = track(new Worker(name, async (job: Job<{ i: number }>) => job.data.i + 1, { connection }));
+    await once(worker, 'drained');
+    const completed = once<[Job, number]>(worker, 'completed');
+    await queue.add('late', { i: 41 });
+    const [, value] = await completed;
+    expect(value).toBe(42);
+  });
+
   it('retries with backoff and fails for good', async () => {
     const connection = cluster();
     const name = uniqueName();
