@@ -62,7 +62,6 @@ import type {
   CleanableState,
   StateCounts,
   ServerInfo,
-  ServerFacts,
   GroupRecord,
   GroupSettingsChange,
   QueueSettings,
@@ -484,19 +483,4 @@ export type {
   MetricsRecord,
 } from './metrics-records.js';
 
-/** Reads across the queues under one prefix (the base of the admin API, and of the test audit). */
-export interface BackendAdmin {
-  /** Names of the queues that exist under the prefix. */
-  listQueues(): Promise<string[]>;
-  /** The server's settings and health figures that matter to a queue (for `hopper doctor`). */
-  serverFacts(): Promise<ServerFacts>;
-  /** The server's raw `INFO` text (for tools that parse it themselves, such as Bull Board). */
-  serverInfo(): Promise<string>;
-  /** Adds an entry (JSON) in front of the prefix's audit log, keeping the newest `max`. */
-  appendAudit(entry: string, max: number): Promise<void>;
-  /** The newest `count` audit entries (JSON), newest first. */
-  readAudit(count: number): Promise<string[]>;
-  /** Deletes every key under the prefix (tests and tools only). */
-  deleteAll(): Promise<number>;
-  close(): Promise<void>;
-}
+export type { BackendAdmin } from './backend-admin.js';

@@ -234,10 +234,7 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
       if (!(await this.waitForWork(timeoutMs)) && this.waitClient === undefined) return { claim: undefined, uncertain: false };
       return { claim: await this.claim(request), uncertain: false };
     }
-    this.waitClient ??= this.blockingClient();
-    const client = this.waitClient;
-    const blockMs = Math.max(timeoutMs, 1);
-    this.fitBlockingDeadline(client, blockMs);
+    const { client, blockMs } = this.waitConnection(timeoutMs);
     let sent = client.status === 'ready';
     let lost = false;
     const onReady = (): void => {

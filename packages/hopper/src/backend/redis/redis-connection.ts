@@ -137,11 +137,17 @@ export abstract class RedisQueueConnection {
     });
   }
 
-  async waitForWork(timeoutMs: number): Promise<boolean> {
+  /** The idle wait's connection (opened if needed), its reply deadline fitted to a wait of `timeoutMs`. */
+  protected waitConnection(timeoutMs: number): { client: RedisClient; blockMs: number } {
     this.waitClient ??= this.blockingClient();
     const client = this.waitClient;
     const blockMs = Math.max(timeoutMs, 1);
     this.fitBlockingDeadline(client, blockMs);
+    return { client, blockMs };
+  }
+
+  async waitForWork(timeoutMs: number): Promise<boolean> {
+    const { client, blockMs } = this.waitConnection(timeoutMs);
     try {
       const reply = await client.call('BLPOP', [this.keys.marker, blockMs / 1000]);
       return reply !== null;
