@@ -338,9 +338,12 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     preferSkiplist(k.active, claimed)
     chunked('ZADD', k.active, locks, 2)
     if not deferActive then emitBatch(k.events, cap, 'active', claimedIds) end
-    if #ids == count and (qs.groups or redis.call('LLEN', k.wait) > 0 or redis.call('ZCARD', k.prio) > 0) then
-      -- Work is left (with groups: may be): pass the wake-up on to the next idle worker.
-      signalWork(k.marker)
+    -- Work is left (with groups: may be): pass the wake-up on to the next idle worker. The marker
+    -- is read first: while workers are busy it already holds its token (nobody waits to pop it),
+    -- and then what is left need not be looked at.
+    if #ids == count and redis.call('LLEN', k.marker) == 0
+      and (qs.groups or redis.call('LLEN', k.wait) > 0 or redis.call('ZCARD', k.prio) > 0) then
+      redis.call('RPUSH', k.marker, '1')
     end
   end
   return claimed, claimedIds
