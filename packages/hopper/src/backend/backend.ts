@@ -179,9 +179,11 @@ export interface QueueBackend {
   /**
    * After a reconnect: puts back the jobs held under `workerId` by attempts not in `known`
    * (flattened job id, token pairs: claims whose reply was lost); cancelled ones end failed as
-   * cancelled. Returns how many.
+   * cancelled. Returns how many. `voidWaitClaimsUpTo`: the worker's wait claims (ClaimRequest
+   * `voidable`) numbered up to it are void from the first step on, so one that still runs
+   * after the walk (its connection not yet closed in Redis) takes nothing.
    */
-  releaseOrphans(workerId: string, known: string[], failKeep: Retention, now?: number): Promise<number>;
+  releaseOrphans(workerId: string, known: string[], failKeep: Retention, now?: number, voidWaitClaimsUpTo?: number): Promise<number>;
   /**
    * A closing worker gives back held jobs at once (fenced): each goes back to the head of the
    * ready jobs, a cancelled one ends failed as cancelled. One code per job (see releaseJobs.lua).

@@ -139,6 +139,14 @@ export interface ClaimRequest {
   limiter?: { max: number; duration: number; weighted?: boolean };
   /** The worker's name, recorded on each claimed job (`processedBy`). */
   by?: string;
+  /**
+   * For a claim sent behind an idle wait (waitThenClaim): worker `workerId`'s claim number `seq`.
+   * Once that worker's orphan release has voided its wait claims up to `seq` or beyond
+   * ({@link QueueBackend.releaseOrphans}'s `voidWaitClaimsUpTo`), the claim takes nothing if it
+   * runs after all (a wake-up that reached the connection the worker had left, before Redis saw it
+   * close): the worker is no longer listening for its reply.
+   */
+  voidable?: { workerId: string; seq: number };
 }
 
 export interface ClaimResult {

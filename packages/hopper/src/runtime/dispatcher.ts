@@ -367,7 +367,9 @@ export class Dispatcher {
   private waitThenClaim(count: number, waitThenClaim: (request: ClaimRequest) => Promise<WakeClaim>): void {
     this.begin(count);
     this.wakeClaimPending = true;
-    waitThenClaim(this.nextClaim(count)).then(
+    // Voidable: an orphan release voids it (releaseOrphans), should it run after the worker left its connection.
+    const request: ClaimRequest = { ...this.nextClaim(count), voidable: { workerId: this.o.workerId, seq: this.claimSeq } };
+    waitThenClaim(request).then(
       ({ claim, uncertain }) => {
         this.waiting = false;
         this.wakeClaimPending = false;
@@ -397,8 +399,10 @@ export class Dispatcher {
     this.begin(0);
     this.needOrphanRelease = false;
     this.releasingOrphans = true;
-    // Attempts held here (running, finished and not yet acknowledged, or in between) are ours: keep them.
-    this.o.backend.releaseOrphans(this.o.workerId, this.o.held(), this.o.failKeep, this.o.clock.backendNow()).then(
+    // Attempts held here (running, finished and not yet acknowledged, or in between) are ours: keep
+    // them. No wait claim is in flight now: any sent so far either answered or was given up, and a
+    // given-up one that Redis has yet to run (its connection not yet seen closed) must take nothing.
+    this.o.backend.releaseOrphans(this.o.workerId, this.o.held(), this.o.failKeep, this.o.clock.backendNow(), this.claimSeq).then(
       () => {
         this.releasingOrphans = false;
         this.end(0);

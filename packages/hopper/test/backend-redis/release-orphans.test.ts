@@ -64,7 +64,7 @@ describe('releaseOrphans', () => {
           events: k.events,
           marker: k.marker,
         },
-        { now: env.clock!.backendNow(), base: k.base, workerId: 'w1', cursor, count: 100, failKeep: 'k' },
+        { now: env.clock!.backendNow(), base: k.base, workerId: 'w1', cursor, count: 100, failKeep: 'k', voidUpTo: '' },
         pairs,
       )) as [string, number, number];
       cursor = String(reply[0]);

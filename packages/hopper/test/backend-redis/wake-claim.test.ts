@@ -5,14 +5,18 @@
  * sooner. Redis-only: the SQLite backend waits, then claims (it has no waitThenClaim). Checked
  * here: the claim is in Redis before any work arrives; it claims what the wake-up brought, or
  * what is ready when the wait times out; an interrupted wait whose claim may have run reports it,
- * and a closing worker then puts back what such a claim took without telling it.
+ * and a closing worker then puts back what such a claim took without telling it; a wake-up that
+ * reaches a wait connection after its worker left it (Redis has not seen the close yet) claims
+ * nothing there: the job goes to the worker's current wait.
  */
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backend/create.js';
 import type { QueueBackend, WakeClaim } from '../../src/backend/backend.js';
 import { queueKeys } from '../../src/backend/redis/keys.js';
+import { SCRIPTS } from '../../src/backend/redis/scripts.generated.js';
 import { useHopper } from '../helpers/hopper.js';
+import { LingerProxy } from '../helpers/linger-proxy.js';
 import { until } from '../helpers/wait.js';
 
 const env = useHopper();
@@ -24,14 +28,18 @@ function connect(): Redis {
   return client;
 }
 
-/** Resolves once a connection is blocked in BLPOP with a command already queued behind it (its query buffer). */
-async function blockedWithClaimQueued(control: Redis): Promise<void> {
+/**
+ * Resolves once `count` connections are blocked in BLPOP with a command already queued behind it
+ * (their query buffer).
+ */
+async function blockedWithClaimQueued(control: Redis, count = 1): Promise<void> {
   await until(
     async () =>
       String(await control.call('CLIENT', 'LIST'))
         .split('\n')
-        .some((line) => / cmd=blpop /.test(line) && /\bflags=b\b/.test(line) && Number(/ qbuf=(\d+) /.exec(line)?.[1] ?? 0) > 0),
-    'a connection is blocked in BLPOP with the claim queued behind it',
+        .filter((line) => / cmd=blpop /.test(line) && /\bflags=b\b/.test(line) && Number(/ qbuf=(\d+) /.exec(line)?.[1] ?? 0) > 0).length >=
+      count,
+    `${count} connection(s) blocked in BLPOP with the claim queued behind it`,
   );
 }
 
@@ -99,5 +107,39 @@ describe('the idle wait carries its claim', () => {
     // Released as never started here: no stall counted, no attempt spent.
     expect(stored?.stalledCounter).toBe(0);
     expect(stored?.attemptsStarted).toBe(0);
+  });
+
+  it('a wake-up that reaches the wait connection a paused worker left claims nothing there: the job goes to its next wait', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const control = connect();
+    const proxy = env.track(await LingerProxy.start(Number(new URL(env.url).port)));
+    // A short lock and stall check: a job stranded under the left connection's claim would be
+    // rescued as stalled within about a second, and the test would fail on its stall count. A
+    // long idle wait: the worker's next wait must be woken (the void claim passes the wake-up on),
+    // not time out.
+    const worker = env.worker(name, async () => 'done', {
+      connection: { host: '127.0.0.1', port: proxy.port },
+      lockDuration: 1_000,
+      stalledInterval: 200,
+      drainDelay: 60,
+    });
+    await blockedWithClaimQueued(control);
+    // From here, the connection the worker closes stays blocked in Redis, its claim queued.
+    proxy.linger();
+    const walked = proxy.seen(SCRIPTS.releaseOrphans.fn);
+    await worker.pause();
+    // The interrupted wait's claim may have run: the worker has looked for orphans (none).
+    await walked;
+    worker.resume();
+    // The worker's next wait, beside the one it left (still blocked in Redis, first in line).
+    await blockedWithClaimQueued(control, 2);
+    const completed = new Promise<string>((resolve) => worker.once('completed', (job: { id?: string }) => resolve(job.id as string)));
+    const job = await queue.add('after-resume', {});
+    expect(await completed).toBe(job.id);
+    const stored = await queue.getJob(job.id as string);
+    expect(stored?.stalledCounter).toBe(0);
+    expect(stored?.attemptsStarted).toBe(1);
+    proxy.release();
   });
 });

@@ -6,7 +6,8 @@
  * `sentIntoVoid` tells which connections' client sent bytes that were dropped (a command that
  * will never be answered), so a test waits for that instead of sleeping.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { connect, type Server, type Socket } from 'node:net';
+import { startProxyServer } from './proxy-server.js';
 
 interface Pair {
   id: number;
@@ -30,12 +31,10 @@ export class BlackholeProxy {
   ) {}
 
   static async start(targetPort: number, targetHost = '127.0.0.1'): Promise<BlackholeProxy> {
-    const holder: { proxy?: BlackholeProxy } = {};
-    const server = createServer((client) => holder.proxy?.accept(client, targetPort, targetHost));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    holder.proxy = new BlackholeProxy(server, typeof address === 'object' && address ? address.port : 0);
-    return holder.proxy;
+    return startProxyServer(
+      (server, port) => new BlackholeProxy(server, port),
+      (proxy, client) => proxy.accept(client, targetPort, targetHost),
+    );
   }
 
   get url(): string {

@@ -4,7 +4,8 @@
  * connection with the replies unread. The command ran; the client never heard back, so ioredis
  * reconnects and re-sends it: the situation Hopper's reconnect handling must survive.
  */
-import { createServer, connect, type Server, type Socket } from 'node:net';
+import { connect, type Server, type Socket } from 'node:net';
+import { startProxyServer } from './proxy-server.js';
 
 export class CutProxy {
   private armedMarker: string | undefined;
@@ -18,12 +19,10 @@ export class CutProxy {
   ) {}
 
   static async start(targetPort: number): Promise<CutProxy> {
-    const holder: { proxy?: CutProxy } = {};
-    const server = createServer((client) => holder.proxy?.accept(client, targetPort));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    holder.proxy = new CutProxy(server, typeof address === 'object' && address ? address.port : 0);
-    return holder.proxy;
+    return startProxyServer(
+      (server, port) => new CutProxy(server, port),
+      (proxy, client) => proxy.accept(client, targetPort),
+    );
   }
 
   private accept(client: Socket, targetPort: number): void {

@@ -210,8 +210,14 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
     };
   }
 
+  /** The claim script's arguments: the shared ones, and its `guard` (a wait claim's number, to be voided). */
+  private claimOnlyArgs(request: ClaimRequest, now: number | undefined) {
+    const voidable = request.voidable;
+    return { ...this.claimArgs(request, now), guard: voidable ? `${voidable.seq}|${voidable.workerId}` : '' };
+  }
+
   async claim(request: ClaimRequest, now?: number): Promise<ClaimResult> {
-    const reply = (await runScriptRaw(this.client, SCRIPTS.claim, this.scriptKeys().claim, this.claimArgs(request, now))) as RawReply;
+    const reply = (await runScriptRaw(this.client, SCRIPTS.claim, this.scriptKeys().claim, this.claimOnlyArgs(request, now))) as RawReply;
     return parseClaim(reply, 1, num(reply[0], 0), request);
   }
 
@@ -247,7 +253,7 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
     client.on('close', onClose);
     // Both written now, in this order (runScriptRaw sends before its first await).
     const wait = client.call('BLPOP', [this.keys.marker, blockMs / 1000]);
-    const claim = runScriptRaw(client, SCRIPTS.claim, this.scriptKeys().claim, this.claimArgs(request, undefined));
+    const claim = runScriptRaw(client, SCRIPTS.claim, this.scriptKeys().claim, this.claimOnlyArgs(request, undefined));
     try {
       const [, reply] = (await Promise.all([wait, claim])) as [unknown, RawReply];
       return { claim: parseClaim(reply, 1, num(reply[0], 0), request), uncertain: lost && this.client.status === 'ready' };

@@ -60,7 +60,7 @@ export abstract class RedisQueueRelease extends RedisQueueManagement {
     };
   }
 
-  async releaseOrphans(workerId: string, known: string[], failKeep: Retention, now?: number): Promise<number> {
+  async releaseOrphans(workerId: string, known: string[], failKeep: Retention, now?: number, voidWaitClaimsUpTo?: number): Promise<number> {
     const k = this.keys;
     let cursor = '0';
     let released = 0;
@@ -69,7 +69,16 @@ export abstract class RedisQueueRelease extends RedisQueueManagement {
         this.client,
         SCRIPTS.releaseOrphans,
         this.releaseKeys(),
-        { now: timeArg(now), base: k.base, workerId, cursor, count: ORPHAN_SCAN, failKeep: retentionSpec(failKeep) },
+        {
+          now: timeArg(now),
+          base: k.base,
+          workerId,
+          cursor,
+          count: ORPHAN_SCAN,
+          failKeep: retentionSpec(failKeep),
+          // Voided by the first step: a wait claim that runs later finds it, one that ran before is in the walk.
+          voidUpTo: cursor === '0' && voidWaitClaimsUpTo !== undefined ? voidWaitClaimsUpTo : '',
+        },
         known,
       )) as Reply;
       cursor = String(reply[0]);

@@ -6,7 +6,12 @@
   completions and releases happen between calls (a walk by rank would skip or repeat jobs when
   the set changes); a job seen twice is released once (its token no longer matches).
   KEYS: meta, wait, prio, prioCounter, active, failed, events, marker
-  ARGV: now, base, workerId, cursor, count, failKeep, ...known
+  ARGV: now, base, workerId, cursor, count, failKeep, voidUpTo, ...known
+    voidUpTo: '' or a claim number: the worker's wait claims numbered up to it are void from now
+      on (includes/base, waitClaimVoidKey): a claim queued behind an idle wait on a connection the
+      worker has left may still run when a wake-up reaches it before Redis sees the connection
+      close; it then takes nothing. Sent with the walk's first step: a claim that ran before it
+      left its jobs in `active`, where the walk finds them.
     known: 2 values per attempt the worker holds (running, or finished and not yet recorded):
       job id, lock token. Pairs, not tokens alone: a claim that ioredis re-sent after its reply
       was lost ran twice with the same token prefix, so two jobs carry the same token and only
@@ -35,7 +40,15 @@ for i = 1, #members, 2 do
     fields[#orphans] = f
   end
 end
+local voidKey, voided = nil, nil
+if argv.voidUpTo ~= '' then
+  voidKey = waitClaimVoidKey(base, argv.workerId)
+  voided = tonumber(redis.call('GET', voidKey))
+end
 -- Then the writes.
+if voidKey and (not voided or voided < tonumber(argv.voidUpTo)) then
+  redis.call('SET', voidKey, argv.voidUpTo, 'PX', WAIT_CLAIM_VOID_MS)
+end
 local cap = eventsCap(k.meta)
 local fin = newFinisher(base, k.failed, now)
 local rel = {}

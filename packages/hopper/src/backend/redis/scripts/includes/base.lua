@@ -202,6 +202,14 @@ local function signalWork(markerKey)
   end
 end
 
+-- A worker's wait claims numbered up to this key's value are void (releaseOrphans writes it, the
+-- claim reads it: see claim.lua's `guard`). It outlives any connection Redis has yet to see
+-- closed by far; past it, a claim that still ran would leave its jobs to the stall rescue.
+local WAIT_CLAIM_VOID_MS = 600000
+local function waitClaimVoidKey(base, workerId)
+  return base .. 'wv:' .. workerId
+end
+
 -- Priority order: lower priority first, FIFO within a priority. The score packs the priority
 -- (<= 2^21) above a 32-bit counter, which fits a double's 53-bit mantissa exactly.
 local PRIO_SHIFT = 4294967296
