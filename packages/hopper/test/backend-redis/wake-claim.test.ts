@@ -6,8 +6,8 @@
  * here: the claim is in Redis before any work arrives; it claims what the wake-up brought, or
  * what is ready when the wait times out; an interrupted wait whose claim may have run reports it,
  * and a closing worker then puts back what such a claim took without telling it; a wake-up that
- * reaches a wait connection after its worker left it (Redis has not seen the close yet) claims
- * nothing there: the job goes to the worker's current wait.
+ * reaches a wait connection after its worker left it (paused or closed; Redis has not seen the close
+ * yet) claims nothing there: the job goes to the worker's current wait, or to another worker.
  */
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -136,6 +136,38 @@ describe('the idle wait carries its claim', () => {
     await blockedWithClaimQueued(control, 2);
     const completed = new Promise<string>((resolve) => worker.once('completed', (job: { id?: string }) => resolve(job.id as string)));
     const job = await queue.add('after-resume', {});
+    expect(await completed).toBe(job.id);
+    const stored = await queue.getJob(job.id as string);
+    expect(stored?.stalledCounter).toBe(0);
+    expect(stored?.attemptsStarted).toBe(1);
+    proxy.release();
+  });
+
+  it('a wake-up that reaches the wait connection a closed worker left claims nothing there: another worker takes the job', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const control = connect();
+    const proxy = env.track(await LingerProxy.start(Number(new URL(env.url).port)));
+    // Short locks and stall checks on both workers (the check runs once per interval across the
+    // queue's workers): a job the left connection's claim took would be rescued as stalled.
+    const leaving = env.worker(name, async () => 'left', {
+      connection: { host: '127.0.0.1', port: proxy.port },
+      lockDuration: 1_000,
+      stalledInterval: 200,
+    });
+    await blockedWithClaimQueued(control);
+    proxy.linger();
+    const walked = proxy.seen(SCRIPTS.releaseOrphans.fn);
+    await leaving.close();
+    await walked;
+    // Closed, yet still blocked in Redis with its claim queued: the add wakes that connection.
+    const job = await queue.add('after-close', {});
+    await until(
+      async () => !String(await control.call('CLIENT', 'LIST')).includes(' cmd=blpop '),
+      'the left connection to be woken (its claim then ran)',
+    );
+    const other = env.worker(name, async () => 'taken', { lockDuration: 1_000, stalledInterval: 200 });
+    const completed = new Promise<string>((resolve) => other.once('completed', (done: { id?: string }) => resolve(done.id as string)));
     expect(await completed).toBe(job.id);
     const stored = await queue.getJob(job.id as string);
     expect(stored?.stalledCounter).toBe(0);
