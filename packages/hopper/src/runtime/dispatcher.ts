@@ -367,8 +367,9 @@ export class Dispatcher {
   private waitThenClaim(count: number, waitThenClaim: (request: ClaimRequest) => Promise<WakeClaim>): void {
     this.begin(count);
     this.wakeClaimPending = true;
+    const next = this.nextClaim(count);
     // Voidable: an orphan release voids it (releaseOrphans), should it run after the worker left its connection.
-    const request: ClaimRequest = { ...this.nextClaim(count), voidable: { workerId: this.o.workerId, seq: this.claimSeq } };
+    const request: ClaimRequest = { ...next, voidable: { workerId: this.o.workerId, seq: this.claimSeq } };
     waitThenClaim(request).then(
       ({ claim, uncertain }) => {
         this.waiting = false;

@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { createBackend } from '../../src/backend/create.js';
 import type { QueueBackend, WakeClaim } from '../../src/backend/backend.js';
+import type { Queue, Worker } from '../../src/index.js';
 import { queueKeys } from '../../src/backend/redis/keys.js';
 import { SCRIPTS } from '../../src/backend/redis/scripts.generated.js';
 import { useHopper } from '../helpers/hopper.js';
@@ -41,6 +42,47 @@ async function blockedWithClaimQueued(control: Redis, count = 1): Promise<void> 
       count,
     `${count} connection(s) blocked in BLPOP with the claim queued behind it`,
   );
+}
+
+/**
+ * Short locks and stall checks (the check runs once per interval across a queue's workers): a job
+ * stranded under a left connection's claim is rescued as stalled within about a second, and the
+ * test fails on its stall count.
+ */
+const STALL_FAST = { lockDuration: 1_000, stalledInterval: 200 } as const;
+
+/** A worker connected through a LingerProxy, once idle in its wait with the claim queued behind it. */
+async function idleBehindLingerProxy(
+  name: string,
+  control: Redis,
+  opts: { drainDelay?: number } = {},
+): Promise<{ worker: Worker; proxy: LingerProxy }> {
+  const proxy = env.track(await LingerProxy.start(Number(new URL(env.url).port)));
+  const worker = env.worker(name, async () => 'done', { connection: { host: '127.0.0.1', port: proxy.port }, ...STALL_FAST, ...opts });
+  await blockedWithClaimQueued(control);
+  return { worker, proxy };
+}
+
+/**
+ * Leaves the idle wait (`leave`: pause or close) while the proxy keeps its connection open in
+ * Redis, blocked with the claim queued; resolves once the worker's orphan walk has run.
+ */
+async function leaveAfterWalk(proxy: LingerProxy, leave: () => Promise<void>): Promise<void> {
+  proxy.linger();
+  const walked = proxy.seen(SCRIPTS.releaseOrphans.fn);
+  await leave();
+  await walked;
+}
+
+/** The id of the next job `worker` completes. */
+function nextCompleted(worker: Worker): Promise<string> {
+  return new Promise((resolve) => worker.once('completed', (job: { id?: string }) => resolve(job.id as string)));
+}
+
+async function expectStartedOnceWithoutStall(queue: Queue, id: string): Promise<void> {
+  const stored = await queue.getJob(id);
+  expect(stored?.stalledCounter).toBe(0);
+  expect(stored?.attemptsStarted).toBe(1);
 }
 
 function backendFor(name: string): QueueBackend {
@@ -113,33 +155,17 @@ describe('the idle wait carries its claim', () => {
     const name = env.queueName();
     const queue = env.queue(name);
     const control = connect();
-    const proxy = env.track(await LingerProxy.start(Number(new URL(env.url).port)));
-    // A short lock and stall check: a job stranded under the left connection's claim would be
-    // rescued as stalled within about a second, and the test would fail on its stall count. A
-    // long idle wait: the worker's next wait must be woken (the void claim passes the wake-up on),
-    // not time out.
-    const worker = env.worker(name, async () => 'done', {
-      connection: { host: '127.0.0.1', port: proxy.port },
-      lockDuration: 1_000,
-      stalledInterval: 200,
-      drainDelay: 60,
-    });
-    await blockedWithClaimQueued(control);
-    // From here, the connection the worker closes stays blocked in Redis, its claim queued.
-    proxy.linger();
-    const walked = proxy.seen(SCRIPTS.releaseOrphans.fn);
-    await worker.pause();
-    // The interrupted wait's claim may have run: the worker has looked for orphans (none).
-    await walked;
+    // A long idle wait: the worker's next wait must be woken (the void claim passes the wake-up
+    // on), not time out.
+    const { worker, proxy } = await idleBehindLingerProxy(name, control, { drainDelay: 60 });
+    await leaveAfterWalk(proxy, () => worker.pause());
     worker.resume();
     // The worker's next wait, beside the one it left (still blocked in Redis, first in line).
     await blockedWithClaimQueued(control, 2);
-    const completed = new Promise<string>((resolve) => worker.once('completed', (job: { id?: string }) => resolve(job.id as string)));
+    const completed = nextCompleted(worker);
     const job = await queue.add('after-resume', {});
     expect(await completed).toBe(job.id);
-    const stored = await queue.getJob(job.id as string);
-    expect(stored?.stalledCounter).toBe(0);
-    expect(stored?.attemptsStarted).toBe(1);
+    await expectStartedOnceWithoutStall(queue, job.id as string);
     proxy.release();
   });
 
@@ -147,31 +173,18 @@ describe('the idle wait carries its claim', () => {
     const name = env.queueName();
     const queue = env.queue(name);
     const control = connect();
-    const proxy = env.track(await LingerProxy.start(Number(new URL(env.url).port)));
-    // Short locks and stall checks on both workers (the check runs once per interval across the
-    // queue's workers): a job the left connection's claim took would be rescued as stalled.
-    const leaving = env.worker(name, async () => 'left', {
-      connection: { host: '127.0.0.1', port: proxy.port },
-      lockDuration: 1_000,
-      stalledInterval: 200,
-    });
-    await blockedWithClaimQueued(control);
-    proxy.linger();
-    const walked = proxy.seen(SCRIPTS.releaseOrphans.fn);
-    await leaving.close();
-    await walked;
+    const { worker, proxy } = await idleBehindLingerProxy(name, control);
+    await leaveAfterWalk(proxy, () => worker.close());
     // Closed, yet still blocked in Redis with its claim queued: the add wakes that connection.
     const job = await queue.add('after-close', {});
     await until(
       async () => !String(await control.call('CLIENT', 'LIST')).includes(' cmd=blpop '),
       'the left connection to be woken (its claim then ran)',
     );
-    const other = env.worker(name, async () => 'taken', { lockDuration: 1_000, stalledInterval: 200 });
-    const completed = new Promise<string>((resolve) => other.once('completed', (done: { id?: string }) => resolve(done.id as string)));
+    const other = env.worker(name, async () => 'taken', STALL_FAST);
+    const completed = nextCompleted(other);
     expect(await completed).toBe(job.id);
-    const stored = await queue.getJob(job.id as string);
-    expect(stored?.stalledCounter).toBe(0);
-    expect(stored?.attemptsStarted).toBe(1);
+    await expectStartedOnceWithoutStall(queue, job.id as string);
     proxy.release();
   });
 });

@@ -210,10 +210,10 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
     };
   }
 
-  /** The claim script's arguments: the shared ones, and its `guard` (a wait claim's number, to be voided). */
+  /** The claim script's arguments: the shared ones, and which worker's wait claim it is (voidable), if one. */
   private claimOnlyArgs(request: ClaimRequest, now: number | undefined) {
     const voidable = request.voidable;
-    return { ...this.claimArgs(request, now), guard: voidable ? `${voidable.seq}|${voidable.workerId}` : '' };
+    return { ...this.claimArgs(request, now), waitWorker: voidable?.workerId ?? '', waitSeq: voidable?.seq ?? '' };
   }
 
   async claim(request: ClaimRequest, now?: number): Promise<ClaimResult> {

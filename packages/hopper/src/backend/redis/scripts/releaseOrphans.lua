@@ -40,14 +40,10 @@ for i = 1, #members, 2 do
     fields[#orphans] = f
   end
 end
-local voidKey, voided = nil, nil
+-- Then the writes. A worker's claim numbers only grow, and its walks never overlap: the value set
+-- here is never below the one it replaces.
 if argv.voidUpTo ~= '' then
-  voidKey = waitClaimVoidKey(base, argv.workerId)
-  voided = tonumber(redis.call('GET', voidKey))
-end
--- Then the writes.
-if voidKey and (not voided or voided < tonumber(argv.voidUpTo)) then
-  redis.call('SET', voidKey, argv.voidUpTo, 'PX', WAIT_CLAIM_VOID_MS)
+  redis.call('SET', waitClaimVoidKey(base, argv.workerId), argv.voidUpTo, 'PX', WAIT_CLAIM_VOID_MS)
 end
 local cap = eventsCap(k.meta)
 local fin = newFinisher(base, k.failed, now)

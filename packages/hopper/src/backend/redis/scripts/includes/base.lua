@@ -203,7 +203,7 @@ local function signalWork(markerKey)
 end
 
 -- A worker's wait claims numbered up to this key's value are void (releaseOrphans writes it, the
--- claim reads it: see claim.lua's `guard`). It outlives any connection Redis has yet to see
+-- claim reads it: see claim.lua's `waitWorker`). It outlives any connection Redis has yet to see
 -- closed by far; past it, a claim that still ran would leave its jobs to the stall rescue.
 local WAIT_CLAIM_VOID_MS = 600000
 local function waitClaimVoidKey(base, workerId)

@@ -116,6 +116,15 @@ local function recordStart(starts, key, ttl, nowS, id, started)
   list[#list + 1] = id .. ':' .. started
 end
 
+-- Passes the wake-up on to the next idle worker when work is left (with groups on: may be). The
+-- marker is read first: while workers are busy it already holds its token (nobody waits to pop
+-- it), and then what is left need not be looked at.
+local function passWakeUp(k, groups)
+  if redis.call('LLEN', k.marker) == 0 and (groups or redis.call('LLEN', k.wait) > 0 or redis.call('ZCARD', k.prio) > 0) then
+    redis.call('RPUSH', k.marker, '1')
+  end
+end
+
 -- `firedBefore`: the caller already promoted due jobs itself (fail), and a scheduler's occurrence fell due.
 -- Appends the reply of a claim that takes no job: `paused` (1 or 0) and `limited` (ms until the
 -- rate limit lets a job start; 0: not limited).
@@ -338,13 +347,7 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
     preferSkiplist(k.active, claimed)
     chunked('ZADD', k.active, locks, 2)
     if not deferActive then emitBatch(k.events, cap, 'active', claimedIds) end
-    -- Work is left (with groups: may be): pass the wake-up on to the next idle worker. The marker
-    -- is read first: while workers are busy it already holds its token (nobody waits to pop it),
-    -- and then what is left need not be looked at.
-    if #ids == count and redis.call('LLEN', k.marker) == 0
-      and (qs.groups or redis.call('LLEN', k.wait) > 0 or redis.call('ZCARD', k.prio) > 0) then
-      redis.call('RPUSH', k.marker, '1')
-    end
+    if #ids == count then passWakeUp(k, qs.groups) end
   end
   return claimed, claimedIds
 end
