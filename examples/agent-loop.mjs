@@ -2,7 +2,7 @@
 // fake model "spends" tokens each turn; one run stops when its cost reaches maxCost, another is
 // cancelled by the user while a turn is running (its signal aborts, no turn follows).
 // Run with `npm run build && node examples/agent-loop.mjs` (uses REDIS_URL or a local Redis).
-import { Queue, Worker } from 'hopper';
+import { Queue, Worker } from 'hopper-queue';
 import { redisUrl } from './lib/redis.mjs';
 
 const { url: connection, stop } = await redisUrl();

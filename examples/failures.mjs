@@ -3,7 +3,7 @@
 // (a retry lifts the cancellation); a job that runs too long times out and is retried; a worker
 // whose processor ignores its signal still closes by its deadline, releasing the job.
 // Run with `npm run build && node examples/failures.mjs` (uses REDIS_URL or a local Redis).
-import { Queue, QueueEvents, Worker } from 'hopper';
+import { Queue, QueueEvents, Worker } from 'hopper-queue';
 import { redisUrl } from './lib/redis.mjs';
 
 const { url: connection, stop } = await redisUrl();

@@ -1,7 +1,7 @@
 // Flows in one file: a parent that waits for children in other queues and reads their results,
 // a child failure handled by a policy, and a job that adds children while it runs.
 // Run with `npm run build && node examples/flows.mjs` (uses REDIS_URL or a local Redis).
-import { FlowProducer, Queue, QueueEvents, WaitingChildrenError, Worker } from 'hopper';
+import { FlowProducer, Queue, QueueEvents, WaitingChildrenError, Worker } from 'hopper-queue';
 import { redisUrl } from './lib/redis.mjs';
 
 const { url: connection, stop } = await redisUrl();

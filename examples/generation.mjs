@@ -7,7 +7,7 @@
 // A fake model streams tokens, so this runs offline. The script plays the browser itself.
 // Run with `npm run build && node examples/generation.mjs` (uses REDIS_URL or a local Redis).
 import { createServer } from 'node:http';
-import { BudgetExceededError, Queue, Worker, sendStreamAsSSE } from 'hopper';
+import { BudgetExceededError, Queue, Worker, sendStreamAsSSE } from 'hopper-queue';
 import { redisUrl } from './lib/redis.mjs';
 
 // A fake streaming model: one token every 20 ms; stops when the signal aborts.

@@ -5,7 +5,7 @@
 // limit counts tokens (a weighted limiter: each job weighs its `cost`), and a job heavier than
 // its whole window is refused at add.
 // Run with `npm run build && node examples/groups.mjs` (uses REDIS_URL or a local Redis).
-import { CostAboveRateLimitError, GroupMaxSizeExceededError, Queue, Worker } from 'hopper';
+import { CostAboveRateLimitError, GroupMaxSizeExceededError, Queue, Worker } from 'hopper-queue';
 import { redisUrl } from './lib/redis.mjs';
 
 const { url: connection, stop } = await redisUrl();

@@ -1,9 +1,9 @@
-// Prometheus metrics for Hopper (@hopper/metrics): exact counters and histograms aggregated in
+// Prometheus metrics for Hopper (hopper-queue-metrics): exact counters and histograms aggregated in
 // Redis across every worker, gauges read at scrape time, in your own prom-client registry and
 // served on /metrics. Run with `npm run build && node examples/metrics.mjs` (uses REDIS_URL or a
 // local Redis). docs/metrics.md lists every metric.
-import { Queue, Worker } from 'hopper';
-import { HopperMetrics, startMetricsServer } from '@hopper/metrics';
+import { Queue, Worker } from 'hopper-queue';
+import { HopperMetrics, startMetricsServer } from 'hopper-queue-metrics';
 import { Counter, Registry } from 'prom-client';
 import { redisUrl } from './lib/redis.mjs';
 

@@ -2,7 +2,7 @@
 // jobs of 1,000 users each (never a million jobs at once), added as its children with addBulk,
 // then waits for them and reports the total. Prints the time taken and Redis memory used.
 // Run with `npm run build && node examples/newsletter.mjs` (uses REDIS_URL or a local Redis).
-import { Queue, QueueEvents, WaitingChildrenError, Worker } from 'hopper';
+import { Queue, QueueEvents, WaitingChildrenError, Worker } from 'hopper-queue';
 import { Redis } from 'ioredis';
 import { redisUrl } from './lib/redis.mjs';
 

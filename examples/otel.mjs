@@ -6,8 +6,8 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { Queue, Worker } from 'hopper';
-import { HopperOtel } from 'hopper/otel';
+import { Queue, Worker } from 'hopper-queue';
+import { HopperOtel } from 'hopper-queue/otel';
 import { redisUrl } from './lib/redis.mjs';
 
 // 1. The SDK: what `new NodeSDK(...).start()` does in an application, by hand.

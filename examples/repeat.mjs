@@ -2,7 +2,7 @@
 // an interval job that stops after its limit, a cron job that also runs once at once, the
 // repeatable-job listing, and removal by key.
 // Run with `npm run build && node examples/repeat.mjs` (uses REDIS_URL or a local Redis).
-import { Queue, QueueEvents, Worker } from 'hopper';
+import { Queue, QueueEvents, Worker } from 'hopper-queue';
 import { redisUrl } from './lib/redis.mjs';
 
 const { url: connection, stop } = await redisUrl();

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Queue, QueueEvents, Worker } from 'hopper';
+import { Queue, QueueEvents, Worker } from 'hopper-queue';
 
 const dir = process.argv[2] ? undefined : mkdtempSync(path.join(tmpdir(), 'hopper-example-'));
 const connection = `sqlite:${process.argv[2] ?? path.join(dir, 'hopper.db')}`;

@@ -2,7 +2,7 @@
 // The second turn crashes after sending an email; its retry does not send it again, and the loop
 // ends when the (scripted) model stops asking for tools.
 // Run with `npm run build && node examples/steps.mjs` (uses REDIS_URL or a local Redis).
-import { Queue, QueueEvents, Worker } from 'hopper';
+import { Queue, QueueEvents, Worker } from 'hopper-queue';
 import { redisUrl } from './lib/redis.mjs';
 
 const { url: connection, stop } = await redisUrl();

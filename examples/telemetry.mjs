@@ -4,7 +4,7 @@
 // option Hopper does not implement being refused rather than ignored.
 // Run with `npm run build && node examples/telemetry.mjs` (uses REDIS_URL or a local Redis).
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Queue, Worker, UnsupportedOptionError } from 'hopper';
+import { Queue, Worker, UnsupportedOptionError } from 'hopper-queue';
 import { redisUrl } from './lib/redis.mjs';
 
 // A minimal tracer: contexts are { span } objects, propagated as JSON. Any object with these

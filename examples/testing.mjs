@@ -3,7 +3,7 @@
 // `node examples/testing.mjs` after `npm run build` (needs better-sqlite3, as the SQLite backend).
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { createTestQueue } from 'hopper/testing';
+import { createTestQueue } from 'hopper-queue/testing';
 
 // The processor under test: charges a card, the gateway fails twice first.
 let calls = 0;

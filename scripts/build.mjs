@@ -17,12 +17,12 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 /** Workspaces in build order (each after what it imports), with their package directories. */
 const PACKAGES = [
-  ['hopper', 'packages/hopper'],
-  ['@hopper/metrics', 'packages/metrics'],
-  ['@hopper/dashboard', 'packages/dashboard'],
-  ['hopper-cli', 'packages/cli'],
-  ['@hopper/bull-board', 'packages/bull-board'],
-  ['@hopper/nestjs', 'packages/nestjs'],
+  ['hopper-queue', 'packages/hopper'],
+  ['hopper-queue-metrics', 'packages/metrics'],
+  ['hopper-queue-dashboard', 'packages/dashboard'],
+  ['hopper-queue-cli', 'packages/cli'],
+  ['hopper-queue-bull-board', 'packages/bull-board'],
+  ['hopper-queue-nestjs', 'packages/nestjs'],
 ];
 const INPUT_DIRS = ['src', 'ui', 'scripts', 'bin'];
 const INPUT_FILE = /^(package\.json|tsconfig.*\.json|vite\.config\.ts)$/;

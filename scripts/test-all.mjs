@@ -13,8 +13,8 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const TIERS = {
   sqlite: [
     [
-      ['typecheck', 'hopper'],
-      ['test:sqlite', 'hopper'],
+      ['typecheck', 'hopper-queue'],
+      ['test:sqlite', 'hopper-queue'],
     ],
   ],
 };
@@ -30,16 +30,16 @@ if (tier !== undefined && tier !== '' && !(tier in TIERS)) {
 // mostly waiting on child processes and the clock) run at the end of the third lane, which would
 // otherwise end well before the first.
 const lanes = TIERS[tier] ?? [
-  [['test:engine', 'hopper', { HOPPER_TEST_PART: 'main' }]],
-  [['test:sqlite', 'hopper']],
+  [['test:engine', 'hopper-queue', { HOPPER_TEST_PART: 'main' }]],
+  [['test:sqlite', 'hopper-queue']],
   [
     ['typecheck'],
-    ['test', '@hopper/metrics'],
-    ['test', 'hopper-cli'],
-    ['test', '@hopper/nestjs'],
-    ['test', '@hopper/bull-board'],
-    ['test', '@hopper/dashboard'],
-    ['test:engine', 'hopper', { HOPPER_TEST_PART: 'side' }],
+    ['test', 'hopper-queue-metrics'],
+    ['test', 'hopper-queue-cli'],
+    ['test', 'hopper-queue-nestjs'],
+    ['test', 'hopper-queue-bull-board'],
+    ['test', 'hopper-queue-dashboard'],
+    ['test:engine', 'hopper-queue', { HOPPER_TEST_PART: 'side' }],
   ],
 ];
 if (TIERS[tier]) console.log(`== HOPPER_TEST_TIER=${tier}: ${TIERS[tier].flat().map(label).join(', ')}`);

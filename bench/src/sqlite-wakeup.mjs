@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Queue, Worker } from 'hopper';
+import { Queue, Worker } from 'hopper-queue';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
 const IDLE_MS = 300;

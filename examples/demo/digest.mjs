@@ -2,7 +2,7 @@
 // `upsertJobScheduler('daily-digest', { pattern: '0 7 * * *', tz: 'Europe/Paris' }, ...)`). The
 // demo prints its next fire times (the dashboard's Schedulers view previews them too, DST
 // included) and triggers one run now so there is something to see.
-import { nextFireTimes } from 'hopper';
+import { nextFireTimes } from 'hopper-queue';
 import { sendBatch } from './services.mjs';
 
 const REPEAT = { pattern: '0 7 * * *', tz: 'Europe/Paris' };

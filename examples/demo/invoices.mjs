@@ -3,7 +3,7 @@
 // OCR is rate-limited like a vendor quota, premium tenants go first, transient OCR errors are
 // retried with exponential backoff, and invalid invoices fail with UnrecoverableError into a
 // dead-letter queue (replayable from the dashboard or `hopper dlq replay`).
-import { UnrecoverableError } from 'hopper';
+import { UnrecoverableError } from 'hopper-queue';
 import { nlpClassify, ocrExtract, work } from './services.mjs';
 
 const TENANTS = [

@@ -4,8 +4,8 @@
 // accounted for in the log.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { createDashboard, toNodeListener } from '@hopper/dashboard';
-import { FlowProducer, Queue, Worker } from 'hopper';
+import { createDashboard, toNodeListener } from 'hopper-queue-dashboard';
+import { FlowProducer, Queue, Worker } from 'hopper-queue';
 import { chooseBackend } from './backend.mjs';
 import { digest } from './digest.mjs';
 import { generation } from './generation.mjs';

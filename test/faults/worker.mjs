@@ -4,7 +4,7 @@
 // between a job's side effect and its completion.
 import { appendFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { Worker } from 'hopper';
+import { Worker } from 'hopper-queue';
 import { connectionFor } from './lib/connect.mjs';
 
 const cfg = JSON.parse(process.argv[2]);

@@ -10,7 +10,7 @@ export const name = 'hopper';
 
 let hopper;
 try {
-  hopper = await import('hopper');
+  hopper = await import('hopper-queue');
 } catch (error) {
   const missingBuild = error?.code === 'ERR_MODULE_NOT_FOUND' && /hopper[\\/]+dist[\\/]/.test(String(error.message));
   const reason = missingBuild
@@ -28,4 +28,4 @@ for (const exported of ['Queue', 'Worker', 'QueueEvents']) {
 export const { Queue, Worker, QueueEvents } = hopper;
 
 /** Installed version (the workspace package's own). */
-export const version = createRequire(import.meta.url)('hopper/package.json').version;
+export const version = createRequire(import.meta.url)('hopper-queue/package.json').version;

@@ -1,5 +1,5 @@
 /**
- * `@hopper/bull-board`: shows Hopper queues in Bull Board (`@bull-board/api` 9.10+), with its
+ * `hopper-queue-bull-board`: shows Hopper queues in Bull Board (`@bull-board/api` 9.10+), with its
  * views and actions (counts, job lists, job detail, retry, promote, remove, clean, pause,
  * schedulers). Bull Board's own `BullMQAdapter` refuses any queue that is not BullMQ's class;
  * this one speaks to Hopper's Queue API instead.
@@ -22,7 +22,7 @@ import type {
   QueueWorker,
   Status,
 } from '@bull-board/api/dist/types.js';
-import { Admin, JOB_STATES, type Job, type JobState, type Queue } from 'hopper';
+import { Admin, JOB_STATES, type Job, type JobState, type Queue } from 'hopper-queue';
 
 /** Bull Board's statuses in the order its UI lists them. */
 const STATUSES = ['latest', 'active', 'waiting', 'waiting-children', 'prioritized', 'completed', 'failed', 'delayed', 'paused'] as const;

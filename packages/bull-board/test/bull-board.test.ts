@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createBullBoard } from '@bull-board/api';
 import { ExpressAdapter } from '@bull-board/express';
-import { Queue } from 'hopper';
+import { Queue } from 'hopper-queue';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import { collect, until } from '../../hopper/test/helpers/wait.js';
@@ -25,7 +25,7 @@ afterEach(async () => {
 
 /** Bull Board (its express server adapter, as the whole server) on a loopback port over these Hopper queues; returns a fetch helper. */
 async function board(...names: string[]) {
-  // The adapter takes the package's Queue (what an application imports from 'hopper').
+  // The adapter takes the package's Queue (what an application imports from 'hopper-queue').
   adapters = names.map((name) => new HopperAdapter(env.track(new Queue(name, { connection: env.url, prefix: env.prefix }))));
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath('/');

@@ -3,7 +3,7 @@
  * honours `--json`, confirmation of destructive actions, and progress on long ones.
  */
 import { createInterface } from 'node:readline/promises';
-import { Admin, type Queue } from 'hopper';
+import { Admin, type Queue } from 'hopper-queue';
 
 /** A mistake in how the command was called: printed with a hint, exit code 2. */
 export class UsageError extends Error {

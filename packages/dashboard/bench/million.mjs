@@ -1,7 +1,7 @@
 // The dashboard on a queue of 1,000,000 jobs: fills one (addBulk in chunks) on its own
 // redis-server, then times the API calls the UI makes (overview, job pages near the head, the
 // middle and the tail, a job, an exact-id search, one search slice, a whole-queue search, the
-// series). Not part of `npm test`: `npm run scale -w @hopper/dashboard` (after `npm run build`).
+// series). Not part of `npm test`: `npm run scale -w hopper-queue-dashboard` (after `npm run build`).
 //
 // Options: --jobs 1000000 --port 6510 --runs 20
 /* global performance */
@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { parseArgs } from 'node:util';
-import { Queue, Worker } from 'hopper';
+import { Queue, Worker } from 'hopper-queue';
 import { createDashboard, toNodeListener } from '../dist/index.js';
 
 const { values } = parseArgs({ options: { jobs: { type: 'string' }, port: { type: 'string' }, runs: { type: 'string' } } });

@@ -3,7 +3,7 @@
  * promote, remove, cancel and duplicate a job, bulk actions, pause/resume/clean a queue, its
  * settings, scheduler and group actions, and replaying dead letters.
  */
-import type { Queue } from 'hopper';
+import type { Queue } from 'hopper-queue';
 import { HttpError } from './security.js';
 import { idsOf, type AddRoute, type RouteContext } from './http.js';
 import { duplicateOptions } from './views.js';

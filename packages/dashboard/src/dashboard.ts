@@ -5,7 +5,7 @@
  * CSRF-checked, audited and role-checked, every reply JSON (job content is never rendered as
  * HTML) with secrets redacted; `metrics` serves Prometheus text (metrics-route.ts).
  */
-import { Admin, ErrorCode, hopperErrorCode, type ConnectionOptions, type Job, type Queue, type QueueOverview } from 'hopper';
+import { Admin, ErrorCode, hopperErrorCode, type ConnectionOptions, type Job, type Queue, type QueueOverview } from 'hopper-queue';
 import {
   HttpError,
   SECURITY_HEADERS,
@@ -125,7 +125,8 @@ export function createDashboard(options: DashboardOptions): Dashboard {
   const serveUi = async (path: string, method: string): Promise<Response> => {
     assets ??= loadAssets();
     const files = await assets;
-    if (!files) return json(404, { error: 'The web UI is not built: run `npm run build -w @hopper/dashboard`. The API is under api/.' });
+    if (!files)
+      return json(404, { error: 'The web UI is not built: run `npm run build -w hopper-queue-dashboard`. The API is under api/.' });
     const asset = files.get(path === '' ? 'index.html' : path);
     if (!asset) return json(404, { error: 'Not found.' });
     return new Response(method === 'HEAD' ? null : asset.body, {

@@ -3,7 +3,7 @@
  * audit action of a mutation), JSON replies with the security headers, query-parameter and body
  * checks (HttpError 400 on bad input), and the redacted view of a job every reply uses.
  */
-import { JOB_STATES, type Admin, type Job, type JobState, type Queue, type QueueOverview } from 'hopper';
+import { JOB_STATES, type Admin, type Job, type JobState, type Queue, type QueueOverview } from 'hopper-queue';
 import { HttpError, SECURITY_HEADERS, redactDeep, type Principal, type Redact } from './security.js';
 
 export type Params = Record<string, string>;

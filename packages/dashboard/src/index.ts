@@ -1,5 +1,5 @@
 /**
- * @hopper/dashboard: see and operate every Hopper queue over HTTP, secure by default. This
+ * hopper-queue-dashboard: see and operate every Hopper queue over HTTP, secure by default. This
  * package serves a web UI and its HTTP API (JSON, live Server-Sent Events, audit log).
  * Public exports only.
  */

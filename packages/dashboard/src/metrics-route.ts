@@ -1,10 +1,10 @@
 /**
- * The dashboard's `/metrics` route: Hopper's Prometheus metrics (@hopper/metrics) read through
+ * The dashboard's `/metrics` route: Hopper's Prometheus metrics (hopper-queue-metrics) read through
  * the dashboard's own Admin, behind its authentication (any role: a `viewer` token is enough for
  * a Prometheus scrape job, e.g. `authorization: { credentials: <token> }`).
  */
-import type { Admin } from 'hopper';
-import { HopperMetrics, metricsFetchHandler } from '@hopper/metrics';
+import type { Admin } from 'hopper-queue';
+import { HopperMetrics, metricsFetchHandler } from 'hopper-queue-metrics';
 import { SECURITY_HEADERS } from './security.js';
 
 /** Serves the metrics of every queue under the Admin's prefix (the collector is made on first use). */

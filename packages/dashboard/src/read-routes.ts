@@ -3,7 +3,7 @@
  * per-minute series and latency, groups, dead letters, settings, schedulers (and a preview of
  * their next fire times) and the audit log.
  */
-import { JOB_STATES, nextFireTimes, type JobState } from 'hopper';
+import { JOB_STATES, nextFireTimes, type JobState } from 'hopper-queue';
 import { HttpError, redactDeep } from './security.js';
 import { intParam, jobView, stateParam, type AddRoute, type RouteContext } from './http.js';
 import { MAX_SCAN, SEARCH_FIELDS, latency, matcher, perMinuteSeries, scanJobs, storedOutput, type SearchField } from './views.js';

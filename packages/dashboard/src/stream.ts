@@ -2,7 +2,7 @@
  * The dashboard's live stream (`api/stream`, Server-Sent Events): the overview now and every
  * interval, keep-alive comments, and its end when the client disconnects or the dashboard closes.
  */
-import type { QueueOverview } from 'hopper';
+import type { QueueOverview } from 'hopper-queue';
 import { SECURITY_HEADERS } from './security.js';
 
 /** The live stream: the overview now and every interval, keep-alive comments, ends on disconnect. */

@@ -4,7 +4,7 @@
  * cursor and shows progress), per-minute completed/failed series, wait/run percentiles from a
  * sample of recent jobs, and the options a duplicated job keeps.
  */
-import type { Job, JobState, JobsOptions, Queue } from 'hopper';
+import type { Job, JobState, JobsOptions, Queue } from 'hopper-queue';
 
 /** Jobs read per scan call at most (a call's work is bounded whatever the queue's size). */
 export const MAX_SCAN = 5_000;

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MetricsTime } from 'hopper';
+import { MetricsTime } from 'hopper-queue';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import { collect } from '../../hopper/test/helpers/wait.js';

@@ -4,7 +4,7 @@
  * share one snapshot), so a scrape costs a few round trips per queue, and nothing runs between
  * scrapes.
  */
-import { Admin, InvalidOptionsError, type ConnectionOptions } from 'hopper';
+import { Admin, InvalidOptionsError, type ConnectionOptions } from 'hopper-queue';
 import { Registry } from 'prom-client';
 import { buildFamilies, buildFamily, familySpecs, type Family } from './families.js';
 import { readSnapshot, type Snapshot } from './snapshot.js';

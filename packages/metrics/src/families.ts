@@ -2,7 +2,7 @@
  * The metric families Hopper exports, built from one {@link Snapshot}: names, help, types and
  * label sets. docs/metrics.md lists them all; keep the two in step.
  */
-import { JOB_OUTCOMES, JOB_STATES, LATENCY_BUCKETS_MS, type LatencyKind } from 'hopper';
+import { JOB_OUTCOMES, JOB_STATES, LATENCY_BUCKETS_MS, type LatencyKind } from 'hopper-queue';
 import type { Snapshot } from './snapshot.js';
 
 /** One sample of a family (a line of the text format). */

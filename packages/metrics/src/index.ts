@@ -1,5 +1,5 @@
 /**
- * @hopper/metrics: Hopper's Prometheus metrics. Exact counters and histograms aggregated in Redis
+ * hopper-queue-metrics: Hopper's Prometheus metrics. Exact counters and histograms aggregated in Redis
  * by Hopper's scripts and workers, gauges read at scrape time, in your prom-client registry or
  * served on `/metrics`. See docs/metrics.md.
  */

@@ -12,7 +12,7 @@ import {
   type JobSchedulerState,
   type JobState,
   type SchedulerLastRun,
-} from 'hopper';
+} from 'hopper-queue';
 
 /** Most schedulers exported per queue (the others are left out; a doc'd bound on label cardinality). */
 export const MAX_SCHEDULERS = 50;

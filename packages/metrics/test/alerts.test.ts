@@ -1,6 +1,6 @@
 /**
  * docs/alerts/hopper-rules.yml, checked against real deployments: each rule's expression is
- * evaluated (test/promql.ts: the subset the rules use) over two scrapes of @hopper/metrics, once
+ * evaluated (test/promql.ts: the subset the rules use) over two scrapes of hopper-queue-metrics, once
  * on a deployment broken the way the rule is about (it must fire) and once on a healthy one (it
  * must not). Every rule in the file must have its two deployments here.
  */
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeClock, Queue, Worker, type Processor } from 'hopper';
+import { FakeClock, Queue, Worker, type Processor } from 'hopper-queue';
 import { createBackend } from '../../hopper/src/backend/create.js';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import { startRedisServer, type RedisServerHandle } from '../../hopper/test/helpers/redis-server.js';

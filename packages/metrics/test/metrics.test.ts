@@ -1,5 +1,5 @@
 /**
- * @hopper/metrics against a real Redis: the collector in a user's registry, the exporter, and the
+ * hopper-queue-metrics against a real Redis: the collector in a user's registry, the exporter, and the
  * exactness of counters and histograms across two worker processes.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -25,7 +25,7 @@ function message(child: ChildProcess, text: string): Promise<void> {
   });
 }
 
-describe('@hopper/metrics', () => {
+describe('hopper-queue-metrics', () => {
   it("registers collect-on-scrape metrics in the user's own registry, with exact counters, gauges and histograms", async () => {
     const name = env.queueName();
     const queue = env.queue(name);

@@ -1,16 +1,16 @@
 /**
- * @hopper/metrics against a SQLite queue (`sqlite::memory:`): the same exact counters, gauges and
+ * hopper-queue-metrics against a SQLite queue (`sqlite::memory:`): the same exact counters, gauges and
  * histograms as on Redis; the Redis server families are left out (a SQLite database has no INFO).
  */
 import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { Queue, Worker } from 'hopper';
+import { Queue, Worker } from 'hopper-queue';
 import { collect } from '../../hopper/test/helpers/wait.js';
 import { HopperMetrics } from '../src/index.js';
 import { parseText, sum } from './prom-text.js';
 
-describe('@hopper/metrics on SQLite', () => {
+describe('hopper-queue-metrics on SQLite', () => {
   it('exports exact counters, job counts and histograms of a sqlite::memory: queue', async () => {
     const connection = 'sqlite::memory:';
     const prefix = `m-${randomUUID().slice(0, 8)}`;

@@ -1,5 +1,5 @@
 /**
- * `HopperDashboardModule`: Hopper's dashboard (`@hopper/dashboard`, an optional peer dependency)
+ * `HopperDashboardModule`: Hopper's dashboard (`hopper-queue-dashboard`, an optional peer dependency)
  * served by the Nest application under a path, behind the guards you give (your own
  * authentication), besides the dashboard's own auth setting.
  */
@@ -17,7 +17,7 @@ import {
 } from '@nestjs/common';
 import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DashboardOptions } from '@hopper/dashboard';
+import type { DashboardOptions } from 'hopper-queue-dashboard';
 
 /** Options of {@link HopperDashboardModule.forRoot}. */
 export interface HopperDashboardModuleOptions extends Omit<DashboardOptions, 'basePath'> {
@@ -47,7 +47,7 @@ export class HopperDashboardModule {
       private listener: Promise<{ handle: (req: IncomingMessage, res: ServerResponse) => void; close: () => Promise<void> }> | undefined;
 
       private start() {
-        this.listener ??= import('@hopper/dashboard').then(({ createDashboard, toNodeListener }) => {
+        this.listener ??= import('hopper-queue-dashboard').then(({ createDashboard, toNodeListener }) => {
           const dashboard = createDashboard({ ...dashboardOptions, basePath: `/${path}/` });
           return { handle: toNodeListener(dashboard), close: () => dashboard.close() };
         });

@@ -1,6 +1,6 @@
 /** The decorators, named and shaped as @nestjs/bullmq's, plus `@JobScheduler`. */
 import { Inject, Injectable, SetMetadata } from '@nestjs/common';
-import type { JobSchedulerTemplate, RepeatOptions } from 'hopper';
+import type { JobSchedulerTemplate, RepeatOptions } from 'hopper-queue';
 import type { DeclaredJobScheduler, NestQueueEventsOptions, NestWorkerOptions, ProcessorOptions } from './interfaces.js';
 import {
   JOB_SCHEDULERS_METADATA,

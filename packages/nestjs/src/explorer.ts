@@ -5,7 +5,7 @@
  */
 import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
-import { Queue, QueueEvents, Worker, type Job, type QueueOptions } from 'hopper';
+import { Queue, QueueEvents, Worker, type Job, type QueueOptions } from 'hopper-queue';
 import type { QueueEventsHost, WorkerHost } from './hosts.js';
 import type { DeclaredJobScheduler, NestQueueEventsOptions, NestWorkerOptions, ProcessorOptions } from './interfaces.js';
 import { HopperRegistry } from './registry.js';

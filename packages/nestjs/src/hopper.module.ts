@@ -4,7 +4,7 @@
  */
 import { Global, Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import type { FlowProducerOptions, QueueOptions } from 'hopper';
+import type { FlowProducerOptions, QueueOptions } from 'hopper-queue';
 import { HopperExplorer } from './explorer.js';
 import type {
   AsyncOptions,

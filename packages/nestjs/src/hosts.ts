@@ -1,5 +1,5 @@
 /** The base classes of processors and queue-event listeners. */
-import type { Job, QueueEvents, Worker } from 'hopper';
+import type { Job, QueueEvents, Worker } from 'hopper-queue';
 
 /**
  * Base class of a `@Processor`: implement `process`. `this.worker` is the running Worker (after

@@ -1,5 +1,5 @@
 /**
- * @hopper/nestjs: the NestJS module for Hopper, a drop-in for @nestjs/bullmq (same names, same
+ * hopper-queue-nestjs: the NestJS module for Hopper, a drop-in for @nestjs/bullmq (same names, same
  * tokens). Public exports only.
  */
 export { HopperModule, BullModule, HopperCoreModule } from './hopper.module.js';

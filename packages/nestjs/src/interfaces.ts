@@ -1,6 +1,13 @@
 /** The options of the module's static methods, shaped as @nestjs/bullmq's. */
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Provider, Type } from '@nestjs/common';
-import type { FlowProducerOptions, JobSchedulerTemplate, QueueEventsOptions, QueueOptions, RepeatOptions, WorkerOptions } from 'hopper';
+import type {
+  FlowProducerOptions,
+  JobSchedulerTemplate,
+  QueueEventsOptions,
+  QueueOptions,
+  RepeatOptions,
+  WorkerOptions,
+} from 'hopper-queue';
 
 /** `forRoot`: what every queue, worker and flow producer of the application shares (connection, prefix, defaultJobOptions, ...). */
 export type SharedHopperConfig = QueueOptions;

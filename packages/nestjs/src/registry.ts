@@ -4,7 +4,7 @@
  * which may still add jobs through the injected queues), then the rest.
  */
 import { Injectable, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
-import { FlowProducer, Queue, type FlowProducerOptions, type QueueEvents, type QueueOptions, type Worker } from 'hopper';
+import { FlowProducer, Queue, type FlowProducerOptions, type QueueEvents, type QueueOptions, type Worker } from 'hopper-queue';
 
 @Injectable()
 export class HopperRegistry implements OnModuleDestroy, OnApplicationShutdown {

@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { Inject, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import type { FlowProducer, Job, Queue } from 'hopper';
+import type { FlowProducer, Job, Queue } from 'hopper-queue';
 import { describe, expect, it, vi } from 'vitest';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import {
@@ -112,7 +112,7 @@ async function until(check: () => boolean | Promise<boolean>, what: string): Pro
   }
 }
 
-describe('@hopper/nestjs in a Nest application', () => {
+describe('hopper-queue-nestjs in a Nest application', () => {
   it('processes jobs, fires worker and queue events (two queues, one listener), declares its scheduler once', async () => {
     const q = { emails: env.queueName('emails'), reports: env.queueName('reports') };
     // A job added before the application starts: it must not run before every module has initialised.

@@ -1,13 +1,13 @@
 /**
  * The founding guide's NestJS example (EmailsService, EmailsProcessor with a mailer and an
- * idempotency store, a daily digest scheduler) with only its imports changed to @hopper/nestjs and
+ * idempotency store, a daily digest scheduler) with only its imports changed to hopper-queue-nestjs and
  * hopper, run as a real application; and the guide's two testing patterns: the processor unit
  * test (instantiated directly) and the queue mocked through getQueueToken.
  */
 import 'reflect-metadata';
 import { Inject, Injectable, Logger, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import type { Job, Queue } from 'hopper';
+import type { Job, Queue } from 'hopper-queue';
 import { describe, expect, it, vi } from 'vitest';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import { BullModule, InjectQueue, OnWorkerEvent, Processor, WorkerHost, getQueueToken } from '../src/index.js';

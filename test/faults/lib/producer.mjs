@@ -1,7 +1,7 @@
 // The producer of one row: adds jobs with known ids and keeps a ledger of each add's outcome:
 // 'ack' (the add returned), 'error' (refused with a typed error: nothing was written), or
 // 'unknown' (the connection broke or the call timed out: it may or may not have been applied).
-import { FlowProducer, Queue } from 'hopper';
+import { FlowProducer, Queue } from 'hopper-queue';
 import { connectionFor, releaseConnection } from './connect.mjs';
 
 const ADD_TIMEOUT_MS = 15_000;

@@ -1,5 +1,5 @@
-/** `hopper dashboard`: the standalone dashboard server (@hopper/dashboard), on loopback with a generated token by default. */
-import { runStandalone } from '@hopper/dashboard';
+/** `hopper dashboard`: the standalone dashboard server (hopper-queue-dashboard), on loopback with a generated token by default. */
+import { runStandalone } from 'hopper-queue-dashboard';
 import { UsageError } from '../context.js';
 import type { Command } from './command.js';
 

@@ -1,5 +1,5 @@
 /** `hopper dlq list|replay`: a dead-letter queue's letters, and putting them back. */
-import type { Job, ReplayDeadLettersOptions } from 'hopper';
+import type { Job, ReplayDeadLettersOptions } from 'hopper-queue';
 import { UsageError } from '../context.js';
 import { clip, instant, table } from '../format.js';
 import { intOption, type Command } from './command.js';

@@ -1,5 +1,5 @@
 /** `hopper doctor`: audit the server and the queues, with evidence and fixes; non-zero on errors. */
-import type { DoctorReport } from 'hopper';
+import type { DoctorReport } from 'hopper-queue';
 import { intOption, type Command } from './command.js';
 import { parseDuration } from './queue-ops.js';
 

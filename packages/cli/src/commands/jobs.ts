@@ -1,5 +1,5 @@
 /** `hopper jobs list|show|retry|remove|promote|cancel`: one queue's jobs. */
-import { JOB_STATES, type Job, type JobState, type Queue } from 'hopper';
+import { JOB_STATES, type Job, type JobState, type Queue } from 'hopper-queue';
 import { UsageError, type Context } from '../context.js';
 import { clip, instant, table } from '../format.js';
 import { intOption, type Command, type CommandArgs } from './command.js';

@@ -1,5 +1,5 @@
 /** `hopper metrics`: serve Hopper's Prometheus metrics on /metrics (or print one scrape with --once). */
-import { HopperMetrics, startMetricsServer } from '@hopper/metrics';
+import { HopperMetrics, startMetricsServer } from 'hopper-queue-metrics';
 import { UsageError } from '../context.js';
 import { intOption, type Command } from './command.js';
 import { waitForStop } from './dashboard.js';

@@ -1,5 +1,5 @@
 /** `hopper queues`: every queue under the prefix with its counts. */
-import type { QueueOverview } from 'hopper';
+import type { QueueOverview } from 'hopper-queue';
 import { duration, table } from '../format.js';
 import type { Command } from './command.js';
 

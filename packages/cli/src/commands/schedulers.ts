@@ -1,5 +1,5 @@
 /** `hopper schedulers list|preview|pause|resume|trigger`: a queue's job schedulers. */
-import { nextFireTimes, type JobSchedulerState, type Queue } from 'hopper';
+import { nextFireTimes, type JobSchedulerState, type Queue } from 'hopper-queue';
 import { UsageError } from '../context.js';
 import { instant, table } from '../format.js';
 import { intOption, type Command } from './command.js';

@@ -4,7 +4,7 @@
  * oldest waiting job. On a terminal it redraws in place; elsewhere it prints one frame per
  * interval. `--iterations n` stops after n frames (scripts, tests).
  */
-import { QueueEvents, type QueueOverview } from 'hopper';
+import { QueueEvents, type QueueOverview } from 'hopper-queue';
 import { UsageError, type Context } from '../context.js';
 import { duration, table } from '../format.js';
 import { intOption, type Command } from './command.js';

@@ -105,7 +105,7 @@ export abstract class QueueMetrics<DataType = any, ResultType = any, NameType ex
    * The queue's exact outcome counters (completed, failed, retried, stalled, rate-limited,
    * deduplicated, cancelled, timed-out, dead-lettered, per job name) and latency histograms
    * (wait time, run time per job name; lateness per scheduler), as every script and worker wrote
-   * them: exact across worker processes (docs/metrics.md). One round trip. `@hopper/metrics`
+   * them: exact across worker processes (docs/metrics.md). One round trip. `hopper-queue-metrics`
    * exports them to Prometheus.
    *
    * @example const { counters } = await queue.getExactMetrics();

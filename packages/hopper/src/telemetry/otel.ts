@@ -1,7 +1,7 @@
 /**
  * `hopper/otel`: Hopper's own OpenTelemetry adapter for the `telemetry` option, written on the
  * OpenTelemetry API alone (`@opentelemetry/api`, an optional peer dependency: only this entry
- * point loads it, so `import 'hopper'` costs nothing when OpenTelemetry is not installed).
+ * point loads it, so `import 'hopper-queue'` costs nothing when OpenTelemetry is not installed).
  *
  * It is BullMQ's telemetry interface, so it is interchangeable with `bullmq-otel`; what it adds:
  * the job carries the W3C `traceparent`, `tracestate` and `baggage` of the add even when no global
@@ -11,7 +11,7 @@
  * (AsyncLocalStorage in Node's SDK).
  *
  * @example
- * import { HopperOtel } from 'hopper/otel';
+ * import { HopperOtel } from 'hopper-queue/otel';
  * const telemetry = new HopperOtel({ name: 'billing' });
  * const queue = new Queue('invoices', { connection, telemetry });
  * const worker = new Worker('invoices', render, { connection, telemetry });

@@ -8,7 +8,7 @@
  * dependency `better-sqlite3` (version 12). See docs/testing.md.
  *
  * @example
- * import { createTestQueue } from 'hopper/testing';
+ * import { createTestQueue } from 'hopper-queue/testing';
  * const t = await createTestQueue('emails', { processor: async (job) => `sent ${job.data.to}` });
  * const job = await t.queue.add('welcome', { to: 'ada' }, { delay: 60_000 });
  * await t.advance(60_000); // no waiting: the clock is fake

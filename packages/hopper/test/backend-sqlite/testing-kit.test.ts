@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError, type Job } from '../../src/index.js';
 import { createTestQueue } from '../../src/testing/index.js';
 
-describe('hopper/testing', () => {
+describe('hopper-queue/testing', () => {
   it('runs a job delayed by an hour at once when the clock is advanced', async () => {
     const t = await createTestQueue<{ to: string }, string>('emails', { processor: async (job) => `sent to ${job.data.to}` });
     try {

@@ -1,5 +1,5 @@
 /**
- * Packaging: the built package works from CommonJS (`require('hopper')`) and from ESM, as an app
+ * Packaging: the built package works from CommonJS (`require('hopper-queue')`) and from ESM, as an app
  * outside the library would load it. Its types from CommonJS (`module: commonjs`) are checked by
  * the root `npm run typecheck` (it compiles test/fixtures/cjs/tsconfig.json), which `npm test` runs:
  * not again here (a second tsc run of ~20 s).
@@ -30,7 +30,7 @@ describe('packaging', () => {
 
   it('runs the same from ESM through the package name', async () => {
     requireBuild();
-    const script = `import { Queue, Worker } from 'hopper';
+    const script = `import { Queue, Worker } from 'hopper-queue';
       const [url, prefix] = process.argv.slice(1);
       const q = new Queue('esm', { connection: url, prefix });
       const w = new Worker('esm', async (job) => job.data.n - 1, { connection: url, prefix });

@@ -2,10 +2,10 @@
  * Type-level test: a module written the way @nestjs/bullmq applications are (forRootAsync with a
  * factory, registerQueue/registerFlowProducer, a processor with worker events, a queue-events
  * listener, injected queue and flow producer, a test module with getQueueToken), with only its
- * imports changed to @hopper/nestjs and hopper. `npm run typecheck` compiles it; it is not run.
+ * imports changed to hopper-queue-nestjs and hopper. `npm run typecheck` compiles it; it is not run.
  */
 import { Injectable, Module } from '@nestjs/common';
-import type { FlowProducer, Job, Queue } from 'hopper';
+import type { FlowProducer, Job, Queue } from 'hopper-queue';
 import {
   BullModule,
   InjectFlowProducer,
