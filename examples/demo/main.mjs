@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createDashboard, toNodeListener } from 'hopper-queue-dashboard';
-import { FlowProducer, Queue, Worker } from 'hopper-queue';
+import { FlowProducer, Queue, QueueEvents, Worker } from 'hopper-queue';
 import { chooseBackend } from './backend.mjs';
 import { digest } from './digest.mjs';
 import { generation } from './generation.mjs';
@@ -19,8 +19,88 @@ import { stock } from './stock.mjs';
 
 /** Every scenario, in the order they start. */
 export const SCENARIOS = [invoices, stock, digest, newsletter, generation];
-/** How many of the latest job ids per queue the shutdown check follows. */
-const TRACKED = 500; // under the default retention of completed jobs (the last 1,000 per queue)
+
+/** `1 job`, `2 jobs`. */
+export const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * The no-job-lost check: every job the demo adds is followed from its add to its end. Outcomes are
+ * recorded as they happen (a worker's `completed`, a `failed` with no retry left, a `removed` event
+ * for a job removed by hand, e.g. from the dashboard), because retention deletes finished jobs
+ * (`removeOnComplete`); at shutdown a job still stored is counted by its state, one no longer
+ * stored by its recorded outcome, and a job neither stored nor recorded is lost.
+ */
+export class JobLedger {
+  /** queue -> ids added by the demo */
+  added = new Map();
+  /** queue -> id -> 'completed' | 'failed' | 'removed' */
+  outcomes = new Map();
+
+  add(queue, id) {
+    (this.added.get(queue) ?? this.added.set(queue, new Set()).get(queue)).add(String(id));
+  }
+
+  record(queue, id, outcome) {
+    const ids = this.outcomes.get(queue) ?? this.outcomes.set(queue, new Map()).get(queue);
+    // A job recorded as finished and then removed by hand keeps its outcome.
+    if (outcome !== 'removed' || !ids.has(String(id))) ids.set(String(id), outcome);
+  }
+
+  /** Records the outcomes a worker sees. */
+  watch(queue, worker) {
+    worker.on('completed', (job) => this.record(queue, job.id, 'completed'));
+    worker.on('failed', (job) => {
+      // `finishedOn` is set when the attempt that failed was the last one (no retry follows).
+      if (job?.finishedOn) this.record(queue, job.id, 'failed');
+    });
+  }
+
+  /**
+   * Tallies every added job by state: `stateOf(queue, ids)` reads the stored states. Returns
+   * `{ total, tally, lost, gone }`: `gone` counts jobs no longer stored, by recorded outcome.
+   */
+  async account(stateOf) {
+    const tally = {};
+    const gone = {};
+    let total = 0;
+    let lost = 0;
+    for (const [queue, set] of this.added) {
+      const ids = [...set];
+      const recorded = this.outcomes.get(queue) ?? new Map();
+      for (let i = 0; i < ids.length; i += 200) {
+        const slice = ids.slice(i, i + 200);
+        const states = await stateOf(queue, slice);
+        states.forEach((state, j) => {
+          total++;
+          let counted = state;
+          if (state === 'unknown') {
+            counted = recorded.get(slice[j]) ?? 'lost';
+            if (counted !== 'lost') gone[counted] = (gone[counted] ?? 0) + 1;
+          }
+          if (counted === 'lost' || counted === 'active') lost++;
+          tally[counted] = (tally[counted] ?? 0) + 1;
+        });
+      }
+    }
+    return { total, tally, lost, gone };
+  }
+}
+
+/** The final line of the check, from `ledger.account()`'s result. */
+export function accountingLine({ total, tally, lost, gone }, backendKind) {
+  const parts = Object.entries(tally).map(([state, n]) => {
+    if (state === 'removed') return `${n} removed by hand`;
+    const deleted = gone[state] && state !== 'removed' ? ` (${gone[state]} of them since deleted by retention)` : '';
+    return `${n} ${state === 'lost' ? 'missing' : state}${deleted}`;
+  });
+  const unfinished =
+    backendKind === 'sqlite'
+      ? "the unfinished ones are deleted with the demo's temporary database"
+      : 'the unfinished ones stay in their queues (the next demo run clears them)';
+  return lost === 0
+    ? `no job lost: all ${plural(total, 'job')} the demo added are accounted for (${parts.join(', ')}); ${unfinished}`
+    : `JOBS LOST: ${lost} of ${plural(total, 'job')} the demo added are active without a worker or missing (${parts.join(', ')})`;
+}
 
 /** Listens on 127.0.0.1:`port`; when that port is taken (the default 3000 only), on any free one. */
 async function listen(server, port, fixed) {
@@ -71,14 +151,20 @@ export async function runDemo({ duration, port, redis, sqlite = false, prefix = 
   const server = createServer(toNodeListener(dashboard));
   const actualPort = await listen(server, port ?? 3000, port !== undefined);
   say(`dashboard: http://127.0.0.1:${actualPort}/  (sign in with user "demo", password "${password}")`);
+  const where = backend.connection !== 'redis://127.0.0.1:6379' ? ` --redis ${backend.connection}` : '';
+  say(`the CLI, from another terminal: npx hopper queues --prefix ${prefix}${where}`);
+  say(duration > 0 ? `running for ${duration} s; Ctrl-C stops it earlier, gracefully` : 'running until Ctrl-C (it stops gracefully)');
 
   const running = [];
   const timers = new Set();
+  const ledger = new JobLedger();
+  // One events reader per queue the demo adds jobs to: a job removed by hand (from the dashboard)
+  // is accounted for as removed.
+  const readers = new Map();
   let stopping = false;
   for (const scenario of SCENARIOS) {
     const workers = [];
     const closers = [];
-    const tracked = new Map();
     const log = (line) => say(`[${scenario.name}] ${line}`);
     const ctx = {
       fast: true,
@@ -91,6 +177,7 @@ export async function runDemo({ duration, port, redis, sqlite = false, prefix = 
       worker(name, processor, opts = {}) {
         const worker = new Worker(name, processor, { connection, prefix, ...opts });
         worker.on('error', (err) => log(`worker error on ${name}: ${err.message}`));
+        ledger.watch(name, worker);
         workers.push(worker);
         return worker;
       },
@@ -101,9 +188,13 @@ export async function runDemo({ duration, port, redis, sqlite = false, prefix = 
       },
       /** Follows a job the demo added, for the no-job-lost check at shutdown. */
       track(queue, id) {
-        const ids = tracked.get(queue) ?? tracked.set(queue, []).get(queue);
-        ids.push(id);
-        if (ids.length > TRACKED) ids.shift();
+        ledger.add(queue, id);
+        if (!readers.has(queue)) {
+          const events = new QueueEvents(queue, { connection, prefix });
+          events.on('removed', ({ jobId }) => ledger.record(queue, jobId, 'removed'));
+          events.on('error', (err) => log(`events error on ${queue}: ${err.message}`));
+          readers.set(queue, events);
+        }
       },
       /** Runs `fn` now, then every `ms` (never two at once) until shutdown. */
       async every(ms, fn) {
@@ -125,7 +216,7 @@ export async function runDemo({ duration, port, redis, sqlite = false, prefix = 
     };
     try {
       const handle = await scenario.start(ctx);
-      running.push({ scenario, handle, workers, closers, tracked });
+      running.push({ scenario, handle, workers, closers });
       log(`started (queues: ${scenario.queues.join(', ')})`);
     } catch (err) {
       await Promise.all(workers.map((w) => w.close(true).catch(() => {})));
@@ -162,38 +253,28 @@ export async function runDemo({ duration, port, redis, sqlite = false, prefix = 
     active += (await queue.getJobCounts('active')).active;
     await queue.close();
   }
-  say(`shutdown: producers stopped; closing ${workers.length} workers, which finish the ${active} jobs active now first`);
+  say(
+    `shutdown: producers stopped; closing ${plural(workers.length, 'worker')}, which finish the ${plural(active, 'job')} active now first`,
+  );
   await Promise.all(workers.map((w) => w.close()));
   say('shutdown: every worker closed, its jobs finished and recorded');
   summaries();
 
   // Every job the demo added is in a known state: none active without its worker, none missing.
-  const tally = {};
-  let total = 0;
-  for (const { tracked, closers } of running) {
-    for (const [name, ids] of tracked) {
-      const queue = new Queue(name, { connection, prefix });
-      for (let i = 0; i < ids.length; i += 200) {
-        const states = await Promise.all(ids.slice(i, i + 200).map((id) => queue.getJobState(id)));
-        for (const state of states) tally[state] = (tally[state] ?? 0) + 1;
-        total += states.length;
-      }
-      await queue.close();
-    }
-    for (const close of closers) await close().catch(() => {});
-  }
-  const lost = (tally.unknown ?? 0) + (tally.active ?? 0);
-  const parts = Object.entries(tally).map(([state, n]) => `${n} ${state}`);
-  say(
-    lost === 0
-      ? `no job lost: all ${total} jobs the demo added are accounted for (${parts.join(', ')}); the unfinished ones stay in their queues (the next demo run clears them)`
-      : `JOBS LOST: ${lost} of ${total} jobs the demo added are active without a worker or missing (${parts.join(', ')})`,
-  );
+  const queues = new Map();
+  const result = await ledger.account(async (name, ids) => {
+    const queue = queues.get(name) ?? queues.set(name, new Queue(name, { connection, prefix })).get(name);
+    return Promise.all(ids.map((id) => queue.getJobState(id)));
+  });
+  for (const queue of queues.values()) await queue.close();
+  for (const events of readers.values()) await events.close();
+  for (const { closers } of running) for (const close of closers) await close().catch(() => {});
+  say(accountingLine(result, backend.kind));
 
   await dashboard.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
   await backend.stop();
   say('demo stopped.');
-  return lost === 0 ? 0 : 1;
+  return result.lost === 0 ? 0 : 1;
 }

@@ -14,7 +14,7 @@ export class UsageError extends Error {
 export interface GlobalOptions {
   /** Redis URL (`--redis`, else `REDIS_URL`, else redis://127.0.0.1:6379). */
   redis: string;
-  /** Key prefix of the queues (`--prefix`, default `hopper`). */
+  /** Key prefix of the queues (`--prefix`, else `HOPPER_PREFIX`, else `hopper`). */
   prefix: string;
   /** Machine-readable output on stdout. */
   json: boolean;
@@ -35,7 +35,7 @@ export const GLOBAL_OPTIONS = {
 export function globalOptions(values: Record<string, unknown>, env: NodeJS.ProcessEnv): GlobalOptions {
   return {
     redis: (values.redis as string | undefined) ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    prefix: (values.prefix as string | undefined) ?? 'hopper',
+    prefix: (values.prefix as string | undefined) ?? (env.HOPPER_PREFIX || undefined) ?? 'hopper',
     json: values.json === true,
     yes: values.yes === true,
   };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import { collect } from '../../hopper/test/helpers/wait.js';
-import { hopper, hopperInTerminal, json } from './run-cli.js';
+import { hopper, hopperInTerminal, hopperWithEnv, json } from './run-cli.js';
 
 const env = useHopper();
 const cli = (...args: string[]) => hopper(env.url, env.prefix, ...args);
@@ -33,6 +33,20 @@ interface Overview {
 }
 
 describe('hopper CLI', () => {
+  it('on a prefix with no queue, names it and the prefixes that hold queues (HOPPER_PREFIX too)', async () => {
+    const somewhere = env.queueName('somewhere');
+    await env.queue(somewhere).waitUntilReady();
+    const empty = `${env.prefix}-empty`;
+    const result = await hopper(env.url, empty, 'queues');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`No queue under the prefix "${empty}".`);
+    expect(result.stdout).toMatch(new RegExp(`Prefixes with queues here: .*${env.prefix} \\(\\d+ queues?\\)`));
+    expect(result.stdout).not.toContain(`${empty} (`);
+    // HOPPER_PREFIX chooses the prefix when --prefix is not given.
+    const viaEnv = await hopperWithEnv(env.url, { HOPPER_PREFIX: env.prefix }, 'queues', '--json');
+    expect(json<Overview[]>(viaEnv).map((q) => q.name)).toContain(somewhere);
+  });
+
   it('lists queues with their counts, as a table and as JSON', async () => {
     const { name, dlq } = await seed();
     const queues = json<Overview[]>(await cli('queues', '--json'));

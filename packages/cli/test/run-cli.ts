@@ -23,6 +23,16 @@ export function hopper(url: string, prefix: string, ...args: string[]): Promise<
   });
 }
 
+/** `hopper ...args` against `url` with `env` added to the environment and no `--prefix`; never throws on a non-zero exit. */
+export function hopperWithEnv(url: string, env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, REDIS_URL: url, ...env } }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
 /** Parses the `--json` output of a successful run (fails with its stderr otherwise). */
 export function json<T>(result: CliResult): T {
   if (result.code !== 0) throw new Error(`hopper exited ${result.code}: ${result.stderr}`);

@@ -2,7 +2,9 @@
  * The web UI driven in Debian's Chromium (playwright-core, never a downloaded browser): sign in,
  * find a queue, open a failed job, retry it and see it complete; cancel a running job (its signal
  * aborts); live counts; search; pause a queue; replay dead letters; trigger a scheduler; and
- * hostile payloads in every field shown in every view without any of them running. Each view is saved to docs/screenshots/.
+ * hostile payloads in every field shown in every view without any of them running. Each view is
+ * rendered to a screenshot, saved to docs/screenshots/ only on request (`npm run screenshots`, which
+ * sets HOPPER_SCREENSHOTS=1): a test run never rewrites tracked files.
  *
  * Chromium missing is a failure with the command that installs it (never a skip).
  */
@@ -34,6 +36,8 @@ declare const sessionStorage: { getItem(key: string): string | null; setItem(key
 
 const CHROMIUM = process.env.HOPPER_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = fileURLToPath(new URL('../../../docs/screenshots/', import.meta.url));
+/** Whether screenshots are written to docs/screenshots/ (`npm run screenshots`); otherwise they are rendered and dropped. */
+const SAVE_SHOTS = process.env.HOPPER_SCREENSHOTS === '1';
 const TOKEN = 'browser-token-0123456789abc';
 const env = useHopper();
 let browser: Browser | undefined;
@@ -47,7 +51,7 @@ async function launch(): Promise<Browser> {
         '`apt-get update && apt-get install -y chromium` (or set HOPPER_CHROMIUM to a Chromium binary). The tests never download a browser.',
     );
   }
-  mkdirSync(SHOTS, { recursive: true });
+  if (SAVE_SHOTS) mkdirSync(SHOTS, { recursive: true });
   browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
   return browser;
 }
@@ -115,7 +119,7 @@ async function open(signedIn = true): Promise<{ page: Page; traps: Traps }> {
   return { page, traps };
 }
 
-const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: false });
+const shot = (page: Page, name: string) => page.screenshot({ path: SAVE_SHOTS ? `${SHOTS}${name}.png` : undefined, fullPage: false });
 /** Clicks a button that asks for confirmation, then confirms. */
 async function confirmClick(page: Page, testId: string): Promise<void> {
   await page.getByTestId(testId).first().click();

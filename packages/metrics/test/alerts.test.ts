@@ -198,7 +198,9 @@ describe('alert rules (docs/alerts/hopper-rules.yml)', () => {
   });
 
   for (const name of Object.keys(SCENARIOS)) {
-    it(`${name} fires on a deployment broken that way, not on a healthy one`, async () => {
+    // Each case runs two deployments with real workers, a dozen waits in a row: on a loaded 2-core
+    // machine that takes far more than the default 30 s, though each wait is bounded on its own.
+    it(`${name} fires on a deployment broken that way, not on a healthy one`, { timeout: 120_000 }, async () => {
       const healthy = await evaluateRule(name, await SCENARIOS[name](false));
       expect(healthy).toEqual([]);
       const bad = await evaluateRule(name, await SCENARIOS[name](true));

@@ -88,6 +88,16 @@ export class Admin {
   }
 
   /**
+   * Every key prefix on this server (or SQLite database) that holds Hopper queues, with how many
+   * queues each, sorted by prefix. Scans the whole keyspace on Redis: for tools, not hot paths.
+   * @example (await admin.listPrefixes()) // [{ prefix: 'hopper', queues: 3 }, { prefix: 'hopper-demo', queues: 11 }]
+   */
+  async listPrefixes(): Promise<{ prefix: string; queues: number }[]> {
+    this.assertOpen();
+    return this.backend.listPrefixes();
+  }
+
+  /**
    * A Queue for the existing queue `name`, to read and act on it with the Queue API. The Admin
    * owns it: {@link Admin.close} closes it.
    *

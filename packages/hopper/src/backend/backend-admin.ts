@@ -8,6 +8,11 @@ import type { ServerFacts } from './records.js';
 export interface BackendAdmin {
   /** Names of the queues that exist under the prefix. */
   listQueues(): Promise<string[]>;
+  /**
+   * Every prefix on the server (or database) holding Hopper queues, with how many, sorted: what
+   * the CLI names when the prefix it was given holds none. Scans the whole keyspace on Redis.
+   */
+  listPrefixes(): Promise<{ prefix: string; queues: number }[]>;
   /** The server's settings and health figures that matter to a queue (for `hopper doctor`). */
   serverFacts(): Promise<ServerFacts>;
   /** The server's raw `INFO` text (for tools that parse it themselves, such as Bull Board). */

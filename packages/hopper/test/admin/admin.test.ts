@@ -22,6 +22,16 @@ describe('Admin', () => {
     expect(ob).toMatchObject({ name: b, paused: true, oldestWaitingMs: null });
   });
 
+  it('lists the prefixes that hold queues on the server, with how many queues each', async () => {
+    await env.queue(env.queueName('a')).waitUntilReady();
+    await env.queue(env.queueName('b')).waitUntilReady();
+    const admin = env.track(new Admin({ connection: env.url, prefix: `${env.prefix}-none` }));
+    const prefixes = await admin.listPrefixes();
+    expect(prefixes).toContainEqual({ prefix: env.prefix, queues: 2 });
+    expect(prefixes.map((p) => p.prefix)).not.toContain(`${env.prefix}-none`);
+    expect(prefixes.map((p) => p.prefix)).toEqual([...prefixes.map((p) => p.prefix)].sort());
+  });
+
   it('never creates a queue: an unknown name is refused with the names that exist', async () => {
     const a = env.queueName('a');
     await env.queue(a).add('x', {});

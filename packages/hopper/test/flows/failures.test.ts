@@ -63,7 +63,10 @@ describe('flows: a child that fails for good', () => {
           parentSaw = { values: await job.getChildrenValues(), failed: await job.getFailedChildrenValues() };
           return 'parent ran';
         });
-        const parentDone = once<[Job]>(parentWorker, 'completed');
+        // Waits are made only where they are awaited: one left pending rejects after its timeout,
+        // as an unhandled rejection in a later test.
+        const parentCompletes = ['continueParentOnFailure', 'ignoreDependencyOnFailure', 'removeDependencyOnFailure'].includes(policy);
+        const parentDone = parentCompletes ? once<[Job]>(parentWorker, 'completed') : undefined;
 
         const [event] = await childFailed;
         expect(event).toMatchObject({
@@ -76,7 +79,7 @@ describe('flows: a child that fails for good', () => {
 
         if (policy === 'continueParentOnFailure') {
           // The parent starts at once, while its other child is still running.
-          await parentDone;
+          await parentDone!;
           expect(parentSaw).toEqual({ values: {}, failed: { [badKey]: broken } });
           const goodDone = once(childWorker, 'completed');
           gate.resolve();
@@ -86,7 +89,7 @@ describe('flows: a child that fails for good', () => {
         const goodDone = once(childWorker, 'completed');
         gate.resolve();
         if (policy === 'ignoreDependencyOnFailure' || policy === 'removeDependencyOnFailure') {
-          await parentDone;
+          await Promise.all([parentDone!, goodDone]);
           expect(parentSaw!.values).toEqual({ [goodKey]: 'good result' });
           expect(parentSaw!.failed).toEqual(policy === 'ignoreDependencyOnFailure' ? { [badKey]: broken } : {});
           return;

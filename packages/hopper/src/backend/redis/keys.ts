@@ -199,6 +199,18 @@ export function metaKeyPattern(prefix: string): { pattern: string; nameOf(key: s
   };
 }
 
+/**
+ * Reads a queue's prefix and name back from a meta key found by a server-wide scan (`*:meta`):
+ * `<prefix>:{<name>}:meta`, or `<prefix>:<name>:meta` under a prefix holding a `{tag}`. Undefined
+ * for any other key (the caller still checks that the hash is a Hopper queue's).
+ */
+export function parseMetaKey(key: string): { prefix: string; name: string } | undefined {
+  const plain = /^(.+):\{([^{}]+)\}:meta$/.exec(key);
+  if (plain && !TAG.test(plain[1])) return { prefix: plain[1], name: plain[2] };
+  const tagged = /^(.*\{[^{}]+\}[^:]*):([^:]+):meta$/.exec(key);
+  return tagged ? { prefix: tagged[1], name: tagged[2] } : undefined;
+}
+
 /** The list holding the dashboard's audit log of a prefix (newest first, trimmed); not a queue key. */
 export function auditLogKey(prefix: string): string {
   return `${prefix}:dashboard-audit`;

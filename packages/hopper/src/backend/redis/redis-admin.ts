@@ -4,7 +4,7 @@
  */
 import type { BackendAdmin, ServerFacts } from '../backend.js';
 import { closeClient, openClient, type ClientHandle, type ConnectionOptions } from './connection.js';
-import { auditLogKey, metaKeyPattern } from './keys.js';
+import { auditLogKey, metaKeyPattern, parseMetaKey } from './keys.js';
 
 async function scan(client: ClientHandle['client'], pattern: string, onKeys: (keys: string[]) => Promise<void> | void): Promise<void> {
   let cursor = '0';
@@ -35,6 +35,22 @@ export class RedisAdmin implements BackendAdmin {
       }
     });
     return [...names].sort();
+  }
+
+  async listPrefixes(): Promise<{ prefix: string; queues: number }[]> {
+    const byPrefix = new Map<string, string[]>();
+    await scan(this.handle.client, '*:meta', (keys) => {
+      for (const key of keys) {
+        const parsed = parseMetaKey(key);
+        if (parsed) (byPrefix.get(parsed.prefix) ?? byPrefix.set(parsed.prefix, []).get(parsed.prefix)!).push(key);
+      }
+    });
+    const out: { prefix: string; queues: number }[] = [];
+    for (const [prefix, keys] of byPrefix) {
+      // A Hopper queue's meta hash has an epoch (initQueue); another library's meta key does not.
+      if ((await this.handle.client.hexists(keys[0], 'epoch')) === 1) out.push({ prefix, queues: keys.length });
+    }
+    return out.sort((a, b) => (a.prefix < b.prefix ? -1 : a.prefix > b.prefix ? 1 : 0));
   }
 
   async appendAudit(entry: string, max: number): Promise<void> {

@@ -46,6 +46,15 @@ export class SqliteAdmin implements BackendAdmin {
     return rows.map((r) => r.name);
   }
 
+  async listPrefixes(): Promise<{ prefix: string; queues: number }[]> {
+    const s = await this.store();
+    const rows = s.stmt('SELECT prefix, COUNT(*) AS queues FROM queues WHERE epoch IS NOT NULL GROUP BY prefix ORDER BY prefix').all() as {
+      prefix: string;
+      queues: number;
+    }[];
+    return rows.map((r) => ({ prefix: r.prefix, queues: Number(r.queues) }));
+  }
+
   /**
    * The database's facts for `hopper doctor`: its version (`SQLite <version>`) and the clock its
    * operations use (the process's, as every process sharing the file runs on this machine). The
