@@ -16,6 +16,7 @@ import { topCommand } from './commands/top.js';
 import { metricsCommand } from './commands/metrics.js';
 import { dashboardCommand } from './commands/dashboard.js';
 import { demoCommand } from './commands/demo.js';
+import { migrateCommand } from './commands/migrate.js';
 
 /** Every command, in the order `hopper --help` lists them. */
 export const COMMANDS: Command[] = [
@@ -28,6 +29,7 @@ export const COMMANDS: Command[] = [
   dashboardCommand,
   metricsCommand,
   doctorCommand,
+  migrateCommand,
   demoCommand,
 ];
 
@@ -50,7 +52,7 @@ function help(): string {
     '',
     GLOBAL_HELP,
     '',
-    'Exit codes: 0 done, 1 the operation failed, 2 wrong usage.',
+    'Exit codes: 0 done, 1 the operation failed, 2 wrong usage (migrate: 3 incomplete, run again).',
   ].join('\n');
 }
 

@@ -106,6 +106,8 @@ export {
   RedisFullError,
   BackendUnsupportedError,
   BackendDriverMissingError,
+  MigrationError,
+  type MigrationRefusal,
   hopperErrorCode,
 } from './job/errors.js';
 export { Admin, AUDIT_LOG_MAX, type AdminOptions, type AuditEntry, type QueueOverview } from './admin/admin.js';

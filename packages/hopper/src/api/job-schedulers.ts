@@ -209,13 +209,16 @@ export class JobSchedulers {
   /**
    * Creates or updates scheduler `id` and gives it its next occurrence. Returns the pending
    * occurrence's job and whether the scheduler was created, replaced or unchanged.
-   * `legacy`: the add with repeat this comes from (queue.add), else a plain upsert.
+   * `legacy`: the add with repeat this comes from (queue.add), else a plain upsert. `seed`: a
+   * scheduler moved from BullMQ (`hopper migrate`), created with its last instant and created
+   * count so that its next occurrence is the one BullMQ had planned (an existing one is kept).
    */
   async write(
     id: string,
     repeat: RepeatOptions,
     template: JobSchedulerTemplate<unknown> | undefined,
     legacy?: LegacyUpsert,
+    seed?: { last: number; created: number },
   ): Promise<{ job: Job | undefined; result: SchedulerUpsertResult }> {
     checkId(id);
     await this.queue.ready();
@@ -244,6 +247,7 @@ export class JobSchedulers {
         catchupWindow: spec.catchupWindow,
         limit: spec.limit ?? 0,
         paused: spec.paused,
+        ...(seed ? { seed } : {}),
       },
       this.queue.clock.backendNow(),
     );

@@ -81,6 +81,8 @@ import type {
   MovedJobs,
 } from './records.js';
 
+export type { ImportedJob, ImportedState, ImportOutcome, ExternalChildOutcome, ImportOperations } from './import-records.js';
+import type { ImportOperations } from './import-records.js';
 export { WriteCode, writeApplied } from './requests.js';
 export type {
   NewJob,
@@ -130,9 +132,10 @@ import type {
 
 /**
  * One queue's storage: every write as a named operation, and the reads beside them.
- * Obtained from {@link createBackend} (backend/create.ts).
+ * Obtained from {@link createBackend} (backend/create.ts). The migration writes
+ * ({@link ImportOperations}) are optional: a backend that is no migration target leaves them out.
  */
-export interface QueueBackend {
+export interface QueueBackend extends Partial<ImportOperations> {
   readonly queueName: string;
 
   /** Checks the server and returns facts about it (version, eviction policy). */

@@ -157,6 +157,12 @@ export interface SchedulerWrite {
   /** 0 = no limit. */
   limit: number;
   paused: boolean;
+  /**
+   * A scheduler moved here from another system (`hopper migrate`): created with this last
+   * instant and count of created occurrences, so its next occurrence is the one it had planned
+   * there. With a seed, an existing scheduler is left as it is ('unchanged').
+   */
+  seed?: { last: number; created: number };
 }
 
 /** One occurrence to create when advancing a scheduler. */

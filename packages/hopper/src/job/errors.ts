@@ -46,6 +46,7 @@ export const ErrorCode = {
   RedisFull: 'ERR_HOPPER_REDIS_FULL',
   BackendUnsupported: 'ERR_HOPPER_BACKEND_UNSUPPORTED',
   BackendDriverMissing: 'ERR_HOPPER_BACKEND_DRIVER_MISSING',
+  Migration: 'ERR_HOPPER_MIGRATION',
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */
@@ -474,3 +475,33 @@ export class BackendUnsupportedError extends branded(ErrorCode.BackendUnsupporte
 
 /** The driver a backend needs is not installed (the SQLite backend needs `better-sqlite3`). The message says what to install. */
 export class BackendDriverMissingError extends branded(ErrorCode.BackendDriverMissing) {}
+
+/** Why `hopper migrate` refused to start or stopped (docs/migrating.md). */
+export type MigrationRefusal =
+  /** The source queue's Redis layout is not one Hopper can read (BullMQ 5.x or 6.x). */
+  | 'unknown-layout'
+  /** The source queue does not exist (no meta, no jobs). */
+  | 'no-queue'
+  /** Another `hopper migrate` holds the queue's migration lock. */
+  | 'locked'
+  /** The way back would lose Hopper-only state (groups, steps, dead letters, budgets...). */
+  | 'hopper-only-state'
+  /** The target cannot receive migrated jobs (a SQLite connection, or BullMQ not installed for the way back). */
+  | 'unsupported-target'
+  /** The migration lock was lost (another process took it after it expired): the run stopped. */
+  | 'lock-lost';
+
+/**
+ * `hopper migrate` (and its API, `hopper-queue/migrate`) refused to start or had to stop. `reason`
+ * says which; the message says what was found and how to go on. Nothing is lost when it is
+ * thrown: every job is on one side or the other, and a re-run resumes.
+ */
+export class MigrationError extends branded(ErrorCode.Migration) {
+  /** Why the migration refused or stopped. */
+  readonly reason: MigrationRefusal;
+
+  constructor(reason: MigrationRefusal, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.reason = reason;
+  }
+}

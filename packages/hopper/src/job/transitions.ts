@@ -6,10 +6,13 @@
 import type { JobState } from './states.js';
 
 /** A backend operation that moves jobs between states. */
-export type Transition = 'add' | 'promote' | 'claim' | 'complete' | 'fail' | 'retry' | 'rescueStalled' | 'releaseOrphans' | 'releaseJobs';
+export type Transition =
+  'import' | 'add' | 'promote' | 'claim' | 'complete' | 'fail' | 'retry' | 'rescueStalled' | 'releaseOrphans' | 'releaseJobs';
 
 /** Where a job may go, by operation: `from` → allowed `to` states. */
 export const TRANSITIONS: Record<Transition, { from: readonly (JobState | 'new')[]; to: readonly JobState[] }> = {
+  /** A job moved in from another queue system (hopper migrate) enters the state it had there; never active. */
+  import: { from: ['new'], to: ['waiting', 'prioritized', 'delayed', 'waiting-children', 'completed', 'failed'] },
   /** A new job enters waiting, prioritized or delayed (or waiting-children in a flow). */
   add: { from: ['new'], to: ['waiting', 'prioritized', 'delayed', 'waiting-children'] },
   /** A due delayed job becomes ready. */

@@ -28,6 +28,8 @@ import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
 import { asRedisFullError, BudgetExceededError, CostAboveRateLimitError, GroupMaxSizeExceededError } from '../../job/errors.js';
 import { RedisQueueJobWrites } from './redis-job-writes.js';
+import { importJobs, settleChildren } from './redis-import.js';
+import type { ExternalChildOutcome, ImportedJob, ImportOutcome } from '../import-records.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import {
   parseClaim,
@@ -73,6 +75,14 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
       { maxEvents: settings.maxEvents, layoutVersion: LAYOUT_VERSION, epoch: settings.epoch, childFailure: settings.childFailure ?? '' },
     )) as [string, number];
     return { epoch, created: created === 1 };
+  }
+
+  importJobs(jobs: ImportedJob[], now?: number): Promise<ImportOutcome[]> {
+    return importJobs(this.client, this.options.prefix, this.keys, jobs, now);
+  }
+
+  settleChildren(id: string, children: ExternalChildOutcome[], now?: number): Promise<number> {
+    return settleChildren(this.client, this.options.prefix, this.keys, id, children, now);
   }
 
   async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number, charge?: AddCharge): Promise<AddResult> {

@@ -170,6 +170,8 @@ export abstract class RedisQueueManagement extends RedisQueueGroups {
       catchupWindow: s.catchupWindow,
       limit: s.limit,
       paused: s.paused ? 1 : 0,
+      seedLast: s.seed ? s.seed.last : '',
+      seedCreated: s.seed ? s.seed.created : '',
     });
     return toSchedulerUpsertResult(code);
   }

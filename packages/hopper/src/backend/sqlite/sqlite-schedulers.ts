@@ -142,6 +142,8 @@ function withdrawAndRewind(tx: Tx, sched: SchedulerRow): void {
 export function upsertScheduler(tx: Tx, w: SchedulerWrite): SchedulerUpsertResult {
   const current = schedulerRow(tx, w.id);
   if (current?.hash === w.hash) return 'unchanged';
+  // A migrated scheduler (seed) never replaces one already here.
+  if (current && w.seed) return 'unchanged';
   if (current) withdrawAndRewind(tx, current);
   else {
     tx.s.stmt('INSERT INTO schedulers (qid, id, created_at) VALUES (?, ?, ?)').run(tx.qid, w.id, tx.now);
@@ -158,6 +160,7 @@ export function upsertScheduler(tx: Tx, w: SchedulerWrite): SchedulerUpsertResul
     hold: '',
     paused: w.paused ? 1 : 0,
     due_at: tx.now,
+    ...(w.seed ? { last: String(w.seed.last), created: w.seed.created } : {}),
   });
   tx.emit('scheduler-upserted', { schedulerId: w.id });
   return current ? 'replaced' : 'created';
