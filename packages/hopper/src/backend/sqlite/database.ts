@@ -4,7 +4,7 @@
  * and migrations, cached prepared statements, the in-process wake-up hub (other processes' writes
  * reach it through the wake file, sqlite-wake.ts), and the write transaction.
  *
- * `better-sqlite3` is an optional dependency: it is loaded here, lazily, the first time a
+ * `better-sqlite3` is an optional peer dependency: it is loaded here, lazily, the first time a
  * `sqlite:` connection is used, so a Redis user never loads it.
  */
 import { EventEmitter } from 'node:events';
@@ -408,7 +408,7 @@ async function loadDriver(): Promise<DatabaseConstructor> {
     return mod.default ?? mod;
   } catch (err) {
     throw new BackendDriverMissingError(
-      'A "sqlite:" connection needs the optional dependency better-sqlite3, which is not installed (or failed to load): run `npm install better-sqlite3@12` (version 12; 13 needs Node 22).',
+      'A "sqlite:" connection needs better-sqlite3 (an optional peer dependency of hopper-queue), which is not installed (or failed to load): run `npm install better-sqlite3@12` (version 12; 13 needs Node 22).',
       { cause: err },
     );
   }
