@@ -111,7 +111,7 @@ export class HopperExplorer {
       const listener = Reflect.getMetadata(QUEUE_EVENTS_LISTENER_METADATA, type) as ListenerMetadata | undefined;
       if (!processor && !listener) continue;
       const name = (type as { name?: string }).name ?? 'anonymous';
-      if (!wrapper.isDependencyTreeStatic()) {
+      if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
         throw invalidOptions(
           `${name}: a @Processor or @QueueEventsListener must be a singleton provider (not request- or transient-scoped).`,
         );

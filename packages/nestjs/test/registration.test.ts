@@ -4,9 +4,9 @@
  * BullRegistrar, the moment `this.worker` exists, and event handlers that throw.
  */
 import 'reflect-metadata';
-import { ConsoleLogger, Inject, Injectable, Module, type OnModuleInit } from '@nestjs/common';
+import { ConsoleLogger, Inject, Injectable, Module, Scope, type OnModuleInit } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import type { Job, Queue } from 'hopper-queue';
+import { InvalidOptionsError, type Job, type Queue } from 'hopper-queue';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import {
@@ -134,6 +134,26 @@ describe('processors of every kind of provider', () => {
     env.worker(name, async () => 'done');
     const job = await app.get<Queue>(getQueueToken(name)).add('x', {});
     expect(await completed).toBe(String(job.id));
+  });
+});
+
+describe('scoped processors', () => {
+  it('refuses a request- or transient-scoped @Processor at start, with a typed error', async () => {
+    for (const scope of [Scope.REQUEST, Scope.TRANSIENT]) {
+      const name = env.queueName('scoped');
+      @Processor(name)
+      class ScopedProcessor extends WorkerHost {
+        async process(): Promise<void> {}
+      }
+      Injectable({ scope })(ScopedProcessor);
+      const app = await compile({ imports: [root(), BullModule.registerQueue({ name })], providers: [ScopedProcessor] });
+      const failure = await app.init().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(InvalidOptionsError);
+      expect((failure as Error).message).toMatch(/ScopedProcessor: a @Processor or @QueueEventsListener must be a singleton provider/);
+    }
   });
 });
 
