@@ -50,4 +50,7 @@ export type {
   BullQueueAdvancedProcessor,
   BullQueueAdvancedSeparateProcessor,
   NestQueueEventOptions,
+  SharedBullConfigurationFactory,
+  RegisterQueueOptionsFactory,
+  RegisterFlowProducerOptionsFactory,
 } from './interfaces.js';

@@ -164,3 +164,15 @@ export type BullQueueAdvancedProcessor = QueueAdvancedProcessor;
 export type BullQueueAdvancedSeparateProcessor = QueueAdvancedSeparateProcessor;
 /** @nestjs/bullmq's name for {@link NestQueueEventsOptions}. */
 export type NestQueueEventOptions = NestQueueEventsOptions;
+/** @nestjs/bullmq's options class of `forRootAsync({ useClass })`. */
+export interface SharedBullConfigurationFactory {
+  createSharedConfiguration(): SharedHopperConfig | Promise<SharedHopperConfig>;
+}
+/** @nestjs/bullmq's options class of `registerQueueAsync({ useClass })`. */
+export interface RegisterQueueOptionsFactory {
+  createRegisterQueueOptions(): RegisterQueueOptions | Promise<RegisterQueueOptions>;
+}
+/** @nestjs/bullmq's options class of `registerFlowProducerAsync({ useClass })` (its method name is the queue's, as there). */
+export interface RegisterFlowProducerOptionsFactory {
+  createRegisterQueueOptions(): RegisterFlowProducerOptions | Promise<RegisterFlowProducerOptions>;
+}

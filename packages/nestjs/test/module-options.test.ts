@@ -4,7 +4,7 @@
  * `processors` (functions, options, sandboxed files) and the options refused before anything opens.
  */
 import 'reflect-metadata';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { InvalidOptionsError, UnsupportedOptionError, type FlowProducer, type Job, type Queue } from 'hopper-queue';
 import { fileURLToPath } from 'node:url';
@@ -85,6 +85,41 @@ describe('registerQueueAsync without a factory', () => {
       BullModule.registerQueueAsync({ name, configKey: 'other' }),
     ]);
     expect((await app.get<Queue>(getQueueToken(name)).add('x', {})).opts.priority).toBe(3);
+  });
+});
+
+describe('options classes (useClass, useExisting) with @nestjs/bullmq method names', () => {
+  it('createSharedConfiguration, createRegisterQueueOptions, and an existing provider for a flow producer', async () => {
+    const name = env.queueName('classes');
+    @Injectable()
+    class SharedConfig {
+      createSharedConfiguration() {
+        return { ...connection(), defaultJobOptions: { attempts: 2 } };
+      }
+    }
+    @Injectable()
+    class QueueConfig {
+      createRegisterQueueOptions() {
+        return { defaultJobOptions: { attempts: 5, priority: 4 } };
+      }
+    }
+    @Injectable()
+    class FlowConfig {
+      createRegisterFlowProducerOptions() {
+        return connection();
+      }
+    }
+    @Module({ providers: [FlowConfig], exports: [FlowConfig] })
+    class ConfigModule {}
+    const app = await start([
+      BullModule.forRootAsync({ useClass: SharedConfig }),
+      BullModule.registerQueueAsync({ name, useClass: QueueConfig }),
+      BullModule.registerFlowProducerAsync({ name: 'existing', imports: [ConfigModule], useExisting: FlowConfig }),
+    ]);
+    const job = await app.get<Queue>(getQueueToken(name)).add('x', {});
+    expect(job.opts).toMatchObject({ attempts: 5, priority: 4 });
+    expect(await env.queue(name).getJobState(String(job.id))).toBe('prioritized');
+    expect(app.get<FlowProducer>(getFlowProducerToken('existing')).prefix).toBe(env.prefix);
   });
 });
 
