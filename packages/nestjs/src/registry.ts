@@ -6,7 +6,7 @@
  */
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { FlowProducer, Queue, Worker, type FlowProducerOptions, type QueueEvents, type QueueOptions } from 'hopper-queue';
-import { unsupportedOption } from './errors.js';
+import { invalidOptions, unsupportedOption } from './errors.js';
 import type { RegisterQueueOptions } from './interfaces.js';
 import { processorSpecs } from './queue-processors.js';
 
@@ -47,9 +47,12 @@ export class HopperRegistry implements OnModuleDestroy, OnApplicationShutdown {
       processors,
       forceDisconnectOnShutdown: _force,
       sharedConnection,
-      extraOptions: _extra,
+      extraOptions,
       ...options
     } = registration;
+    if (extraOptions !== undefined) {
+      throw invalidOptions(`registerQueue "${name}": extraOptions are the module's, not a queue's: give them to forRoot or forRootAsync.`);
+    }
     if (sharedConnection === true) {
       throw unsupportedOption(
         `registerQueue "${name}": sharedConnection (@nestjs/bullmq's, unsupported since BullMQ 5) is not supported by Hopper. To share a connection, pass your ioredis instance as connection.`,

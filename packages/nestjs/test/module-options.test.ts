@@ -185,6 +185,7 @@ describe('the processors option of registerQueue', () => {
       ],
       [{ processors: [{ concurrency: 2 }] }, /processors\[0\] must be/, InvalidOptionsError],
       [{ sharedConnection: true }, /sharedConnection .* is not supported by Hopper/, UnsupportedOptionError],
+      [{ extraOptions: { manualRegistration: true } }, /extraOptions are the module's, not a queue's/, InvalidOptionsError],
     ];
     for (const [options, message, errorClass] of bad) {
       const name = env.queueName('bad');
