@@ -1,6 +1,7 @@
 /** The decorators, named and shaped as @nestjs/bullmq's, plus `@JobScheduler`. */
 import { Inject, Injectable, SetMetadata } from '@nestjs/common';
 import type { JobSchedulerTemplate, RepeatOptions } from 'hopper-queue';
+import { invalidOptions } from './errors.js';
 import type { DeclaredJobScheduler, NestQueueEventsOptions, NestWorkerOptions, ProcessorOptions } from './interfaces.js';
 import {
   JOB_SCHEDULERS_METADATA,
@@ -48,7 +49,7 @@ export function OnWorkerEvent(event: string): MethodDecorator {
 export function QueueEventsListener(queueName: string | string[], options?: NestQueueEventsOptions): ClassDecorator {
   const names = Array.isArray(queueName) ? queueName : [queueName];
   if (names.length === 0 || names.some((n) => typeof n !== 'string' || n === '')) {
-    throw new TypeError('@QueueEventsListener needs a queue name or a non-empty array of queue names.');
+    throw invalidOptions('@QueueEventsListener needs a queue name or a non-empty array of queue names.');
   }
   return (target) => {
     Injectable()(target);
@@ -69,7 +70,7 @@ export function OnQueueEvent(event: string): MethodDecorator {
  * above `Processor('emails')`.
  */
 export function JobScheduler(id: string, repeat: RepeatOptions, template?: JobSchedulerTemplate<unknown>): ClassDecorator {
-  if (typeof id !== 'string' || id === '') throw new TypeError('@JobScheduler needs a non-empty scheduler id.');
+  if (typeof id !== 'string' || id === '') throw invalidOptions('@JobScheduler needs a non-empty scheduler id.');
   return (target) => {
     const declared = (Reflect.getMetadata(JOB_SCHEDULERS_METADATA, target) as DeclaredJobScheduler[] | undefined) ?? [];
     Reflect.defineMetadata(JOB_SCHEDULERS_METADATA, [...declared, { id, repeat, template }], target);

@@ -3,6 +3,7 @@
  * tokens). Public exports only.
  */
 export { HopperModule, BullModule, HopperCoreModule } from './hopper.module.js';
+export { HopperRegistrar, BullRegistrar } from './registrar.js';
 export {
   InjectQueue,
   InjectFlowProducer,
@@ -15,10 +16,18 @@ export {
 export { WorkerHost, QueueEventsHost } from './hosts.js';
 export { HopperDashboardModule, type HopperDashboardModuleOptions } from './dashboard.module.js';
 export { HopperRegistry } from './registry.js';
-export { getQueueToken, getFlowProducerToken, getSharedConfigToken } from './tokens.js';
+export {
+  getQueueToken,
+  getFlowProducerToken,
+  getSharedConfigToken,
+  getQueueOptionsToken,
+  getFlowProducerOptionsToken,
+  BULL_CONFIG_DEFAULT_TOKEN,
+} from './tokens.js';
 export type {
   SharedHopperConfig,
   SharedHopperAsyncConfig,
+  HopperModuleExtraOptions,
   RegisterQueueOptions,
   RegisterQueueAsyncOptions,
   RegisterFlowProducerOptions,
@@ -27,4 +36,21 @@ export type {
   NestWorkerOptions,
   NestQueueEventsOptions,
   OptionsFactory,
+  QueueProcessor,
+  QueueProcessorCallback,
+  QueueSeparateProcessor,
+  QueueAdvancedProcessor,
+  QueueAdvancedSeparateProcessor,
+  BullRootModuleOptions,
+  SharedBullAsyncConfiguration,
+  BullModuleExtraOptions,
+  BullQueueProcessor,
+  BullQueueProcessorCallback,
+  BullQueueSeparateProcessor,
+  BullQueueAdvancedProcessor,
+  BullQueueAdvancedSeparateProcessor,
+  NestQueueEventOptions,
+  SharedBullConfigurationFactory,
+  RegisterQueueOptionsFactory,
+  RegisterFlowProducerOptionsFactory,
 } from './interfaces.js';

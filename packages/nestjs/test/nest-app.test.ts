@@ -120,7 +120,7 @@ describe('hopper-queue-nestjs in a Nest application', () => {
     const { AppModule, EmailsService, EmailsProcessor, Audit, seen } = buildApp(q);
     const app: TestingModule = await Test.createTestingModule({ imports: [AppModule] }).compile();
     const processor = app.get(EmailsProcessor);
-    expect(() => processor.worker).toThrow(/starts when the application has bootstrapped/);
+    expect(() => processor.worker).toThrow(/"Worker" has not yet been initialized/);
     await app.init();
     try {
       expect(processor.worker.concurrency).toBe(3);

@@ -147,7 +147,10 @@ export class FlowProducer extends EventEmitter {
       },
     });
     this.readyPromise = this.primary.connect().then(checkServer);
-    this.readyPromise.catch((err: unknown) => this.emitError(err));
+    // A start cut short by close() ("Connection is closed.") is expected, not reported.
+    this.readyPromise.catch((err: unknown) => {
+      if (!this.closed) this.emitError(err);
+    });
   }
 
   /** Resolves once connected and the server checked. */

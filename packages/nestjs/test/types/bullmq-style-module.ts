@@ -8,6 +8,7 @@ import { Injectable, Module } from '@nestjs/common';
 import type { FlowProducer, Job, Queue } from 'hopper-queue';
 import {
   BullModule,
+  BullRegistrar,
   InjectFlowProducer,
   InjectQueue,
   OnQueueEvent,
@@ -17,6 +18,12 @@ import {
   QueueEventsListener,
   WorkerHost,
   getQueueToken,
+  type BullModuleExtraOptions,
+  type BullQueueProcessor,
+  type BullRootModuleOptions,
+  type RegisterQueueOptions,
+  type RegisterQueueOptionsFactory,
+  type SharedBullConfigurationFactory,
 } from '../../src/index.js';
 
 interface Invoice {
@@ -82,4 +89,57 @@ export class InvoicesModule {}
 export const testProviders = [
   InvoicesService,
   { provide: getQueueToken('invoices'), useValue: { add: () => Promise.resolve({ id: '1' }) } },
+];
+
+/** @nestjs/bullmq's manual registration: the registrar injected by its type, register() called when this replica should work. */
+@Injectable()
+export class Leader {
+  constructor(private readonly registrar: BullRegistrar) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.registrar.register();
+  }
+}
+
+const extraOptions: BullModuleExtraOptions = { manualRegistration: true };
+const rootOptions: BullRootModuleOptions = { connection: { host: 'localhost', port: 6379 }, extraOptions };
+
+/** Every shape of the `processors` queue option. */
+const processors: BullQueueProcessor[] = [
+  async (job: Job) => job.data as unknown,
+  { callback: async (job: Job) => job.id, concurrency: 2 },
+  '/srv/app/processors/resize.js',
+  new URL('file:///srv/app/processors/resize.js'),
+  { path: '/srv/app/processors/resize.js', useWorkerThreads: true, concurrency: 4 },
+];
+const withProcessors: RegisterQueueOptions = { name: 'images', processors, forceDisconnectOnShutdown: true };
+
+@Module({
+  imports: [
+    BullModule.forRoot(rootOptions),
+    BullModule.forRootAsync('other', { useFactory: () => ({ prefix: 'other' }), extraOptions }),
+    BullModule.registerQueue(withProcessors),
+    BullModule.registerQueueAsync({ name: 'thumbnails' }, { name: 'avatars', configKey: 'other', useFactory: () => ({ processors }) }),
+    BullModule.registerFlowProducerAsync({ name: 'pipeline' }),
+  ],
+  providers: [Leader],
+})
+export class ManualModule {}
+
+/** @nestjs/bullmq's options classes (useClass). */
+@Injectable()
+export class SharedConfig implements SharedBullConfigurationFactory {
+  createSharedConfiguration(): BullRootModuleOptions {
+    return rootOptions;
+  }
+}
+@Injectable()
+export class ImagesConfig implements RegisterQueueOptionsFactory {
+  createRegisterQueueOptions(): RegisterQueueOptions {
+    return { defaultJobOptions: { attempts: 2 } };
+  }
+}
+export const classConfigured = [
+  BullModule.forRootAsync({ useClass: SharedConfig }),
+  BullModule.registerQueueAsync({ name: 'images', useClass: ImagesConfig }),
 ];
