@@ -35,6 +35,9 @@ import type { Telemetry } from '../telemetry/telemetry.js';
 
 export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
 
+/** The period of a running worker's keep-alive handle (it does nothing: it only holds the event loop open). */
+const KEEP_ALIVE_INTERVAL_MS = 2 ** 30;
+
 /** A worker-level cancel reason is what `AbortController.abort` is given: a string, an Error, or none. */
 function checkCancelReason(reason: unknown): void {
   if (reason !== undefined && typeof reason !== 'string' && !(reason instanceof Error)) {
@@ -82,6 +85,12 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private started = false;
   private resolveRun: (() => void) | undefined;
   private closePromise: Promise<void> | undefined;
+  /**
+   * Keeps the process alive from run() until close(): every timer of the runtime is unref'd, and a
+   * SQLite worker holds no socket, so a rate-limited worker, or one waiting to retry a failed call,
+   * would otherwise let Node exit (code 0) with jobs waiting.
+   */
+  private keepAlive: NodeJS.Timeout | undefined;
 
   /**
    * @param processor the function that processes jobs; or the path (or file URL) of a module
@@ -303,6 +312,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.runPromise = new Promise<void>((resolve) => (this.resolveRun = resolve));
     if (this.started) return this.runPromise;
     this.started = true;
+    this.keepAlive ??= setInterval(() => undefined, KEEP_ALIVE_INTERVAL_MS);
     this.ready().then(
       () => {
         if (this.closePromise) return;
@@ -460,7 +470,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   close(force = false): Promise<void> {
     // The CloseTimeoutError goes to the first caller; later calls resolve once the worker is closed.
     if (this.closePromise) return this.closePromise.catch(() => undefined);
-    this.closePromise = this.doClose(force);
+    this.closePromise = this.doClose(force).finally(() => {
+      // A closed worker does not hold the process, however its close ended.
+      clearInterval(this.keepAlive);
+      this.keepAlive = undefined;
+    });
     return this.closePromise;
   }
 
