@@ -8,6 +8,7 @@
  * events.on('completed', ({ jobId, returnvalue }) => console.log(jobId, returnvalue));
  * events.on('failed', ({ jobId, failedReason }) => console.error(jobId, failedReason));
  */
+import { safeTimeout, type SafeTimer } from '../clock/timers.js';
 import { refuseUnsupported } from '../job/compat.js';
 import { JobNotFoundError, WaitTimeoutError } from '../job/errors.js';
 import type { JobFinishWaiter } from '../job/job.js';
@@ -198,14 +199,14 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
    */
   waitForJob(jobId: string, ttl?: number, rejectMissing = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
+      let timer: SafeTimer | undefined;
       let settled = false;
       const cleanup = (): void => {
         settled = true;
         this.off('completed', onCompleted);
         this.off('failed', onFailed);
         this.off('gap', onGap);
-        if (timer) clearTimeout(timer);
+        timer?.cancel();
       };
       const onCompleted = (args: { jobId: string; returnvalue: unknown }): void => {
         if (args.jobId !== jobId) return;
@@ -251,7 +252,8 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
       this.on('failed', onFailed);
       this.on('gap', onGap);
       if (ttl !== undefined) {
-        timer = setTimeout(() => {
+        // Chained past 2^31-1 ms (a plain timer would fire at once): clock/timers.ts.
+        timer = safeTimeout(() => {
           cleanup();
           reject(new WaitTimeoutError(`Job ${jobId} did not finish within ${ttl} ms.`));
         }, ttl);

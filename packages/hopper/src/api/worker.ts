@@ -11,6 +11,7 @@
  * worker.on('failed', (job, err) => console.error(job?.id, err.message));
  */
 import { randomBytes } from 'node:crypto';
+import { sleep } from '../clock/timers.js';
 import type { LastRunOutcome, Retention } from '../backend/backend.js';
 import { CancelledError, InvalidOptionsError, LockLostError, RateLimitError } from '../job/errors.js';
 import type { StrategyFn } from '../job/failure.js';
@@ -219,17 +220,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     if (!(Number.isFinite(milliseconds) && milliseconds >= 0)) {
       throw new InvalidOptionsError(`delay takes a number of ms >= 0, got ${String(milliseconds)}.`);
     }
-    return new Promise<void>((resolve) => {
-      const signal = abortController?.signal;
-      if (signal?.aborted) return resolve();
-      const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, milliseconds);
-      signal?.addEventListener('abort', done, { once: true });
-    });
+    // Any delay works (chained past 2^31-1 ms; Infinity waits for the abort): clock/timers.ts.
+    return sleep(milliseconds, { signal: abortController?.signal });
   }
 
   /**

@@ -4,6 +4,7 @@
  * a duplicate of their own, which Hopper owns and closes.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { MAX_TIMER_MS } from '../../clock/timers.js';
 
 /**
  * How to reach Redis: ioredis options, a `redis://` URL, or an ioredis `Redis`/`Cluster`
@@ -38,6 +39,20 @@ export const DEFAULT_SOCKET_TIMEOUT_MS = 10_000;
 export const BLOCKING_GRACE_MS = 5_000;
 
 /**
+ * The longest single block of a blocking wait (ms): its connection's reply deadline, the block
+ * plus {@link BLOCKING_GRACE_MS}, must fit one Node timer (2^31-1 ms; ioredis arms a plain
+ * `setTimeout`, which would fire at once past that). A longer wait (a `drainDelay` or
+ * `blockingTimeout` of a month, or Infinity) blocks this long, then its caller waits again.
+ */
+export const MAX_BLOCK_MS = MAX_TIMER_MS - BLOCKING_GRACE_MS;
+
+/** A wait's block time as Redis gets it: at least 1 ms, at most {@link MAX_BLOCK_MS} (0 stays 0: for ever). */
+export function blockTime(timeoutMs: number): number {
+  if (timeoutMs === 0) return 0;
+  return Math.min(Math.max(timeoutMs, 1), MAX_BLOCK_MS);
+}
+
+/**
  * How long a new connection's set-up (the commands ioredis sends once TCP is connected: client
  * name and info, the ready check) may go without any reply before the connection is dropped and
  * tried again (at most its `socketTimeout`). A healthy Redis answers them in milliseconds; a
@@ -55,7 +70,8 @@ export const HANDSHAKE_TIMEOUT_MS = 3_000;
 export function blockingSocketTimeout(blockMs: number | undefined, userTimeout: number | undefined): number | undefined {
   if (blockMs === undefined) return userTimeout ?? DEFAULT_SOCKET_TIMEOUT_MS;
   if (blockMs === 0) return undefined;
-  return Math.max(blockMs + BLOCKING_GRACE_MS, userTimeout ?? 0);
+  // Within one Node timer (ioredis's reply deadline is a plain setTimeout): see MAX_BLOCK_MS.
+  return Math.min(Math.max(blockTime(blockMs) + BLOCKING_GRACE_MS, userTimeout ?? 0), MAX_TIMER_MS);
 }
 
 /** The `socketTimeout` the user set on `connection` (options or a client), if any. */

@@ -5,6 +5,7 @@
  */
 import type { ServerInfo } from '../backend.js';
 import {
+  blockTime,
   blockingSocketTimeout,
   closeClient,
   disconnectNow,
@@ -141,7 +142,7 @@ export abstract class RedisQueueConnection {
   protected waitConnection(timeoutMs: number): { client: RedisClient; blockMs: number } {
     this.waitClient ??= this.blockingClient();
     const client = this.waitClient;
-    const blockMs = Math.max(timeoutMs, 1);
+    const blockMs = blockTime(Math.max(timeoutMs, 1));
     this.fitBlockingDeadline(client, blockMs);
     return { client, blockMs };
   }

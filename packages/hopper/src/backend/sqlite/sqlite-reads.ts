@@ -18,6 +18,7 @@ import type {
 import { readMetrics } from './sqlite-metrics.js';
 import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
 import { ClosedError } from '../../job/errors.js';
+import { safeTimeout, type SafeTimer } from '../../clock/timers.js';
 import { acquireStore, releaseStore, type SqliteStore } from './database.js';
 import { OTHER_WRITE } from './sqlite-wake.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
@@ -48,12 +49,12 @@ function waitUntil(
     let done = false;
     let delay = POLL_FIRST_MS;
     let poll: NodeJS.Timeout | undefined;
-    let deadline: NodeJS.Timeout | undefined;
+    let deadline: SafeTimer | undefined;
     const finish = (value: boolean): void => {
       if (done) return;
       done = true;
       clearTimeout(poll);
-      clearTimeout(deadline);
+      deadline?.cancel();
       s.hub.off(wake, onWake);
       s.hub.off(OTHER_WRITE, onWake);
       resolve(value);
@@ -83,7 +84,9 @@ function waitUntil(
     s.hub.on(wake, onWake);
     s.hub.on(OTHER_WRITE, onWake);
     poll = setTimeout(tick, delay);
-    if (timeoutMs >= 0) deadline = setTimeout(() => finish(false), timeoutMs);
+    // Chained past 2^31-1 ms, none for Infinity (a plain timer would fire at once, and a worker's
+    // idle wait would end in a loop): clock/timers.ts.
+    if (timeoutMs >= 0) deadline = safeTimeout(() => finish(false), timeoutMs);
   });
   return { promise, cancel };
 }
