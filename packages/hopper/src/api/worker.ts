@@ -305,7 +305,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     if (this.started) return this.runPromise;
     this.started = true;
     this.keepAlive ??= setInterval(() => undefined, KEEP_ALIVE_INTERVAL_MS);
-    this.ready().then(
+    // However long the start takes: a start that failed is tried again, and processing begins
+    // once the backend answers (api/starter.ts).
+    this.whenStarted().then(
       () => {
         if (this.closePromise) return;
         this.dispatcher.start();
@@ -321,7 +323,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
             if (!this.closing) this.emitError(err);
           });
       },
-      // A failed start is reported once, by QueueBase (not at all when closed meanwhile).
+      // A failed start is reported by QueueBase (each new kind of failure), and closing ends the wait.
       () => undefined,
     );
     return this.runPromise;
@@ -472,6 +474,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
 
   private async doClose(force: boolean): Promise<void> {
     this.closing = true;
+    this.starter.stop();
     this.emit('closing', 'closing worker');
     this.dispatcher.stop();
     this.rescuer.stop();

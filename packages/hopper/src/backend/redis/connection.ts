@@ -5,6 +5,8 @@
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MAX_TIMER_MS } from '../../clock/timers.js';
+import { ClosedError, ConnectionError, hopperErrorCode } from '../../job/errors.js';
+import { describeClient, watchAvailability } from './availability.js';
 
 /**
  * How to reach Redis: ioredis options, a `redis://` URL, or an ioredis `Redis`/`Cluster`
@@ -119,6 +121,8 @@ function isClientLike(value: unknown): value is RedisClient {
 export function openClient(connection: ConnectionOptions | undefined, role: ClientRole): ClientHandle {
   if (isRedisClient(connection)) {
     if (role === 'blocking') return { client: duplicateClient(connection, role), owned: true };
+    // A client you pass keeps its own behaviour; Hopper's calls only check it is available.
+    watchAvailability(connection, false);
     return { client: connection, owned: false };
   }
   // The user's socketTimeout is kept; without one, Hopper's reply deadline applies.
@@ -127,6 +131,9 @@ export function openClient(connection: ConnectionOptions | undefined, role: Clie
     typeof connection === 'string'
       ? new Redis(connection, roleOptions(role, socketTimeout))
       : new Redis({ ...connection, ...roleOptions(role, socketTimeout) });
+  // A producer's commands stop waiting once the connection has been down past connectTimeout; a
+  // worker's wait to be sent again (availability.ts).
+  if (role !== 'blocking') watchAvailability(client, role === 'command');
   return { client: watchSocketTimeout(client), owned: true };
 }
 
@@ -206,8 +213,17 @@ export function dropSocket(client: RedisClient): void {
 
 /** Closes a client at once, for good: its pending commands fail, even on a half-open connection. */
 export function disconnectNow(client: RedisClient): void {
+  const reconnecting = client.status === 'reconnecting';
   client.disconnect();
   dropSocket(client);
+  // ioredis 5 leaves a client disconnected between two reconnect attempts 'reconnecting' for
+  // ever, holding its queued commands unsettled (no socket is left to close): end it as its close
+  // handler would, so those commands fail and whatever awaits them (a start, a close) settles.
+  if (reconnecting && isSingleNode(client) && client.status === 'reconnecting') {
+    const internals = client as unknown as { setStatus?(status: string): void; flushQueue?(error: Error): void };
+    internals.setStatus?.('end');
+    internals.flushQueue?.(new ClosedError('The connection was closed.'));
+  }
 }
 
 /** Closes an owned client gracefully (QUIT), falling back to a disconnect. */
@@ -236,7 +252,12 @@ export function reportErrors(client: RedisClient, report: (err: Error) => void):
   client.on('error', (err: Error) => {
     if (reported) return;
     reported = true;
-    report(err);
+    // Typed, naming the server (ioredis's own error is the cause).
+    report(
+      hopperErrorCode(err) !== undefined
+        ? err
+        : new ConnectionError(`Redis connection to ${describeClient(client)}: ${err.message}`, { cause: err }),
+    );
   });
   client.on('ready', () => {
     reported = false;

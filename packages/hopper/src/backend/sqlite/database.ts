@@ -10,7 +10,9 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
-import { BackendDriverMissingError, InvalidOptionsError } from '../../job/errors.js';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { BackendDriverMissingError, ConnectionError, hopperErrorCode, InvalidOptionsError } from '../../job/errors.js';
 import { METRICS_SCHEMA } from './sqlite-metrics.js';
 import { GROUP_WEIGHTS_SCHEMA } from './sqlite-group-weights.js';
 import { WakeFile } from './sqlite-wake.js';
@@ -435,15 +437,47 @@ async function open(url: string): Promise<SqliteStore> {
   const path = sqlitePath(url);
   const Database = await loadDriver();
   const memory = path === ':memory:';
-  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  if (!memory) db.pragma('journal_mode = WAL');
-  // WAL with synchronous NORMAL survives a process crash (a power loss may lose the last commits).
-  db.pragma('synchronous = NORMAL');
-  migrate(db);
+  let db: BetterSqlite3.Database | undefined;
+  try {
+    db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    if (!memory) db.pragma('journal_mode = WAL');
+    // WAL with synchronous NORMAL survives a process crash (a power loss may lose the last commits).
+    db.pragma('synchronous = NORMAL');
+    migrate(db);
+  } catch (err) {
+    db?.close();
+    throw asOpenError(path, err);
+  }
   const store = new SqliteStore(db, memory);
   if (!memory) store.wakes.watch(path);
   return store;
+}
+
+/**
+ * Why a database could not be opened, as a typed error that says what to do: its directory is
+ * missing, another process holds its lock past the busy timeout, or another cause (`cause`).
+ * Hopper's own errors (a schema newer than this Hopper) pass through.
+ */
+function asOpenError(path: string, err: unknown): unknown {
+  if (hopperErrorCode(err) !== undefined) return err;
+  const raw = (err as { code?: unknown } | null)?.code;
+  const code = typeof raw === 'string' ? raw : '';
+  const message = err instanceof Error ? err.message : String(err);
+  const retry = 'Hopper keeps trying and recovers by itself.';
+  if (code.startsWith('SQLITE_CANTOPEN')) {
+    const dir = dirname(resolve(path));
+    const reason = existsSync(dir) ? `check that its directory ${dir} is writable` : `its directory ${dir} does not exist: create it`;
+    return new ConnectionError(`The SQLite database ${path} cannot be opened (${message}): ${reason}. ${retry}`, { cause: err });
+  }
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new ConnectionError(
+      `The SQLite database ${path} stayed locked by another process for ${BUSY_TIMEOUT_MS} ms while opening it. ` +
+        `Check for a process stuck in a long transaction. ${retry}`,
+      { cause: err },
+    );
+  }
+  return new ConnectionError(`The SQLite database ${path} cannot be opened: ${message}. ${retry}`, { cause: err });
 }
 
 /** Opens (or shares) the database of `url`; pair with {@link releaseStore}. */

@@ -17,9 +17,9 @@ import type {
 } from '../backend.js';
 import { readMetrics } from './sqlite-metrics.js';
 import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
-import { ClosedError } from '../../job/errors.js';
+import { ClosedError, ConnectionTimeoutError } from '../../job/errors.js';
 import { safeTimeout, type SafeTimer } from '../../clock/timers.js';
-import { acquireStore, releaseStore, type SqliteStore } from './database.js';
+import { acquireStore, BUSY_TIMEOUT_MS, releaseStore, type SqliteStore } from './database.js';
 import { OTHER_WRITE } from './sqlite-wake.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
 import { rateLimitTtl, readLimits } from './sqlite-limits.js';
@@ -28,6 +28,9 @@ import { decodeStep } from '../step-records.js';
 import { groupIds, groupJobIds, readGroups } from './sqlite-group-reads.js';
 import { checkInvariants } from './sqlite-audit.js';
 import { dueSchedulers, nextSchedulerDue, readScheduler, schedulerIds, schedulersCount } from './sqlite-scheduler-reads.js';
+
+/** How long a start may take: the busy timeout of the open's lock wait, twice (open, then migrate). */
+const START_TIMEOUT_MS = 2 * BUSY_TIMEOUT_MS;
 
 /** The adaptive poll of a wait: the first check after 1 ms, doubling up to the store's pollMaxMs. */
 const POLL_FIRST_MS = 1;
@@ -113,11 +116,36 @@ export abstract class SqliteQueueReads {
     this.queueName = options.queueName;
   }
 
-  /** The shared database (opened on first use). */
+  /**
+   * The shared database (opened on first use). An open that failed (a missing directory, a lock
+   * held past the busy timeout) is not kept: the next call opens again.
+   */
   protected store(): Promise<SqliteStore> {
     if (this.closed) return Promise.reject(new ClosedError(`The SQLite backend of queue "${this.queueName}" is closed.`));
-    this.storePromise ??= acquireStore(this.url);
+    if (!this.storePromise) {
+      const pending = acquireStore(this.url);
+      this.storePromise = pending;
+      pending.catch(() => {
+        if (this.storePromise === pending) this.storePromise = undefined;
+      });
+    }
     return this.storePromise;
+  }
+
+  /** A start's bound: the write lock's busy timeout, and as long again for the schema's migration. */
+  get startTimeoutMs(): number {
+    return START_TIMEOUT_MS;
+  }
+
+  unavailable(): Error | undefined {
+    return undefined;
+  }
+
+  timeoutError(what: string, ms: number): Error {
+    return new ConnectionTimeoutError(
+      `${what} could not open the SQLite database ${this.url} within ${ms} ms: another process holds its write lock. ` +
+        'Check for a process stuck in a long transaction; Hopper keeps trying and recovers by itself.',
+    );
   }
 
   /** The queue's row id, created on first use. */
