@@ -104,13 +104,18 @@ export abstract class SqliteQueueReads {
   protected readonly url: string;
   protected readonly prefix: string;
   private storePromise: Promise<SqliteStore> | undefined;
+  /** The database, once open. */
+  private opened: SqliteStore | undefined;
+  /** Receives the loss of the database file (an `error` event of the component). */
+  private readonly reportError: ((err: Error) => void) | undefined;
   private qid: number | undefined;
   private closed = false;
   /** The work signal seen by this backend's last claim: a wait ends when it changes. */
   protected seenSignal: number | undefined;
   private readonly waits = new Set<() => void>();
 
-  constructor(options: { url: string; prefix: string; queueName: string }) {
+  constructor(options: { url: string; prefix: string; queueName: string; onConnectionError?: (err: Error) => void }) {
+    this.reportError = options.onConnectionError;
     this.url = options.url;
     this.prefix = options.prefix;
     this.queueName = options.queueName;
@@ -122,12 +127,22 @@ export abstract class SqliteQueueReads {
    */
   protected store(): Promise<SqliteStore> {
     if (this.closed) return Promise.reject(new ClosedError(`The SQLite backend of queue "${this.queueName}" is closed.`));
+    if (this.opened?.lost) return Promise.reject(this.opened.lost);
     if (!this.storePromise) {
       const pending = acquireStore(this.url);
       this.storePromise = pending;
-      pending.catch(() => {
-        if (this.storePromise === pending) this.storePromise = undefined;
-      });
+      pending.then(
+        (s) => {
+          this.opened = s;
+          // The file deleted or replaced under this process: reported once, as an `error` event.
+          s.hub.once('lost', (err: Error) => {
+            if (!this.closed) this.reportError?.(err);
+          });
+        },
+        () => {
+          if (this.storePromise === pending) this.storePromise = undefined;
+        },
+      );
     }
     return this.storePromise;
   }
@@ -138,7 +153,7 @@ export abstract class SqliteQueueReads {
   }
 
   unavailable(): Error | undefined {
-    return undefined;
+    return this.opened?.lost;
   }
 
   timeoutError(what: string, ms: number): Error {
