@@ -79,11 +79,12 @@ export class Starter {
    * permanent error ended the attempts, or when the backend is known unreachable.
    */
   ready(): Promise<void> {
-    if (this.stopped) return Promise.reject(new ClosedError(`This ${this.o.what} is closed.`));
+    // Started: calls work while the component closes (a Worker's jobs finish then); its owner refuses them once closed.
     if (this.started) {
       const down = this.o.unavailable();
       return down ? Promise.reject(down) : RESOLVED;
     }
+    if (this.stopped) return Promise.reject(new ClosedError(`This ${this.o.what} is closed.`));
     if (this.permanent !== undefined) return Promise.reject(this.permanent);
     const attempt = this.attempt();
     const ms = this.o.timeoutMs();
@@ -102,7 +103,10 @@ export class Starter {
     return new Promise<void>((resolve, reject) => this.waiters.add({ resolve, reject }));
   }
 
-  /** Stops trying (the component closes): pending `whenStarted` calls reject with ClosedError. */
+  /**
+   * Stops trying (the component closes): pending `whenStarted` calls reject with ClosedError, and so
+   * does `ready()` if no start succeeded (once started, calls go on until the component is closed).
+   */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;

@@ -127,10 +127,13 @@ export function openClient(connection: ConnectionOptions | undefined, role: Clie
   }
   // The user's socketTimeout is kept; without one, Hopper's reply deadline applies.
   const socketTimeout = userSocketTimeout(connection) ?? DEFAULT_SOCKET_TIMEOUT_MS;
+  // ioredis's disconnect() arms a ref'd timer (disconnectTimeout, 2 s) that only the socket's next
+  // 'close' clears: on a socket already closed (a refused or dropped connection), it held the
+  // process 2 s after close(). Hopper destroys the socket itself when it disconnects (disconnectNow).
   const client =
     typeof connection === 'string'
-      ? new Redis(connection, roleOptions(role, socketTimeout))
-      : new Redis({ ...connection, ...roleOptions(role, socketTimeout) });
+      ? new Redis(connection, { disconnectTimeout: 0, ...roleOptions(role, socketTimeout) })
+      : new Redis({ disconnectTimeout: 0, ...connection, ...roleOptions(role, socketTimeout) });
   // A producer's commands stop waiting once the connection has been down past connectTimeout; a
   // worker's wait to be sent again (availability.ts).
   if (role !== 'blocking') watchAvailability(client, role === 'command');
