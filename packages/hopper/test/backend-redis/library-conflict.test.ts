@@ -35,7 +35,7 @@ describe('a foreign library under Hopper’s library name', () => {
     await expect(queue.add('x', {})).rejects.toBeInstanceOf(LibraryConflictError);
 
     await admin.call('FUNCTION', 'DELETE', LIBRARY.name);
-    const completed = once(worker, 'completed', () => true, 20_000);
+    const completed = once<[unknown, unknown]>(worker, 'completed', () => true, 20_000);
     await until(
       () =>
         queue.waitUntilReady().then(
@@ -47,7 +47,7 @@ describe('a foreign library under Hopper’s library name', () => {
       100,
     );
     await queue.add('x', {});
-    const [, result] = (await completed) as [unknown, unknown];
+    const [, result] = await completed;
     expect(result).toBe('ran');
   });
 });

@@ -67,10 +67,10 @@ describe('SQLite: a failed start recovers', () => {
     expect(err).toBeInstanceOf(ConnectionError);
     expect((err as Error).message).toMatch(/locked by another process/);
     await exited;
-    const completed = once(worker, 'completed', () => true, 20_000);
+    const completed = once<[{ id: string }]>(worker, 'completed', () => true, 20_000);
     await until(() => started(queue), 'the queue started', 20_000, 100);
     const job = await queue.add('x', {});
-    const [done] = (await completed) as [{ id: string }];
+    const [done] = await completed;
     expect(done.id).toBe(job.id);
     expect(errors.every((e) => e instanceof ConnectionError)).toBe(true);
   });
