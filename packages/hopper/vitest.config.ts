@@ -41,6 +41,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/dedup/keep-last.test.ts',
   'test/admin/admin.test.ts',
   'test/backend-sqlite/**/*.test.ts',
+  'test/lifecycle/**/*.test.ts',
   'test/cancel/timeout.test.ts',
   'test/cancel/worker-cancel.test.ts',
   'test/compat/behaviour.test.ts',

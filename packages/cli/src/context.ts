@@ -20,7 +20,12 @@ export interface GlobalOptions {
   json: boolean;
   /** Skip the confirmation of destructive actions. */
   yes: boolean;
+  /** How long the first contact with the backend may take before the command gives up, ms (`--timeout`, seconds; default 10). */
+  timeoutMs: number;
 }
+
+/** The default of `--timeout`, seconds. */
+export const DEFAULT_TIMEOUT_S = 10;
 
 /** The parseArgs spec of the global options, merged into each command's own. */
 export const GLOBAL_OPTIONS = {
@@ -28,16 +33,23 @@ export const GLOBAL_OPTIONS = {
   prefix: { type: 'string' },
   json: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
+  timeout: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
 /** Reads the global options out of a parseArgs result. */
 export function globalOptions(values: Record<string, unknown>, env: NodeJS.ProcessEnv): GlobalOptions {
+  const timeout = values.timeout as string | undefined;
+  const seconds = timeout === undefined ? DEFAULT_TIMEOUT_S : Number(timeout);
+  if (!(Number.isFinite(seconds) && seconds > 0 && seconds <= 86_400)) {
+    throw new UsageError(`--timeout takes a number of seconds from 0 to 86400 (e.g. --timeout 5), got "${timeout}"`);
+  }
   return {
     redis: (values.redis as string | undefined) ?? env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     prefix: (values.prefix as string | undefined) ?? (env.HOPPER_PREFIX || undefined) ?? 'hopper',
     json: values.json === true,
     yes: values.yes === true,
+    timeoutMs: Math.round(seconds * 1000),
   };
 }
 
@@ -61,6 +73,29 @@ export class Context {
   get admin(): Admin {
     this.adminInstance ??= new Admin({ connection: this.options.redis, prefix: this.options.prefix });
     return this.adminInstance;
+  }
+
+  /**
+   * Reaches the backend once (it lists the queues) within `--timeout`: a server that refuses, or
+   * accepts and never answers, ends the command with one line at once, not after retries.
+   */
+  async reach(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const where = this.options.redis.replace(/\/\/[^@/]*@/, '//***@');
+        reject(
+          new Error(
+            `no answer from ${where} within ${this.options.timeoutMs / 1000} s (--timeout): check that it is running and reachable (--redis, REDIS_URL), or raise --timeout for a slow server.`,
+          ),
+        );
+      }, this.options.timeoutMs);
+    });
+    try {
+      await Promise.race([this.admin.listQueues(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The existing queue `name` (QueueNotFoundError otherwise). */

@@ -33,11 +33,15 @@ export const COMMANDS: Command[] = [
   demoCommand,
 ];
 
+/** Commands that do not reach the backend before running: servers, and the demo. */
+const SERVES = new Set(['demo', 'dashboard', 'metrics']);
+
 const GLOBAL_HELP = `Global options:
   --redis <url>     Redis to connect to (default: $REDIS_URL, else redis://127.0.0.1:6379)
   --prefix <p>      key prefix of the queues (default: hopper)
   --json            print machine-readable JSON on stdout
   -y, --yes         do not ask before destructive actions (required without a terminal)
+  --timeout <s>     give up when Redis does not answer within this many seconds (default: 10)
   -h, --help        help for a command`;
 
 function help(): string {
@@ -94,8 +98,17 @@ export async function main(argv: string[], io: Io = process, env: NodeJS.Process
     io.stdout.write(`${command.summary}\n\nUsage: ${command.usage}\n\n${GLOBAL_HELP}\n`);
     return 0;
   }
-  const ctx = new Context(globalOptions(parsed.values, env), io);
+  let ctx: Context;
   try {
+    ctx = new Context(globalOptions(parsed.values, env), io);
+  } catch (error) {
+    io.stderr.write(`hopper ${command.words.join(' ')}: ${(error as Error).message}\nUsage: ${command.usage}\n`);
+    return 2;
+  }
+  try {
+    // Every command but the servers (which keep running through an outage and report it) and the
+    // demo (which picks its own backend) first reaches its backend, within --timeout.
+    if (!SERVES.has(command.words[0])) await ctx.reach();
     const code = await command.run(ctx, { positionals: parsed.positionals, values: parsed.values });
     return code ?? 0;
   } catch (error) {

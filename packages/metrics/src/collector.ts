@@ -5,6 +5,9 @@
  * scrapes.
  */
 import { Admin, InvalidOptionsError, type ConnectionOptions } from 'hopper-queue';
+
+/** The longest delay one Node timer takes (2^31-1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 import { Registry } from 'prom-client';
 import { buildFamilies, buildFamily, familySpecs, type Family } from './families.js';
 import { readSnapshot, type Snapshot } from './snapshot.js';
@@ -27,7 +30,16 @@ export interface HopperMetricsOptions {
   groups?: { top: number };
   /** How long one reading serves scrapes, ms (several families read in one scrape share it). Default 1000. */
   cacheMs?: number;
+  /**
+   * The longest a scrape waits for Hopper's state, ms. Default 5,000: under Prometheus's default
+   * scrape timeout (10 s). Past it (or when a part fails: Redis down, unresponsive) the scrape
+   * answers with what was read, and `hopper_scrape_error` is 1.
+   */
+  scrapeTimeoutMs?: number;
 }
+
+/** The default of {@link HopperMetricsOptions.scrapeTimeoutMs}, ms. */
+export const DEFAULT_SCRAPE_TIMEOUT_MS = 5_000;
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 
@@ -54,6 +66,7 @@ export class HopperMetrics {
   private readonly queues: string[] | undefined;
   private readonly groupsTop: number;
   private readonly cacheMs: number;
+  private readonly scrapeTimeoutMs: number;
   private reading: { settledAt: number | undefined; snapshot: Promise<Snapshot> } | undefined;
   private closed = false;
 
@@ -71,10 +84,24 @@ export class HopperMetrics {
     if (opts.queues !== undefined && (!Array.isArray(opts.queues) || opts.queues.some((q) => typeof q !== 'string' || q === ''))) {
       throw invalid(`queues must be an array of queue names, got ${JSON.stringify(opts.queues)}.`);
     }
-    this.registry = opts.registry ?? new Registry();
+    const scrapeTimeoutMs = opts.scrapeTimeoutMs ?? DEFAULT_SCRAPE_TIMEOUT_MS;
+    if (!Number.isFinite(scrapeTimeoutMs) || scrapeTimeoutMs <= 0 || scrapeTimeoutMs > MAX_TIMER_MS) {
+      throw invalid(`scrapeTimeoutMs must be a number of ms from 1 to ${MAX_TIMER_MS}, got ${String(opts.scrapeTimeoutMs)}.`);
+    }
+    const registry = opts.registry ?? new Registry();
+    // Checked before anything is registered or connected: a refused HopperMetrics leaves nothing behind.
+    const taken = familySpecs().find((spec) => registry.getSingleMetric(prefix + spec.name) !== undefined);
+    if (taken) {
+      throw invalid(
+        `The registry already has a metric named ${prefix + taken.name}: another HopperMetrics (or your own metric) is registered in it. ` +
+          'Use one HopperMetrics per registry (close() leaves its metrics registered: registry.clear() removes them), or give this one another metricPrefix.',
+      );
+    }
+    this.registry = registry;
     this.queues = opts.queues;
     this.groupsTop = top;
     this.cacheMs = cacheMs;
+    this.scrapeTimeoutMs = scrapeTimeoutMs;
     this.ownsAdmin = !opts.admin;
     this.admin = opts.admin ?? new Admin({ connection: opts.connection, prefix: opts.prefix });
     for (const spec of familySpecs()) {
@@ -111,12 +138,20 @@ export class HopperMetrics {
     const r = this.reading;
     // A reading in flight, or settled within cacheMs, serves this call too.
     if (r && (r.settledAt === undefined || Date.now() - r.settledAt <= this.cacheMs)) return r.snapshot;
-    const snapshot = readSnapshot(this.admin, this.queues, this.groupsTop);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.scrapeTimeoutMs);
+      timer.unref();
+    });
+    const snapshot = readSnapshot(this.admin, this.queues, this.groupsTop, deadline).finally(() => clearTimeout(timer));
     const reading: { settledAt: number | undefined; snapshot: Promise<Snapshot> } = { settledAt: undefined, snapshot };
     this.reading = reading;
     snapshot.then(
-      () => (reading.settledAt = Date.now()),
-      // A failed reading is not kept: the next scrape tries again.
+      (s) => {
+        reading.settledAt = Date.now();
+        // An incomplete reading is not kept: the next scrape tries again.
+        if (s.error !== undefined && this.reading === reading) this.reading = undefined;
+      },
       () => {
         if (this.reading === reading) this.reading = undefined;
       },

@@ -57,6 +57,12 @@ function optional(value: number | undefined): Sample[] {
 }
 
 const SPECS: FamilySpec[] = [
+  {
+    name: 'scrape_error',
+    help: "1 when this scrape could not read all of Hopper's state within scrapeTimeoutMs (a part failed or did not answer; what was read is exported, the rest left out), else 0.",
+    type: 'gauge',
+    read: (s) => [{ labels: {}, value: s.error === undefined ? 0 : 1 }],
+  },
   ...JOB_OUTCOMES.map((outcome): FamilySpec => ({
     name: `jobs_${outcome.replace('-', '_')}_total`,
     help: `${outcomeHelp[outcome]}, per queue and job name (exact across workers; names past 50 per queue as "other").`,

@@ -49,15 +49,53 @@ export interface RedisSnapshot {
 export interface Snapshot {
   queues: QueueSnapshot[];
   redis: RedisSnapshot;
+  /**
+   * Why this reading is incomplete (`hopper_scrape_error` is 1): a part that failed (the message
+   * of its error) or did not answer within scrapeTimeoutMs; undefined when complete.
+   */
+  error?: string;
 }
 
-/** Reads the named queues (or every queue under the Admin's prefix) and the server. */
-export async function readSnapshot(admin: Admin, names: string[] | undefined, groupsTop: number): Promise<Snapshot> {
-  const all = await admin.listQueues();
-  const wanted = names ? names.filter((n) => all.includes(n)) : all;
-  const [queues, info] = await Promise.all([Promise.all(wanted.map((name) => readQueue(admin, name, groupsTop))), serverInfo(admin)]);
-  return { queues, redis: parseRedisInfo(info) };
+/**
+ * Reads the named queues (or every queue under the Admin's prefix) and the server, each part
+ * within `deadline`: a part that fails or is still pending then is left out and named in `error`,
+ * so a scrape always answers with what is known (never after the deadline, never a 503).
+ */
+export async function readSnapshot(
+  admin: Admin,
+  names: string[] | undefined,
+  groupsTop: number,
+  deadline: Promise<void>,
+): Promise<Snapshot> {
+  const missed: string[] = [];
+  const part = async <T>(what: string, promise: Promise<T>): Promise<T | undefined> => {
+    const late = deadline.then(() => LATE);
+    const result = await Promise.race([promise, late]).catch((err: unknown) => {
+      missed.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
+    });
+    if (result === LATE) {
+      missed.push(`${what}: no answer within scrapeTimeoutMs`);
+      return undefined;
+    }
+    return result as T | undefined;
+  };
+  const infoRead = part('the server', serverInfo(admin));
+  const all = await part('the list of queues', admin.listQueues());
+  const wanted = all === undefined ? [] : names ? names.filter((n) => all.includes(n)) : all;
+  const [queues, info] = await Promise.all([
+    Promise.all(wanted.map((name) => part(`queue ${name}`, readQueue(admin, name, groupsTop)))),
+    infoRead,
+  ]);
+  return {
+    queues: queues.filter((q): q is QueueSnapshot => q !== undefined),
+    redis: info === undefined ? {} : parseRedisInfo(info),
+    error: missed.length > 0 ? missed.join('; ') : undefined,
+  };
 }
+
+/** What a part still pending at the deadline resolves to. */
+const LATE = Symbol('late');
 
 /** The server's INFO text; empty on a backend without one (SQLite: the Redis families are then left out). */
 async function serverInfo(admin: Admin): Promise<string> {

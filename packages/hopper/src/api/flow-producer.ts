@@ -34,7 +34,9 @@ import {
   validateQueueName,
   type JobsOptions,
 } from '../job/options.js';
-import { checkServer, DEFAULT_PREFIX } from './queue-base.js';
+import { checkServer, CLOSE_GRACE_MS, DEFAULT_PREFIX } from './queue-base.js';
+import { Starter } from './starter.js';
+import { sleep } from '../clock/timers.js';
 import { checkFlowSlots, explainRefusal, FLOW_CHUNK, resolveParent, toFlowNode } from './flows.js';
 import { toNewJob } from '../job/new-job.js';
 import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
@@ -123,7 +125,8 @@ export class FlowProducer extends EventEmitter {
   private readonly primary: QueueBackend;
   private readonly backends = new Map<string, QueueBackend>();
   private readonly contexts = new Map<string, JobContext>();
-  private readonly readyPromise: Promise<void>;
+  /** The start: connect and check the server, tried again until it succeeds (api/starter.ts). */
+  private readonly starter: Starter;
   private readonly producerId = randomBytes(6).toString('base64url');
   private seq = 0;
   private closed = false;
@@ -146,21 +149,32 @@ export class FlowProducer extends EventEmitter {
         if (!this.closed) this.emitError(err);
       },
     });
-    this.readyPromise = this.primary.connect().then(checkServer);
-    // A start cut short by close() ("Connection is closed.") is expected, not reported.
-    this.readyPromise.catch((err: unknown) => {
-      if (!this.closed) this.emitError(err);
+    const primary = this.primary;
+    this.starter = new Starter({
+      attempt: async () => checkServer(await primary.connect()),
+      timeoutMs: () => primary.startTimeoutMs,
+      timeoutError: (ms) => primary.timeoutError('FlowProducer starting', ms),
+      unavailable: () => primary.unavailable(),
+      what: 'FlowProducer',
+      onError: (err) => {
+        if (!this.closed) this.emitError(err);
+      },
     });
+    this.starter.begin();
   }
 
-  /** Resolves once connected and the server checked. */
+  /**
+   * Resolves once connected and the server checked. Rejects within the start bound (Redis: the
+   * connection's `connectTimeout`, default 10 s) with a typed error if the server does not answer;
+   * the FlowProducer keeps trying, and a later call waits again.
+   */
   async waitUntilReady(): Promise<void> {
     await this.ready();
   }
 
   private ready(): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError('This FlowProducer is closed.'));
-    return this.readyPromise;
+    return this.starter.ready();
   }
 
   private backendFor(queue: string): QueueBackend {
@@ -306,12 +320,16 @@ export class FlowProducer extends EventEmitter {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.primary.close();
+    this.starter.stop();
+    // Within CLOSE_GRACE_MS, whatever the server does.
+    await Promise.race([this.primary.close().catch(() => undefined), sleep(CLOSE_GRACE_MS, { ref: false })]);
+    this.primary.disconnect();
   }
 
   /** Drops the connection at once. */
   async disconnect(): Promise<void> {
     this.closed = true;
+    this.starter.stop();
     this.primary.disconnect();
   }
 

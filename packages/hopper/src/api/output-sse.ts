@@ -6,6 +6,7 @@
  * spending). See docs/streams.md.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MAX_TIMER_MS } from '../clock/timers.js';
 import { InvalidOptionsError } from '../job/errors.js';
 import type { ReadStreamOptions } from './output-reader.js';
 import type { Queue } from './queue.js';
@@ -57,7 +58,8 @@ export async function sendStreamAsSSE(
     'x-accel-buffering': 'no',
   });
   res.flushHeaders();
-  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), keepAliveMs);
+  // One Node timer's reach at most (a longer interval would fire every millisecond).
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), Math.min(keepAliveMs, MAX_TIMER_MS));
   keepAlive.unref();
   try {
     for await (const chunk of queue.readStream(jobId, { from, signal: abort.signal, attempts: opts.attempts })) {

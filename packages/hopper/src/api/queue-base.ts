@@ -10,6 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { ClosedError, DatasetResetError, UnsupportedRedisError } from '../job/errors.js';
 import { validatePrefix, validateQueueName } from '../job/options.js';
 import type { JobContext } from '../job/job.js';
+import { Starter } from './starter.js';
+import { safeTimeout, type SafeTimer } from '../clock/timers.js';
 
 /** Options every Hopper component takes. */
 export interface QueueBaseOptions {
@@ -29,6 +31,9 @@ export interface QueueBaseOptions {
   /** Accepted for BullMQ compatibility: Hopper opens the blocking connections each role needs by itself. */
   blockingConnection?: boolean;
 }
+
+/** How long closing a component's connections may wait for the server before dropping them, ms. */
+export const CLOSE_GRACE_MS = 1_000;
 
 /** The default key prefix. */
 export const DEFAULT_PREFIX = 'hopper';
@@ -69,7 +74,8 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
   protected closed = false;
   /** Set when `close()` starts: connection errors from then on are expected, not reported. */
   protected closing = false;
-  private readonly readyPromise: Promise<void>;
+  /** The start: connect, check, set up; tried again until it succeeds (api/starter.ts). */
+  protected readonly starter: Starter;
 
   protected constructor(name: string, opts: QueueBaseOptions, role: 'command' | 'worker') {
     super();
@@ -85,9 +91,17 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
       if (!this.closed && !this.closing) this.emitError(err);
     };
     this.backend = createBackend({ connection: opts.connection, prefix, queueName: name, role, onConnectionError: report });
-    this.readyPromise = this.start();
-    // Callers see a failed start through ready(); never leave it as an unhandled rejection.
-    this.readyPromise.catch(report);
+    const what = `${this.constructor.name} "${name}"`;
+    this.starter = new Starter({
+      attempt: () => this.start(),
+      timeoutMs: () => this.backend.startTimeoutMs,
+      timeoutError: (ms) => this.backend.timeoutError(`${what} starting`, ms),
+      unavailable: () => this.backend.unavailable(),
+      what,
+      // A failed start is reported (once per kind of failure) and tried again until it succeeds.
+      onError: report,
+    });
+    this.starter.begin();
   }
 
   /** The queue's epoch seen at start: a different one later means Redis lost the queue's data. */
@@ -128,10 +142,21 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
     this.initQueue(-1).catch((err: unknown) => this.emitError(err));
   }
 
-  /** @internal resolves once connected and checked; rejects if closed or the server is unusable. */
+  /**
+   * @internal resolves once connected and checked. Rejects with ClosedError if closed; with a typed
+   * error (ConnectionError, ConnectionTimeoutError, ...) if the start fails or takes longer than the
+   * backend's start bound (Redis: `connectTimeout`, default 10 s), or at once while the backend is
+   * known unreachable. A failed start is tried again in the background; the next call waits for
+   * the attempt under way.
+   */
   ready(): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError(`This ${this.constructor.name} for queue "${this.name}" is closed.`));
-    return this.readyPromise;
+    return this.starter.ready();
+  }
+
+  /** @internal resolves once started, however long that takes (a Worker's processing waits for it); rejects when closed. */
+  whenStarted(): Promise<void> {
+    return this.starter.whenStarted();
   }
 
   /**
@@ -153,9 +178,32 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
     return `${this.qualifiedName}:${type}`;
   }
 
-  /** Resolves once the connection is up and the server checked (Redis 7+). */
+  /**
+   * Resolves once the connection is up and the server checked (Redis 7+). Rejects within the start
+   * bound (Redis: the connection's `connectTimeout`, default 10 s; SQLite: 10 s) with a typed
+   * error (ConnectionError, ConnectionTimeoutError) if the backend does not answer; the component
+   * keeps trying, and a later call waits again.
+   */
   async waitUntilReady(): Promise<void> {
     await this.ready();
+  }
+
+  /**
+   * Closes the backend's connections within {@link CLOSE_GRACE_MS}: past it (a server that does not
+   * answer QUIT), they are dropped at once. Stops the start's retries first.
+   */
+  protected async closeBackend(): Promise<void> {
+    this.starter.stop();
+    let timer: SafeTimer | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = safeTimeout(resolve, CLOSE_GRACE_MS, { ref: false });
+    });
+    try {
+      await Promise.race([this.backend.close().catch(() => undefined), grace]);
+    } finally {
+      timer?.cancel();
+      this.backend.disconnect();
+    }
   }
 
   /**

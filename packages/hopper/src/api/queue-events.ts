@@ -8,10 +8,11 @@
  * events.on('completed', ({ jobId, returnvalue }) => console.log(jobId, returnvalue));
  * events.on('failed', ({ jobId, failedReason }) => console.error(jobId, failedReason));
  */
+import { safeTimeout, sleep, type SafeTimer } from '../clock/timers.js';
 import { refuseUnsupported } from '../job/compat.js';
 import { JobNotFoundError, WaitTimeoutError } from '../job/errors.js';
 import type { JobFinishWaiter } from '../job/job.js';
-import { QueueBase, type QueueBaseOptions } from './queue-base.js';
+import { CLOSE_GRACE_MS, QueueBase, type QueueBaseOptions } from './queue-base.js';
 
 /** Options of QueueEvents. */
 export interface QueueEventsOptions extends QueueBaseOptions {
@@ -78,7 +79,8 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
 
   private async loop(): Promise<void> {
     try {
-      await this.ready();
+      // However long the start takes (a failed one is tried again): reading begins once it succeeds.
+      await this.whenStarted();
       if (this.lastId === '$') {
         // Pin the position now, so events between start and the first read are not lost.
         this.lastId = await this.backend.lastEventId();
@@ -86,7 +88,10 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     } catch (err) {
       // Closed while starting: run() resolves, as it does when closed later.
       if (!this.running) return;
-      throw err;
+      // Started, then the position could not be read: try the whole start of the reader again.
+      this.emitError(err);
+      await sleep(1000, { ref: false });
+      return this.running ? this.loop() : undefined;
     }
     this.emit('ready');
     let checkGap = this.opts.lastEventId !== undefined;
@@ -97,7 +102,7 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
       } catch (err) {
         if (!this.running) break;
         this.emitError(err);
-        await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+        await sleep(1000, { ref: false });
         continue;
       }
       if (read.gap) this.emit('gap', { after: this.lastId });
@@ -198,14 +203,14 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
    */
   waitForJob(jobId: string, ttl?: number, rejectMissing = false): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
+      let timer: SafeTimer | undefined;
       let settled = false;
       const cleanup = (): void => {
         settled = true;
         this.off('completed', onCompleted);
         this.off('failed', onFailed);
         this.off('gap', onGap);
-        if (timer) clearTimeout(timer);
+        timer?.cancel();
       };
       const onCompleted = (args: { jobId: string; returnvalue: unknown }): void => {
         if (args.jobId !== jobId) return;
@@ -251,7 +256,8 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
       this.on('failed', onFailed);
       this.on('gap', onGap);
       if (ttl !== undefined) {
-        timer = setTimeout(() => {
+        // Chained past 2^31-1 ms (a plain timer would fire at once): clock/timers.ts.
+        timer = safeTimeout(() => {
           cleanup();
           reject(new WaitTimeoutError(`Job ${jobId} did not finish within ${ttl} ms.`));
         }, ttl);
@@ -274,14 +280,19 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     });
   }
 
-  /** Stops reading and closes the connections. */
+  /**
+   * Stops reading and closes the connections. Settles within about 2 s (CLOSE_GRACE_MS for the
+   * connections, as long again for the reader to end), whatever the server does: a reader still
+   * waiting to start stops waiting.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.running = false;
     for (const check of [...this.readWaiters]) check();
     this.closed = true;
-    await this.backend.close();
-    await this.runPromise?.catch(() => undefined);
+    await this.closeBackend();
+    const ended = this.runPromise?.catch(() => undefined);
+    if (ended) await Promise.race([ended, sleep(CLOSE_GRACE_MS, { ref: false })]);
     this.emit('closed');
   }
 }

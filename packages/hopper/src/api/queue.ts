@@ -394,7 +394,8 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     if (this.closed) return;
     this.closed = true;
     this.outputHub?.close();
-    await this.backend.close();
+    // Within CLOSE_GRACE_MS, whatever the server does.
+    await this.closeBackend();
     this.emit('closed');
   }
 }

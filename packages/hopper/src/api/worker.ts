@@ -11,6 +11,7 @@
  * worker.on('failed', (job, err) => console.error(job?.id, err.message));
  */
 import { randomBytes } from 'node:crypto';
+import { sleep } from '../clock/timers.js';
 import type { LastRunOutcome, Retention } from '../backend/backend.js';
 import { CancelledError, InvalidOptionsError, LockLostError, RateLimitError } from '../job/errors.js';
 import type { StrategyFn } from '../job/failure.js';
@@ -34,6 +35,9 @@ import { validateTelemetry } from '../telemetry/trace.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
 export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
+
+/** The period of a running worker's keep-alive handle (it does nothing: it only holds the event loop open). */
+const KEEP_ALIVE_INTERVAL_MS = 2 ** 30;
 
 /** A worker-level cancel reason is what `AbortController.abort` is given: a string, an Error, or none. */
 function checkCancelReason(reason: unknown): void {
@@ -82,6 +86,12 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private started = false;
   private resolveRun: (() => void) | undefined;
   private closePromise: Promise<void> | undefined;
+  /**
+   * Keeps the process alive from run() until close(): every timer of the runtime is unref'd, and a
+   * SQLite worker holds no socket, so a rate-limited worker, or one waiting to retry a failed call,
+   * would otherwise let Node exit (code 0) with jobs waiting.
+   */
+  private keepAlive: NodeJS.Timeout | undefined;
 
   /**
    * @param processor the function that processes jobs; or the path (or file URL) of a module
@@ -210,17 +220,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     if (!(Number.isFinite(milliseconds) && milliseconds >= 0)) {
       throw new InvalidOptionsError(`delay takes a number of ms >= 0, got ${String(milliseconds)}.`);
     }
-    return new Promise<void>((resolve) => {
-      const signal = abortController?.signal;
-      if (signal?.aborted) return resolve();
-      const done = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, milliseconds);
-      signal?.addEventListener('abort', done, { once: true });
-    });
+    // Any delay works (chained past 2^31-1 ms; Infinity waits for the abort): clock/timers.ts.
+    return sleep(milliseconds, { signal: abortController?.signal });
   }
 
   /**
@@ -303,7 +304,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.runPromise = new Promise<void>((resolve) => (this.resolveRun = resolve));
     if (this.started) return this.runPromise;
     this.started = true;
-    this.ready().then(
+    this.keepAlive ??= setInterval(() => undefined, KEEP_ALIVE_INTERVAL_MS);
+    // However long the start takes: a start that failed is tried again, and processing begins
+    // once the backend answers (api/starter.ts).
+    this.whenStarted().then(
       () => {
         if (this.closePromise) return;
         this.dispatcher.start();
@@ -319,7 +323,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
             if (!this.closing) this.emitError(err);
           });
       },
-      // A failed start is reported once, by QueueBase (not at all when closed meanwhile).
+      // A failed start is reported by QueueBase (each new kind of failure), and closing ends the wait.
       () => undefined,
     );
     return this.runPromise;
@@ -460,12 +464,17 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   close(force = false): Promise<void> {
     // The CloseTimeoutError goes to the first caller; later calls resolve once the worker is closed.
     if (this.closePromise) return this.closePromise.catch(() => undefined);
-    this.closePromise = this.doClose(force);
+    this.closePromise = this.doClose(force).finally(() => {
+      // A closed worker does not hold the process, however its close ended.
+      clearInterval(this.keepAlive);
+      this.keepAlive = undefined;
+    });
     return this.closePromise;
   }
 
   private async doClose(force: boolean): Promise<void> {
     this.closing = true;
+    this.starter.stop();
     this.emit('closing', 'closing worker');
     this.dispatcher.stop();
     this.rescuer.stop();

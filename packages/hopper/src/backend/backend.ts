@@ -138,8 +138,23 @@ import type {
 export interface QueueBackend extends Partial<ImportOperations> {
   readonly queueName: string;
 
-  /** Checks the server and returns facts about it (version, eviction policy). */
+  /**
+   * Checks the server and returns facts about it (version, eviction policy). Fails with a typed
+   * error (ConnectionError, ConnectionTimeoutError, ...) when the backend cannot serve now.
+   */
   connect(): Promise<ServerInfo>;
+  /**
+   * How long a start (connect, then the component's set-up) may take before the caller is told it
+   * did not answer, ms: Redis's `connectTimeout` (default 10 s); SQLite's lock wait and more.
+   */
+  readonly startTimeoutMs: number;
+  /**
+   * The typed error calls get at once while the backend is known to be unreachable (Redis: no
+   * ready connection for `connectTimeout`; SQLite: the database file was lost), else undefined.
+   */
+  unavailable(): Error | undefined;
+  /** The error of a start (or a call) that waited `ms` without an answer: the backend's own when known. */
+  timeoutError(what: string, ms: number): Error;
   /**
    * Records queue-level settings (the events cap; with `childFailure`, what a child's failure
    * does to this queue's parents when the child sets no policy) and returns the queue's epoch

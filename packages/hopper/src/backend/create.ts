@@ -32,7 +32,12 @@ export function createBackend(options: BackendOptions): QueueBackend {
   const { connection } = options;
   if (isSqliteUrl(connection)) {
     sqlitePath(connection);
-    return new SqliteQueueBackend({ url: connection, prefix: options.prefix, queueName: options.queueName });
+    return new SqliteQueueBackend({
+      url: connection,
+      prefix: options.prefix,
+      queueName: options.queueName,
+      onConnectionError: options.onConnectionError,
+    });
   }
   return new RedisQueueBackend(options);
 }

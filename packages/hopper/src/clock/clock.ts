@@ -4,6 +4,7 @@
  * TIME. Tests inject a {@link FakeClock}, whose time is passed to every operation and whose
  * timers fire only when the test advances it.
  */
+import { safeTimeout } from './timers.js';
 
 /** A timer handle returned by {@link Clock.setTimeout}. */
 export interface ClockTimer {
@@ -17,12 +18,12 @@ export interface Clock {
   backendNow(): number | undefined;
   /** This process's time in ms, for durations measured locally (never compared with stored times). */
   now(): number;
-  /** Runs `fn` after `ms` (unref'd: a pending timer does not keep the process alive). */
+  /**
+   * Runs `fn` after `ms` (unref'd: a pending timer does not keep the process alive). Any delay
+   * works: past 2^31-1 ms it is chained, and Infinity never fires.
+   */
   setTimeout(fn: () => void, ms: number): ClockTimer;
 }
-
-/** Longest delay one `setTimeout` can take; longer waits are chained. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Production clock: backend time for due-ness, `performance.now()`-based local durations. */
 export class SystemClock implements Clock {
@@ -37,14 +38,8 @@ export class SystemClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): ClockTimer {
-    let handle: NodeJS.Timeout;
-    const arm = (remaining: number): void => {
-      const step = Math.min(Math.max(remaining, 0), MAX_TIMER_MS);
-      handle = setTimeout(() => (remaining > MAX_TIMER_MS ? arm(remaining - MAX_TIMER_MS) : fn()), step);
-      handle.unref();
-    };
-    arm(ms);
-    return { cancel: () => clearTimeout(handle) };
+    // Chained past 2^31-1 ms; Infinity never fires (clock/timers.ts).
+    return safeTimeout(fn, ms, { ref: false });
   }
 }
 

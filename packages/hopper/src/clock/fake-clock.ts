@@ -31,6 +31,8 @@ export class FakeClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): ClockTimer {
+    // Infinity never fires (as on the system clock).
+    if (ms === Infinity) return { cancel: () => undefined };
     const timer: PendingTimer = { at: this.time + Math.max(0, ms), seq: this.seq++, fn, cancelled: false };
     this.timers.push(timer);
     return {

@@ -18,6 +18,10 @@ export const ErrorCode = {
   LockLost: 'ERR_HOPPER_LOCK_LOST',
   Closed: 'ERR_HOPPER_CLOSED',
   CloseTimeout: 'ERR_HOPPER_CLOSE_TIMEOUT',
+  Connection: 'ERR_HOPPER_CONNECTION',
+  ConnectionTimeout: 'ERR_HOPPER_CONNECTION_TIMEOUT',
+  LibraryConflict: 'ERR_HOPPER_LIBRARY_CONFLICT',
+  DatabaseLost: 'ERR_HOPPER_DATABASE_LOST',
   Unrecoverable: 'ERR_HOPPER_UNRECOVERABLE',
   UnsupportedRedis: 'ERR_HOPPER_UNSUPPORTED_REDIS',
   CrossSlot: 'ERR_HOPPER_CROSS_SLOT',
@@ -152,6 +156,42 @@ export class CloseTimeoutError extends branded(ErrorCode.CloseTimeout) {
     this.jobIds = jobIds;
   }
 }
+
+/**
+ * The backend cannot be reached or refuses to serve now: the connection was refused or reset, the
+ * host is unknown, Redis answered BUSY (a script ran past busy-reply-threshold) or LOADING, or a
+ * SQLite database cannot be opened (its directory is missing) or stays locked by another process.
+ * The message says what was wrong and what to check; `cause` is the underlying error. Nothing of
+ * the call was sent. Hopper keeps trying in the background: a component whose start failed
+ * starts by itself once the backend answers (a Worker then processes jobs), and a later call
+ * tries again. See docs/limits-and-errors.md, Time bounds.
+ */
+export class ConnectionError extends branded(ErrorCode.Connection) {}
+
+/**
+ * The backend did not answer within a stated bound (docs/limits-and-errors.md, Time bounds): a
+ * connection stayed without a working link for `connectTimeout` (default 10 s; a server that
+ * accepts the connection but never answers, a firewall that drops packets), or a component did not
+ * start in time. The message names the bound and what to check. A call that failed this way was
+ * not sent, unless the message says its outcome is unknown.
+ */
+export class ConnectionTimeoutError extends branded(ErrorCode.ConnectionTimeout) {}
+
+/**
+ * A Redis Functions library with Hopper's library name is loaded on the server but does not hold
+ * Hopper's functions (another program, or a hand-edited copy, loaded it under that name). Every
+ * operation needs them: delete that library (`FUNCTION DELETE <name>`, named in the message) and
+ * Hopper loads its own at the next call; components recover by themselves.
+ */
+export class LibraryConflictError extends branded(ErrorCode.LibraryConflict) {}
+
+/**
+ * The SQLite database file this process has open was deleted or replaced (its path now names
+ * another file, or none): writes would go to an unlinked file that no other process sees. The
+ * backend stops using it; every call rejects with this error. Restore the file, or restart the
+ * processes on the new one.
+ */
+export class DatabaseLostError extends branded(ErrorCode.DatabaseLost) {}
 
 /** The Redis server is too old or lacks something Hopper needs. */
 export class UnsupportedRedisError extends branded(ErrorCode.UnsupportedRedis) {}

@@ -311,7 +311,15 @@ export class Dispatcher {
       );
       return;
     }
-    if (result.jobs.length < requested && !result.paused) {
+    if (result.paused) {
+      // The queue is paused (queue.pause(), from any process): wait idle as on an empty queue,
+      // woken by resume (it signals work) or at the end of drainDelay, then claim once more.
+      // Claiming again at once would loop: on SQLite a claim is synchronous, and the loop would
+      // starve this process's event loop (no timer, no lock renewal, no resume()).
+      this.idle = true;
+      return;
+    }
+    if (result.jobs.length < requested) {
       if (!this.idle) this.o.onDrained();
       this.idle = true;
       this.armDelayTimer(result);

@@ -9,6 +9,7 @@
  */
 import type { QueueBackend, Retention } from '../backend/backend.js';
 import type { Clock } from '../clock/clock.js';
+import { safeTimeout, type SafeTimer } from '../clock/timers.js';
 import { CloseTimeoutError } from '../job/errors.js';
 import type { Claim, Claims } from './claims.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -32,12 +33,12 @@ export const RELEASE_GRACE_MS = 1000;
 const NAMED_IDS = 20;
 
 function delay(ms: number): { promise: Promise<'timeout'>; cancel(): void } {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: SafeTimer | undefined;
   const promise = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), ms);
-    timer.unref();
+    // A closeTimeout past 2^31-1 ms is chained, not fired at once (clock/timers.ts).
+    timer = safeTimeout(() => resolve('timeout'), ms, { ref: false });
   });
-  return { promise, cancel: () => clearTimeout(timer) };
+  return { promise, cancel: () => timer?.cancel() };
 }
 
 export class Shutdown {

@@ -22,8 +22,8 @@ describe('FlowProducer: closed before it connects', () => {
     heard.on('error', (error) => errors.push(error));
     await Promise.all([unheard.close(), heard.close()]);
     // Wait for the starts the close cut short to settle (the constructor's handler runs first).
-    // The private start promise (bracket access), only to wait for it.
-    await Promise.all([unheard['readyPromise'].catch(() => undefined), heard['readyPromise'].catch(() => undefined)]);
+    // The private start attempt under way (bracket access), only to wait for it.
+    await Promise.all([unheard, heard].map((flows) => flows['starter']['pending']?.catch(() => undefined)));
     expect(printed.mock.calls.filter((args) => String(args[0]).includes('[hopper] FlowProducer'))).toEqual([]);
     expect(errors).toEqual([]);
   });

@@ -31,10 +31,11 @@ export async function freePort(): Promise<number> {
 
 /**
  * Starts `redis-server` on a free loopback port with no persistence.
- * Extra arguments are passed through (e.g. `['--appendonly', 'yes']`).
+ * Extra arguments are passed through (e.g. `['--appendonly', 'yes']`). `onPort`: that port instead
+ * (a test that starts Redis where its clients already try to connect).
  */
-export async function startRedisServer(extraArgs: string[] = []): Promise<RedisServerHandle> {
-  const port = await freePort();
+export async function startRedisServer(extraArgs: string[] = [], onPort?: number): Promise<RedisServerHandle> {
+  const port = onPort ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'hopper-redis-'));
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs];
   let child: ChildProcess;

@@ -4,6 +4,9 @@
  * a duplicate of their own, which Hopper owns and closes.
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { MAX_TIMER_MS } from '../../clock/timers.js';
+import { ClosedError, ConnectionError, hopperErrorCode } from '../../job/errors.js';
+import { describeClient, watchAvailability } from './availability.js';
 
 /**
  * How to reach Redis: ioredis options, a `redis://` URL, or an ioredis `Redis`/`Cluster`
@@ -38,6 +41,20 @@ export const DEFAULT_SOCKET_TIMEOUT_MS = 10_000;
 export const BLOCKING_GRACE_MS = 5_000;
 
 /**
+ * The longest single block of a blocking wait (ms): its connection's reply deadline, the block
+ * plus {@link BLOCKING_GRACE_MS}, must fit one Node timer (2^31-1 ms; ioredis arms a plain
+ * `setTimeout`, which would fire at once past that). A longer wait (a `drainDelay` or
+ * `blockingTimeout` of a month, or Infinity) blocks this long, then its caller waits again.
+ */
+export const MAX_BLOCK_MS = MAX_TIMER_MS - BLOCKING_GRACE_MS;
+
+/** A wait's block time as Redis gets it: at least 1 ms, at most {@link MAX_BLOCK_MS} (0 stays 0: for ever). */
+export function blockTime(timeoutMs: number): number {
+  if (timeoutMs === 0) return 0;
+  return Math.min(Math.max(timeoutMs, 1), MAX_BLOCK_MS);
+}
+
+/**
  * How long a new connection's set-up (the commands ioredis sends once TCP is connected: client
  * name and info, the ready check) may go without any reply before the connection is dropped and
  * tried again (at most its `socketTimeout`). A healthy Redis answers them in milliseconds; a
@@ -55,7 +72,8 @@ export const HANDSHAKE_TIMEOUT_MS = 3_000;
 export function blockingSocketTimeout(blockMs: number | undefined, userTimeout: number | undefined): number | undefined {
   if (blockMs === undefined) return userTimeout ?? DEFAULT_SOCKET_TIMEOUT_MS;
   if (blockMs === 0) return undefined;
-  return Math.max(blockMs + BLOCKING_GRACE_MS, userTimeout ?? 0);
+  // Within one Node timer (ioredis's reply deadline is a plain setTimeout): see MAX_BLOCK_MS.
+  return Math.min(Math.max(blockTime(blockMs) + BLOCKING_GRACE_MS, userTimeout ?? 0), MAX_TIMER_MS);
 }
 
 /** The `socketTimeout` the user set on `connection` (options or a client), if any. */
@@ -103,14 +121,22 @@ function isClientLike(value: unknown): value is RedisClient {
 export function openClient(connection: ConnectionOptions | undefined, role: ClientRole): ClientHandle {
   if (isRedisClient(connection)) {
     if (role === 'blocking') return { client: duplicateClient(connection, role), owned: true };
+    // A client you pass keeps its own behaviour; Hopper's calls only check it is available.
+    watchAvailability(connection, false);
     return { client: connection, owned: false };
   }
   // The user's socketTimeout is kept; without one, Hopper's reply deadline applies.
   const socketTimeout = userSocketTimeout(connection) ?? DEFAULT_SOCKET_TIMEOUT_MS;
+  // ioredis's disconnect() arms a ref'd timer (disconnectTimeout, 2 s) that only the socket's next
+  // 'close' clears: on a socket already closed (a refused or dropped connection), it held the
+  // process 2 s after close(). Hopper destroys the socket itself when it disconnects (disconnectNow).
   const client =
     typeof connection === 'string'
-      ? new Redis(connection, roleOptions(role, socketTimeout))
-      : new Redis({ ...connection, ...roleOptions(role, socketTimeout) });
+      ? new Redis(connection, { disconnectTimeout: 0, ...roleOptions(role, socketTimeout) })
+      : new Redis({ disconnectTimeout: 0, ...connection, ...roleOptions(role, socketTimeout) });
+  // A producer's commands stop waiting once the connection has been down past connectTimeout; a
+  // worker's wait to be sent again (availability.ts).
+  if (role !== 'blocking') watchAvailability(client, role === 'command');
   return { client: watchSocketTimeout(client), owned: true };
 }
 
@@ -190,8 +216,17 @@ export function dropSocket(client: RedisClient): void {
 
 /** Closes a client at once, for good: its pending commands fail, even on a half-open connection. */
 export function disconnectNow(client: RedisClient): void {
+  const reconnecting = client.status === 'reconnecting';
   client.disconnect();
   dropSocket(client);
+  // ioredis 5 leaves a client disconnected between two reconnect attempts 'reconnecting' for
+  // ever, holding its queued commands unsettled (no socket is left to close): end it as its close
+  // handler would, so those commands fail and whatever awaits them (a start, a close) settles.
+  if (reconnecting && isSingleNode(client) && client.status === 'reconnecting') {
+    const internals = client as unknown as { setStatus?(status: string): void; flushQueue?(error: Error): void };
+    internals.setStatus?.('end');
+    internals.flushQueue?.(new ClosedError('The connection was closed.'));
+  }
 }
 
 /** Closes an owned client gracefully (QUIT), falling back to a disconnect. */
@@ -220,7 +255,12 @@ export function reportErrors(client: RedisClient, report: (err: Error) => void):
   client.on('error', (err: Error) => {
     if (reported) return;
     reported = true;
-    report(err);
+    // Typed, naming the server (ioredis's own error is the cause).
+    report(
+      hopperErrorCode(err) !== undefined
+        ? err
+        : new ConnectionError(`Redis connection to ${describeClient(client)}: ${err.message}`, { cause: err }),
+    );
   });
   client.on('ready', () => {
     reported = false;

@@ -5,6 +5,7 @@
  */
 import type { ServerInfo } from '../backend.js';
 import {
+  blockTime,
   blockingSocketTimeout,
   closeClient,
   disconnectNow,
@@ -19,6 +20,26 @@ import {
   type RedisClient,
 } from './connection.js';
 import { queueKeys, type QueueKeys } from './keys.js';
+import { connectTimeoutOf, describeClient, timeoutError, unavailable } from './availability.js';
+import { ConnectionError, hopperErrorCode } from '../../job/errors.js';
+
+/**
+ * A server's refusal to serve a start, as a typed error: BUSY (a script or function has run past
+ * busy-reply-threshold), LOADING (a restart loading its data), a connection closed or given up; a
+ * Hopper error passes through.
+ */
+function asServerError(err: unknown, where: string): unknown {
+  if (hopperErrorCode(err) !== undefined || !(err instanceof Error)) return err;
+  const message = err.message.replace(/\.+$/, '');
+  let hint = 'Check that Redis is running and reachable there; Hopper keeps trying and recovers by itself.';
+  if (message.startsWith('BUSY')) {
+    hint =
+      'Redis is running a script or function that has run longer than busy-reply-threshold, and answers nothing else until it ends (or SCRIPT KILL / FUNCTION KILL). Hopper keeps trying and recovers by itself.';
+  } else if (message.startsWith('LOADING')) {
+    hint = 'Redis is loading its data after a restart. Hopper keeps trying and recovers by itself.';
+  }
+  return new ConnectionError(`Redis at ${where} could not serve: ${message}. ${hint}`, { cause: err });
+}
 
 export interface RedisBackendOptions {
   connection?: ConnectionOptions;
@@ -96,8 +117,27 @@ export abstract class RedisQueueConnection {
     for (const client of this.outputClients) if (client.status === 'ready') dropSocket(client);
   }
 
+  get startTimeoutMs(): number {
+    return connectTimeoutOf(this.client);
+  }
+
+  unavailable(): Error | undefined {
+    return unavailable(this.client);
+  }
+
+  timeoutError(what: string, ms: number): Error {
+    return timeoutError(this.client, what, ms);
+  }
+
   async connect(): Promise<ServerInfo> {
-    const info = String(await this.client.call('INFO', ['server']));
+    const failure = unavailable(this.client);
+    if (failure) throw failure;
+    let info: string;
+    try {
+      info = String(await this.client.call('INFO', ['server']));
+    } catch (err) {
+      throw asServerError(err, describeClient(this.client));
+    }
     const version = /redis_version:([^\r\n]+)/.exec(info)?.[1] ?? '0.0.0';
     let maxmemoryPolicy: string | undefined;
     try {
@@ -141,7 +181,7 @@ export abstract class RedisQueueConnection {
   protected waitConnection(timeoutMs: number): { client: RedisClient; blockMs: number } {
     this.waitClient ??= this.blockingClient();
     const client = this.waitClient;
-    const blockMs = Math.max(timeoutMs, 1);
+    const blockMs = blockTime(Math.max(timeoutMs, 1));
     this.fitBlockingDeadline(client, blockMs);
     return { client, blockMs };
   }

@@ -21,6 +21,7 @@ import { isJobState, type JobState, type JobStateOrUnknown } from '../../job/sta
 import { checkQueueInvariants } from './invariants.js';
 import { Cluster } from 'ioredis';
 import { RedisQueueConnection } from './redis-connection.js';
+import { blockTime } from './connection.js';
 import { compareStreamIds, toRecord } from './replies.js';
 import { queueSettingsOf } from './redis-settings.js';
 import { decodeStep } from '../step-records.js';
@@ -35,6 +36,8 @@ export abstract class RedisQueueReads extends RedisQueueConnection {
     this.eventsClient ??= this.blockingClient(this.keys.eventsReaderName);
     const gap = checkGap && (await this.missedAfter(from));
     const args: (string | number)[] = ['COUNT', count];
+    // A block past one Node timer's reach is cut to MAX_BLOCK_MS: the caller reads again.
+    if (blockMs >= 0) blockMs = blockTime(blockMs);
     if (blockMs >= 0) args.push('BLOCK', blockMs);
     args.push('STREAMS', this.keys.events, from);
     this.fitBlockingDeadline(this.eventsClient, blockMs >= 0 ? blockMs : undefined);

@@ -15,7 +15,7 @@
 import type { Cluster } from 'ioredis';
 import { LIBRARY, type ScriptDef } from './scripts.generated.js';
 import { isClusterClient, type RedisClient } from './connection.js';
-import { ScriptError } from '../../job/errors.js';
+import { LibraryConflictError, ScriptError } from '../../job/errors.js';
 
 type Arg = string | number;
 
@@ -126,12 +126,32 @@ async function run<S extends ScriptDef>(
         if (isDenied(err, 'fcall')) state.mode = 'eval';
         else if (!isFunctionMissing(err)) throw err;
         // The function did not run: load the library (or learn FUNCTION is denied) and call once more.
-        else if ((await loadLibrary(client, state)) === 'function') return await send(client, 'FCALL', params);
+        else if ((await loadLibrary(client, state)) === 'function') return await callAgain(client, script, params, send);
       }
     }
     return await runEval(client, script, params, send);
   } catch (err) {
     throw asScriptError(script, err);
+  }
+}
+
+/**
+ * The second FCALL, after the library was loaded (or found loaded). Still "not found": the library
+ * of that name on the server is not Hopper's (it has other functions), and loading ours was
+ * refused as "already exists": a typed error that says what to do. Nothing is cached, so once the
+ * other library is deleted the next call loads Hopper's and works.
+ */
+async function callAgain(client: RedisClient, script: ScriptDef, params: Arg[], send: Send): Promise<unknown> {
+  try {
+    return await send(client, 'FCALL', params);
+  } catch (err) {
+    if (!isFunctionMissing(err)) throw err;
+    throw new LibraryConflictError(
+      `Redis has a function library named "${LIBRARY.name}" that is not Hopper's: it lacks ${script.fn} (FCALL answered "${(err as Error).message}"), ` +
+        `and Hopper cannot load its own under that name. Delete it (redis-cli FUNCTION DELETE ${LIBRARY.name}); ` +
+        'Hopper then loads its library at the next call, and its components recover by themselves.',
+      { cause: err },
+    );
   }
 }
 

@@ -10,13 +10,18 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type BetterSqlite3 from 'better-sqlite3';
-import { BackendDriverMissingError, InvalidOptionsError } from '../../job/errors.js';
+import { existsSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { BackendDriverMissingError, ConnectionError, DatabaseLostError, hopperErrorCode, InvalidOptionsError } from '../../job/errors.js';
 import { METRICS_SCHEMA } from './sqlite-metrics.js';
 import { GROUP_WEIGHTS_SCHEMA } from './sqlite-group-weights.js';
 import { WakeFile } from './sqlite-wake.js';
 
 /** The schema version this code writes and reads (the `meta` table's `schema_version`). */
 export const SCHEMA_VERSION = 6;
+
+/** How often an open database file is checked for deletion or replacement (ms), besides its fs.watch. */
+const FILE_CHECK_MS = 1_000;
 
 /** How long a write waits for another process's transaction before failing (ms). */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -340,6 +345,66 @@ export class SqliteStore {
   refs = 0;
   /** Cross-process wake-ups: the wake file of a file database (sqlite-wake.ts). */
   readonly wakes: WakeFile;
+  /**
+   * Set once the database file was deleted or replaced under this process (watchFile): every
+   * later call fails with it, and no write goes to the unlinked file. The hub emits `lost`.
+   */
+  lost: DatabaseLostError | undefined;
+  private fileWatch: { watcher: FSWatcher | undefined; timer: NodeJS.Timeout } | undefined;
+
+  /**
+   * Watches the file at `path` (the one opened: same device and inode): deleted, or replaced by
+   * another file, the database is lost (see {@link lost}). An fs.watch notices a rename or delete
+   * at once; a check every FILE_CHECK_MS is the fallback. Neither keeps the process alive.
+   */
+  watchFile(path: string): void {
+    let opened: { dev: number; ino: number };
+    try {
+      const st = statSync(path);
+      opened = { dev: st.dev, ino: st.ino };
+    } catch {
+      return;
+    }
+    const check = (): void => {
+      if (this.lost) return;
+      let now: { dev: number; ino: number } | undefined;
+      try {
+        const st = statSync(path);
+        now = { dev: st.dev, ino: st.ino };
+      } catch {
+        now = undefined;
+      }
+      if (now && now.dev === opened.dev && now.ino === opened.ino) return;
+      this.lost = new DatabaseLostError(
+        `The SQLite database file ${path} was ${now ? 'replaced by another file' : 'deleted'} while this process had it open: ` +
+          'writes would go to a file no other process sees, so this process stops using it. Restore the file, or restart the processes on the new one.',
+      );
+      this.unwatchFile();
+      this.hub.emit('lost', this.lost);
+    };
+    let watcher: FSWatcher | undefined;
+    try {
+      watcher = watch(path, { persistent: false }, (type) => {
+        // An unlink of an open file is a 'change' (its link count) until the last descriptor closes.
+        void type;
+        check();
+      });
+      watcher.on('error', () => undefined);
+    } catch {
+      watcher = undefined;
+    }
+    const timer = setInterval(check, FILE_CHECK_MS);
+    timer.unref();
+    this.fileWatch = { watcher, timer };
+  }
+
+  /** Stops watching the database file. */
+  unwatchFile(): void {
+    if (!this.fileWatch) return;
+    this.fileWatch.watcher?.close();
+    clearInterval(this.fileWatch.timer);
+    this.fileWatch = undefined;
+  }
 
   constructor(db: BetterSqlite3.Database, memory: boolean) {
     this.db = db;
@@ -370,6 +435,7 @@ export class SqliteStore {
    * connection's busy timeout is off only while this write runs (reads keep it).
    */
   write<T>(fn: () => T): T {
+    if (this.lost) throw this.lost;
     if (this.memory || this.db.inTransaction) return this.db.transaction(fn).immediate();
     let entered = false;
     const tx = this.db.transaction(() => {
@@ -435,24 +501,69 @@ async function open(url: string): Promise<SqliteStore> {
   const path = sqlitePath(url);
   const Database = await loadDriver();
   const memory = path === ':memory:';
-  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  if (!memory) db.pragma('journal_mode = WAL');
-  // WAL with synchronous NORMAL survives a process crash (a power loss may lose the last commits).
-  db.pragma('synchronous = NORMAL');
-  migrate(db);
+  let db: BetterSqlite3.Database | undefined;
+  try {
+    db = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    if (!memory) db.pragma('journal_mode = WAL');
+    // WAL with synchronous NORMAL survives a process crash (a power loss may lose the last commits).
+    db.pragma('synchronous = NORMAL');
+    migrate(db);
+  } catch (err) {
+    db?.close();
+    throw asOpenError(path, err);
+  }
   const store = new SqliteStore(db, memory);
-  if (!memory) store.wakes.watch(path);
+  if (!memory) {
+    store.wakes.watch(path);
+    store.watchFile(path);
+  }
   return store;
+}
+
+/**
+ * Why a database could not be opened, as a typed error that says what to do: its directory is
+ * missing, another process holds its lock past the busy timeout, or another cause (`cause`).
+ * Hopper's own errors (a schema newer than this Hopper) pass through.
+ */
+function asOpenError(path: string, err: unknown): unknown {
+  if (hopperErrorCode(err) !== undefined) return err;
+  const raw = (err as { code?: unknown } | null)?.code;
+  const code = typeof raw === 'string' ? raw : '';
+  const message = err instanceof Error ? err.message : String(err);
+  const retry = 'Hopper keeps trying and recovers by itself.';
+  // better-sqlite3 checks the directory itself (a TypeError without a code); SQLite says CANTOPEN.
+  if (code.startsWith('SQLITE_CANTOPEN') || /directory does not exist/.test(message)) {
+    const dir = dirname(resolve(path));
+    const reason = existsSync(dir) ? `check that its directory ${dir} is writable` : `its directory ${dir} does not exist: create it`;
+    return new ConnectionError(`The SQLite database ${path} cannot be opened (${message}): ${reason}. ${retry}`, { cause: err });
+  }
+  if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
+    return new ConnectionError(
+      `The SQLite database ${path} stayed locked by another process for ${BUSY_TIMEOUT_MS} ms while opening it. ` +
+        `Check for a process stuck in a long transaction. ${retry}`,
+      { cause: err },
+    );
+  }
+  return new ConnectionError(`The SQLite database ${path} cannot be opened: ${message}. ${retry}`, { cause: err });
 }
 
 /** Opens (or shares) the database of `url`; pair with {@link releaseStore}. */
 export async function acquireStore(url: string): Promise<SqliteStore> {
   let pending = stores.get(url);
   if (!pending) {
-    pending = open(url);
-    stores.set(url, pending);
-    pending.catch(() => stores.delete(url));
+    const opening = open(url).then((store) => {
+      // A component opened in this process from now on opens the file now at the path.
+      store.hub.once('lost', () => {
+        if (stores.get(url) === opening) stores.delete(url);
+      });
+      return store;
+    });
+    pending = opening;
+    stores.set(url, opening);
+    opening.catch(() => {
+      if (stores.get(url) === opening) stores.delete(url);
+    });
   }
   const store = await pending;
   store.refs++;
@@ -466,7 +577,9 @@ export async function acquireStore(url: string): Promise<SqliteStore> {
 export function releaseStore(url: string, store: SqliteStore): void {
   store.refs--;
   if (store.refs > 0 || store.memory) return;
-  stores.delete(url);
+  // A lost store was already replaced in the map (a new one may be there now).
+  if (!store.lost) stores.delete(url);
+  store.unwatchFile();
   store.wakes.close();
   store.db.close();
 }

@@ -17,8 +17,9 @@ import type {
 } from '../backend.js';
 import { readMetrics } from './sqlite-metrics.js';
 import { JOB_STATES, isJobState, type JobState, type JobStateOrUnknown } from '../../job/states.js';
-import { ClosedError } from '../../job/errors.js';
-import { acquireStore, releaseStore, type SqliteStore } from './database.js';
+import { ClosedError, ConnectionTimeoutError } from '../../job/errors.js';
+import { safeTimeout, type SafeTimer } from '../../clock/timers.js';
+import { acquireStore, BUSY_TIMEOUT_MS, releaseStore, type SqliteStore } from './database.js';
 import { OTHER_WRITE } from './sqlite-wake.js';
 import { rankWindow, toRecord, type JobRow } from './sqlite-ops.js';
 import { rateLimitTtl, readLimits } from './sqlite-limits.js';
@@ -27,6 +28,9 @@ import { decodeStep } from '../step-records.js';
 import { groupIds, groupJobIds, readGroups } from './sqlite-group-reads.js';
 import { checkInvariants } from './sqlite-audit.js';
 import { dueSchedulers, nextSchedulerDue, readScheduler, schedulerIds, schedulersCount } from './sqlite-scheduler-reads.js';
+
+/** How long a start may take: the busy timeout of the open's lock wait, twice (open, then migrate). */
+const START_TIMEOUT_MS = 2 * BUSY_TIMEOUT_MS;
 
 /** The adaptive poll of a wait: the first check after 1 ms, doubling up to the store's pollMaxMs. */
 const POLL_FIRST_MS = 1;
@@ -48,12 +52,12 @@ function waitUntil(
     let done = false;
     let delay = POLL_FIRST_MS;
     let poll: NodeJS.Timeout | undefined;
-    let deadline: NodeJS.Timeout | undefined;
+    let deadline: SafeTimer | undefined;
     const finish = (value: boolean): void => {
       if (done) return;
       done = true;
       clearTimeout(poll);
-      clearTimeout(deadline);
+      deadline?.cancel();
       s.hub.off(wake, onWake);
       s.hub.off(OTHER_WRITE, onWake);
       resolve(value);
@@ -83,7 +87,9 @@ function waitUntil(
     s.hub.on(wake, onWake);
     s.hub.on(OTHER_WRITE, onWake);
     poll = setTimeout(tick, delay);
-    if (timeoutMs >= 0) deadline = setTimeout(() => finish(false), timeoutMs);
+    // Chained past 2^31-1 ms, none for Infinity (a plain timer would fire at once, and a worker's
+    // idle wait would end in a loop): clock/timers.ts.
+    if (timeoutMs >= 0) deadline = safeTimeout(() => finish(false), timeoutMs);
   });
   return { promise, cancel };
 }
@@ -98,23 +104,63 @@ export abstract class SqliteQueueReads {
   protected readonly url: string;
   protected readonly prefix: string;
   private storePromise: Promise<SqliteStore> | undefined;
+  /** The database, once open. */
+  private opened: SqliteStore | undefined;
+  /** Receives the loss of the database file (an `error` event of the component). */
+  private readonly reportError: ((err: Error) => void) | undefined;
   private qid: number | undefined;
   private closed = false;
   /** The work signal seen by this backend's last claim: a wait ends when it changes. */
   protected seenSignal: number | undefined;
   private readonly waits = new Set<() => void>();
 
-  constructor(options: { url: string; prefix: string; queueName: string }) {
+  constructor(options: { url: string; prefix: string; queueName: string; onConnectionError?: (err: Error) => void }) {
+    this.reportError = options.onConnectionError;
     this.url = options.url;
     this.prefix = options.prefix;
     this.queueName = options.queueName;
   }
 
-  /** The shared database (opened on first use). */
+  /**
+   * The shared database (opened on first use). An open that failed (a missing directory, a lock
+   * held past the busy timeout) is not kept: the next call opens again.
+   */
   protected store(): Promise<SqliteStore> {
     if (this.closed) return Promise.reject(new ClosedError(`The SQLite backend of queue "${this.queueName}" is closed.`));
-    this.storePromise ??= acquireStore(this.url);
+    if (this.opened?.lost) return Promise.reject(this.opened.lost);
+    if (!this.storePromise) {
+      const pending = acquireStore(this.url);
+      this.storePromise = pending;
+      pending.then(
+        (s) => {
+          this.opened = s;
+          // The file deleted or replaced under this process: reported once, as an `error` event.
+          s.hub.once('lost', (err: Error) => {
+            if (!this.closed) this.reportError?.(err);
+          });
+        },
+        () => {
+          if (this.storePromise === pending) this.storePromise = undefined;
+        },
+      );
+    }
     return this.storePromise;
+  }
+
+  /** A start's bound: the write lock's busy timeout, and as long again for the schema's migration. */
+  get startTimeoutMs(): number {
+    return START_TIMEOUT_MS;
+  }
+
+  unavailable(): Error | undefined {
+    return this.opened?.lost;
+  }
+
+  timeoutError(what: string, ms: number): Error {
+    return new ConnectionTimeoutError(
+      `${what} could not open the SQLite database ${this.url} within ${ms} ms: another process holds its write lock. ` +
+        'Check for a process stuck in a long transaction; Hopper keeps trying and recovers by itself.',
+    );
   }
 
   /** The queue's row id, created on first use. */

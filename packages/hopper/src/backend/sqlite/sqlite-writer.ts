@@ -18,6 +18,8 @@ export interface SqliteBackendOptions {
   url: string;
   prefix: string;
   queueName: string;
+  /** Receives the loss of the database file (deleted or replaced under this process). */
+  onConnectionError?: (err: Error) => void;
 }
 
 /** The write transaction and the fence checks of the SQLite backend's writes. */
