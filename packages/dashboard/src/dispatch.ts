@@ -49,7 +49,13 @@ export async function readBody(request: Request, max: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { value, done } = await reader.read();
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await reader.read();
+    } catch {
+      throw new HttpError(400, 'The request body could not be read to its end (did the client go away?).', { connection: 'close' });
+    }
+    const { value, done } = next;
     if (done) break;
     total += value.byteLength;
     if (total > max) {

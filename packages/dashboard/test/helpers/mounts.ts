@@ -30,6 +30,60 @@ export interface RawResponse {
   json(): unknown;
 }
 
+/** An open live stream (Server-Sent Events) as a client reads it. */
+export interface OpenStream {
+  status: number;
+  headers: Record<string, string>;
+  /** The next event's name (`overview`, `error`, `end`), or null once the server ended the stream. */
+  next(): Promise<string | null>;
+  /** Goes away (as a client closing its tab). */
+  close(): void;
+}
+
+/** Reads SSE blocks from text chunks: calls `push` with each event name, `end` at the end. */
+function sseReader(): { feed(text: string): void; end(): void; next(): Promise<string | null> } {
+  const events: (string | null)[] = [];
+  const waiting: ((e: string | null) => void)[] = [];
+  let buffer = '';
+  const push = (e: string | null): void => {
+    const w = waiting.shift();
+    if (w) w(e);
+    else events.push(e);
+  };
+  return {
+    feed(text) {
+      buffer += text;
+      let cut: number;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        const name = /^event: (.+)$/m.exec(block)?.[1];
+        if (name) push(name);
+      }
+    },
+    end: () => push(null),
+    next: () => (events.length > 0 ? Promise.resolve(events.shift()!) : new Promise((resolve) => waiting.push(resolve))),
+  };
+}
+
+/** Opens `api/stream` on a listening server. */
+export function openStreamRaw(port: number, path: string, headers: Record<string, string>): Promise<OpenStream> {
+  return new Promise((resolve, reject) => {
+    const r = httpRequest({ host: '127.0.0.1', port, path, headers: { host: `127.0.0.1:${port}`, ...headers }, agent: false }, (res) => {
+      const reader = sseReader();
+      res.setEncoding('utf8');
+      res.on('data', (t: string) => reader.feed(t));
+      res.on('end', () => reader.end());
+      res.on('close', () => reader.end());
+      const flat: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') flat[k] = v;
+      resolve({ status: res.statusCode ?? 0, headers: flat, next: () => reader.next(), close: () => r.destroy() });
+    });
+    r.on('error', (e) => reject(e));
+    r.end();
+  });
+}
+
 /** One mount under test. */
 export interface Mount {
   kind: MountKind;
@@ -38,6 +92,8 @@ export interface Mount {
   /** `host[:port]` of the server (what a browser puts in Host). */
   host: string;
   send(req: RawRequest): Promise<RawResponse | 'unsupported'>;
+  /** Opens the live stream with these headers (`host` defaults to the mount's). */
+  stream(headers: Record<string, string>): Promise<OpenStream>;
   /** The dashboard object (for the in-process mounts; undefined for the standalone server). */
   dashboard?: Dashboard;
   close(): Promise<void>;
@@ -101,7 +157,14 @@ export async function mount(kind: MountKind, options: Omit<DashboardOptions, 'ba
     });
     const port = Number(new URL(s.url).port);
     const host = `127.0.0.1:${port}`;
-    return { kind, basePath, host, send: (req) => sendRaw(port, req), close: () => s.stop() };
+    return {
+      kind,
+      basePath,
+      host,
+      send: (req) => sendRaw(port, req),
+      stream: (headers) => openStreamRaw(port, `${basePath}api/stream`, headers),
+      close: () => s.stop(),
+    };
   }
   const dashboard = createDashboard({ ...options, basePath });
   if (kind === 'fetch') {
@@ -131,6 +194,37 @@ export async function mount(kind: MountKind, options: Omit<DashboardOptions, 'ba
         res.headers.forEach((v, k) => (flat[k] = v));
         return response(res.status, flat, await res.text());
       },
+      async stream(headers) {
+        const controller = new AbortController();
+        const res = await dashboard.fetch(
+          new Request(`http://dashboard.test${basePath}api/stream`, { headers: { ...headers }, signal: controller.signal }),
+          { clientAddress: '127.0.0.1' },
+        );
+        const reader = sseReader();
+        const flat: Record<string, string> = {};
+        res.headers.forEach((v, k) => (flat[k] = v));
+        if (res.body) {
+          const body = res.body.pipeThrough(new TextDecoderStream()).getReader();
+          void (async () => {
+            try {
+              for (;;) {
+                const { value, done } = await body.read();
+                if (done) break;
+                reader.feed(value);
+              }
+            } catch {
+              // aborted
+            }
+            reader.end();
+          })();
+        } else reader.end();
+        return {
+          status: res.status,
+          headers: flat,
+          next: () => reader.next(),
+          close: () => controller.abort(),
+        };
+      },
       close: () => dashboard.close(),
     };
   }
@@ -155,6 +249,7 @@ export async function mount(kind: MountKind, options: Omit<DashboardOptions, 'ba
     host: `127.0.0.1:${port}`,
     dashboard,
     send: (req) => sendRaw(port, req),
+    stream: (headers) => openStreamRaw(port, `${basePath}api/stream`, headers),
     async close() {
       await closeApp();
       if (server.listening) await closeServer(server);
