@@ -49,7 +49,7 @@ export async function readBody(request: Request, max: number): Promise<string> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    let next: ReadableStreamReadResult<Uint8Array>;
+    let next: Awaited<ReturnType<typeof reader.read>>;
     try {
       next = await reader.read();
     } catch {
