@@ -113,12 +113,19 @@ export function actionRoutes(route: AddRoute, { queueOf, jobOf, redactor }: Rout
         throw new HttpError(400, `scan must be an integer from 1 to ${MAX_REPLAY_SCAN.toLocaleString('en')}.`);
       const name = textFilter(body.name, 'name');
       const reason = textFilter(body.reason, 'reason');
-      const page = await scanJobs(queue, state, cursor as number, scan as number, true, (job) =>
-        job.deadLetterOrigin !== undefined &&
-        (name === '' || job.name === name) &&
-        (reason === '' || String(redactor.maybeText(job.failedReason, 'failedReason') ?? '').includes(reason))
-          ? (job.id as string)
-          : undefined,
+      const page = await scanJobs(
+        queue,
+        state,
+        cursor as number,
+        scan as number,
+        true,
+        (job) =>
+          job.deadLetterOrigin !== undefined &&
+          (name === '' || job.name === name) &&
+          (reason === '' || String(redactor.maybeText(job.failedReason, 'failedReason') ?? '').includes(reason))
+            ? (job.id as string)
+            : undefined,
+        MAX_REPLAY_SCAN,
       );
       const result = page.matches.length > 0 ? await queue.replayDeadLetters({ ids: page.matches }) : { replayed: 0, refused: [] };
       // The replayed dead letters left the list: the next slice starts that many places earlier.

@@ -33,8 +33,9 @@ export const REFUSALS_PER_MINUTE = 30;
 function bounded(text: string, max: number): string {
   if (Buffer.byteLength(text) <= max) return text;
   const mark = `… [cut: ${Buffer.byteLength(text)} bytes]`;
-  let cut = text.slice(0, max - mark.length);
-  while (Buffer.byteLength(cut) > max - mark.length) cut = cut.slice(0, Math.floor(cut.length * 0.9));
+  const room = max - Buffer.byteLength(mark);
+  let cut = text.slice(0, room);
+  while (Buffer.byteLength(cut) > room) cut = cut.slice(0, Math.floor(cut.length * 0.9));
   return cut + mark;
 }
 

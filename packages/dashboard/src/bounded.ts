@@ -7,9 +7,6 @@
 /** What a cut string ends with: `… [cut: <bytes of the whole> bytes]`. */
 export const cutMark = (bytes: number): string => `… [cut: ${bytes} bytes]`;
 
-/** What replaces a value once the reply's budget is spent. */
-export const SPENT = '[cut: over the reply size limit]';
-
 /** Bytes of `s` as a JSON string (quotes and escapes included). */
 function jsonBytes(s: string): number {
   return Buffer.byteLength(JSON.stringify(s));
@@ -23,11 +20,16 @@ export class Budget {
   cuts = 0;
 
   constructor(
-    maxResponseBytes: number,
+    private readonly maxResponseBytes: number,
     /** Largest single value (bytes). */
     readonly maxValueBytes: number,
   ) {
     this.left = maxResponseBytes;
+  }
+
+  /** Whether anything was fitted yet (a route that bounds its reply itself uses its budget). */
+  get used(): boolean {
+    return this.left !== this.maxResponseBytes || this.cuts > 0;
   }
 
   /** Whether the reply has room for more (a reader stops reading once it has not). */
@@ -49,15 +51,13 @@ export class Budget {
     return this.fit(text, cap) as string;
   }
 
+  // Cut values keep their type (a string stays a string, an array an array, an object an
+  // object), so a reader that maps over a list or reads a field still can.
   private walk(value: unknown, room: { n: number }): unknown {
     if (typeof value === 'string') return this.cutString(value, room);
     if (value === null || typeof value !== 'object') {
       room.n -= 8;
       return value;
-    }
-    if (room.n <= 0) {
-      this.cuts++;
-      return SPENT;
     }
     room.n -= 2;
     if (Array.isArray(value)) {

@@ -201,9 +201,10 @@ async function api(p: Pipeline, request: Request, url: URL, path: string, origin
         return reply;
       }
       await audit(200, result);
-      // A last pass bounds whatever a route did not (the overview of many queues, a long audit page).
+      // Routes that show job content bound their reply as they build it; the others (the overview
+      // of many queues, groups, a preview) are bounded here.
       const final = new Budget(p.limiter.limits.maxResponseBytes, p.limiter.limits.maxResponseBytes);
-      const bounded = final.fit(result, Number.POSITIVE_INFINITY);
+      const bounded = budget.used ? result : final.fit(result, Number.POSITIVE_INFINITY);
       const cuts = budget.cuts + final.cuts;
       const reply = json(200, bounded, cuts > 0 ? { 'x-hopper-cut': String(cuts) } : {});
       return request.method === 'HEAD' ? new Response(null, { status: 200, headers: reply.headers }) : reply;

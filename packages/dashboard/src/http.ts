@@ -6,7 +6,7 @@
 import { JOB_STATES, type Admin, type Job, type JobState, type Queue, type QueueOverview } from 'hopper-queue';
 import { HttpError, SECURITY_HEADERS, type Principal } from './security.js';
 import type { Redactor } from './redaction.js';
-import type { Budget } from './bounded.js';
+import { Budget } from './bounded.js';
 import type { DashboardLimits } from './limits.js';
 
 export type Params = Record<string, string>;
@@ -96,10 +96,25 @@ export function redactedJob(job: Job, state: string | undefined, redactor: Redac
   };
 }
 
-/** A redacted job view within the reply's budget (each field cut to `maxValueBytes` at most). */
+/** Fields of a job view always shown whole, whatever the budget: small, and what a reader needs to name the job. */
+const IDENTITY = new Set(['id', 'state', 'attemptsMade', 'timestamp', 'processedOn', 'finishedOn', 'delay', 'priority', 'parentKey']);
+/** Bytes of a job's name shown at least (a list stays readable when the reply is full). */
+const NAME_BYTES = 1024;
+
+/** A redacted job view within the reply's budget (each other field cut to `maxValueBytes` at most). */
 export function boundedJob(view: Record<string, unknown>, budget: Budget): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(view)) out[key] = budget.fit(value);
+  for (const [key, value] of Object.entries(view)) {
+    if (IDENTITY.has(key)) {
+      budget.left -= 16 + (typeof value === 'string' ? value.length : 0);
+      out[key] = value;
+    } else if (key === 'name' && typeof value === 'string') {
+      const own = new Budget(NAME_BYTES, NAME_BYTES);
+      out[key] = own.fitText(value);
+      budget.cuts += own.cuts;
+      budget.left -= Math.min(value.length, NAME_BYTES) + 8;
+    } else out[key] = budget.fit(value);
+  }
   return out;
 }
 

@@ -25,7 +25,7 @@ export interface ScanPage<T> {
 
 /**
  * Scans jobs of `state` from offset `cursor`, at most `scan` of them, keeping what `pick` returns
- * for those it accepts (undefined: not a match; at most {@link MAX_MATCHES}; the cursor then stops
+ * for those it accepts (undefined: not a match; at most `maxMatches`, default {@link MAX_MATCHES}; the cursor then stops
  * right after the last match kept).
  */
 export async function scanJobs<T>(
@@ -35,13 +35,14 @@ export async function scanJobs<T>(
   scan: number,
   asc: boolean,
   pick: (job: Job) => T | undefined,
+  maxMatches = MAX_MATCHES,
 ): Promise<ScanPage<T>> {
   const total = (await queue.getJobCounts(state))[state] ?? 0;
   const matches: T[] = [];
   let at = cursor;
   const end = Math.min(total, cursor + scan);
   const BATCH = 500;
-  while (at < end && matches.length < MAX_MATCHES) {
+  while (at < end && matches.length < maxMatches) {
     const jobs = await queue.getJobs(state, at, Math.min(end, at + BATCH) - 1, asc);
     if (jobs.length === 0) {
       at = end;
@@ -53,7 +54,7 @@ export async function scanJobs<T>(
       const picked = pick(job);
       if (picked !== undefined) {
         matches.push(picked);
-        if (matches.length >= MAX_MATCHES) break;
+        if (matches.length >= maxMatches) break;
       }
     }
     at += taken;
