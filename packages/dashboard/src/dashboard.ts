@@ -216,6 +216,7 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     fetch: (request, info) => handle(pipeline, request, info),
     async close() {
       for (const stop of [...streams]) stop();
+      hub.close();
       await admin.close();
     },
   };

@@ -21,6 +21,7 @@ export class OverviewHub {
   private timer: ReturnType<typeof setInterval> | undefined;
   private latest: { at: number; event: string } | undefined;
   private reading: Promise<void> | undefined;
+  private closed = false;
 
   constructor(
     private readonly overview: () => Promise<QueueOverview[]>,
@@ -52,6 +53,14 @@ export class OverviewHub {
     };
   }
 
+  /** Stops reading (the dashboard is closing: a read cut short by it is no error to report). */
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.subscribers.clear();
+  }
+
   private async tick(): Promise<void> {
     await this.read();
     if (!this.latest) return;
@@ -65,6 +74,7 @@ export class OverviewHub {
         const current = await this.overview();
         this.latest = { at: Date.now(), event: `event: overview\ndata: ${JSON.stringify(current)}\n\n` };
       } catch (error) {
+        if (this.closed) return;
         this.latest = { at: Date.now(), event: `event: error\ndata: ${JSON.stringify({ error: this.describe(error) })}\n\n` };
       } finally {
         this.reading = undefined;
