@@ -38,20 +38,25 @@ export interface OpenStream {
   next(): Promise<string | null>;
   /** Goes away (as a client closing its tab). */
   close(): void;
+  /** Everything received so far, as text. */
+  received(): string;
 }
 
 /** Reads SSE blocks from text chunks: calls `push` with each event name, `end` at the end. */
-function sseReader(): { feed(text: string): void; end(): void; next(): Promise<string | null> } {
+function sseReader(): { feed(text: string): void; end(): void; next(): Promise<string | null>; received(): string } {
   const events: (string | null)[] = [];
   const waiting: ((e: string | null) => void)[] = [];
   let buffer = '';
+  let all = '';
   const push = (e: string | null): void => {
     const w = waiting.shift();
     if (w) w(e);
     else events.push(e);
   };
   return {
+    received: () => all,
     feed(text) {
+      all += text;
       buffer += text;
       let cut: number;
       while ((cut = buffer.indexOf('\n\n')) >= 0) {
@@ -77,7 +82,13 @@ export function openStreamRaw(port: number, path: string, headers: Record<string
       res.on('close', () => reader.end());
       const flat: Record<string, string> = {};
       for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') flat[k] = v;
-      resolve({ status: res.statusCode ?? 0, headers: flat, next: () => reader.next(), close: () => r.destroy() });
+      resolve({
+        status: res.statusCode ?? 0,
+        headers: flat,
+        next: () => reader.next(),
+        close: () => r.destroy(),
+        received: () => reader.received(),
+      });
     });
     r.on('error', (e) => reject(e));
     r.end();
@@ -223,6 +234,7 @@ export async function mount(kind: MountKind, options: Omit<DashboardOptions, 'ba
           headers: flat,
           next: () => reader.next(),
           close: () => controller.abort(),
+          received: () => reader.received(),
         };
       },
       close: () => dashboard.close(),
