@@ -16,7 +16,7 @@ import { toNodeListener } from './node.js';
 
 const USAGE =
   'Usage: hopper-dashboard [--redis <url>] [--prefix hopper] [--host 127.0.0.1] [--port 3000] [--base-path /] ' +
-  '[--token <t> | --no-auth] [--allowed-host <name>]... [--allowed-origin <origin>]... [--trust-proxy [<hops>]]';
+  '[--token <t> | --no-auth] [--allowed-host <name>]... [--allowed-origin <origin>]... [--trust-proxy <hops>]';
 
 /** Host names the standalone server answers to: loopback names, the `--host` it listens on (a specific one), and `--allowed-host`s. */
 export function standaloneHosts(listenHost: string, allowed: string[]): string[] {
