@@ -217,8 +217,8 @@ describe('job output streams', () => {
     const job = await queue.add('x', {}, { removeOnComplete: false });
     await until(async () => (await queue.getJobState(job.id as string)) === 'completed', 'job done');
     for (const pageSize of [1, 2, 3, 7, 1000]) {
-      const chunks = await readAll<{ i: number }>(queue.readStream(job.id as string, { follow: false, pageSize }));
-      expect([pageSize, chunks.map((c) => c.data.i)]).toEqual([pageSize, [0, 1, 2, 3, 4, 5, 6]]);
+      const chunks = await readAll(queue.readStream(job.id as string, { follow: false, pageSize }));
+      expect([pageSize, chunks.map((c) => (c.data as { i: number }).i)]).toEqual([pageSize, [0, 1, 2, 3, 4, 5, 6]]);
     }
   });
   // 1,000 readers sharing a few Redis connections: output-connections.test.ts (Redis only).
