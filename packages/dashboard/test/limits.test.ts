@@ -158,6 +158,25 @@ describe.each(MOUNT_KINDS.filter((k) => k !== 'standalone'))('live streams on th
   });
 });
 
+describe('a client that stops reading', () => {
+  it('has its live stream ended (its slot freed) instead of queueing events for it forever (Fetch handler)', async () => {
+    await env.queue(env.queueName('slow')).add('x', {});
+    const m = await start('fetch', { limits: { streamsPerCaller: 1 }, streamIntervalMs: 10 });
+    const unread = await m.dashboard!.fetch(new Request('http://dashboard.test/hopper/api/stream', { headers: bearer(BOB) }), {
+      clientAddress: '127.0.0.1',
+    });
+    expect(unread.status).toBe(200); // and never read
+    expect((await open(m, BOB)).status).toBe(429);
+    await until(async () => {
+      const again = await open(m, BOB);
+      if (again.status === 200) return true;
+      again.close();
+      return false;
+    }, 'the unread stream to be ended');
+    await unread.body?.cancel();
+  });
+});
+
 describe('requests at once', () => {
   it('a caller with requestsInFlight requests still running gets 429 for the next one (Node mount)', async () => {
     const m = await start('node', { limits: { requestsInFlight: 2 } });
