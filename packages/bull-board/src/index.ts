@@ -2,7 +2,9 @@
  * `hopper-queue-bull-board`: shows Hopper queues in Bull Board (`@bull-board/api` 9.10+), with its
  * views and actions (counts, job lists, job detail, retry, promote, remove, clean, pause,
  * schedulers). Bull Board's own `BullMQAdapter` refuses any queue that is not BullMQ's class;
- * this one speaks to Hopper's Queue API instead.
+ * this one speaks to Hopper's Queue API instead. Secure by default: read-only unless
+ * `readOnlyMode: false`, every value redacted as Hopper's dashboard redacts it, no Redis server
+ * facts unless `exposeServerInfo: true`; mount `bullBoardGuard()` in front for headers and CSRF.
  *
  * Example: `createBullBoard({ queues: [new HopperAdapter(queue)], serverAdapter })`.
  */
@@ -23,6 +25,25 @@ import type {
   Status,
 } from '@bull-board/api/dist/types.js';
 import { Admin, JOB_STATES, type Job, type JobState, type Queue } from 'hopper-queue';
+import { Redactor, defaultRedact, defaultRedactText, type Redact, type RedactText } from 'hopper-queue-dashboard/redaction';
+import { RefusedError, holdsPlaceholder, jobView } from './job-view.js';
+
+export { bullBoardGuard, BULL_BOARD_CSP, type BullBoardGuardOptions } from './guard.js';
+export { RefusedError } from './job-view.js';
+
+/**
+ * Options of {@link HopperAdapter}: Bull Board's queue options, and Hopper's. `readOnlyMode`
+ * defaults to **true** here (Bull Board's own adapters default to false): pass
+ * `readOnlyMode: false` to allow retry, promote, clean, pause, add, edit, obliterate and the rest.
+ */
+export interface HopperAdapterOptions extends Partial<QueueAdapterOptions> {
+  /** Redaction of structured values (default: the dashboard's `defaultRedact`). */
+  redact?: Redact;
+  /** Redaction of free text: failed reasons, stack traces, logs (default: the dashboard's `defaultRedactText`). */
+  redactText?: RedactText;
+  /** Serve Redis's server facts (version, OS, port, memory, clients) at Bull Board's `/api/redis/stats` (default false: a 404). */
+  exposeServerInfo?: boolean;
+}
 
 /** Bull Board's statuses in the order its UI lists them. */
 const STATUSES = ['latest', 'active', 'waiting', 'waiting-children', 'prioritized', 'completed', 'failed', 'delayed', 'paused'] as const;
@@ -33,24 +54,39 @@ function stateOf(status: string): JobState | undefined {
   return (JOB_STATES as readonly string[]).includes(status) ? (status as JobState) : undefined;
 }
 
-/** Bull Board's view of a Hopper job: the Job itself (promote, remove, retry, toJSON, getState). */
-function asQueueJob(job: Job): QueueJob {
-  return job as unknown as QueueJob;
-}
-
 /** A Hopper Queue as a Bull Board queue. */
 export class HopperAdapter extends BaseAdapter {
   private admin: Admin | undefined;
+  private readonly redactor: Redactor;
+  private readonly exposeServerInfo: boolean;
 
   /**
    * @param queue the Hopper Queue to show (the adapter never closes it).
-   * @param options Bull Board's queue options (`readOnlyMode`, `allowRetries`, `description`, `displayName`, ...).
+   * @param options Bull Board's queue options (`readOnlyMode` — true by default here —, `allowRetries`,
+   *   `description`, `displayName`, ...) and Hopper's (`redact`, `redactText`, `exposeServerInfo`).
    */
   constructor(
     private readonly queue: Queue,
-    options: Partial<QueueAdapterOptions> = {},
+    options: HopperAdapterOptions = {},
   ) {
-    super('bullmq', options);
+    const { redact, redactText, exposeServerInfo, ...bullBoard } = options;
+    super('bullmq', { ...bullBoard, readOnlyMode: bullBoard.readOnlyMode !== false });
+    this.redactor = new Redactor(redact ?? defaultRedact, redactText ?? defaultRedactText);
+    this.exposeServerInfo = exposeServerInfo === true;
+  }
+
+  /** Bull Board's view of a Hopper job: redacted, and unchangeable while read-only. */
+  private view(job: Job): QueueJob {
+    return jobView(job, this.redactor, () => this.readOnlyMode) as unknown as QueueJob;
+  }
+
+  /** Refuses a change while the adapter is read-only (Bull Board checks first; this holds whatever calls the adapter). */
+  private writable(): void {
+    if (this.readOnlyMode)
+      throw new RefusedError(
+        `This Bull Board is read-only for queue "${this.queue.name}": create the HopperAdapter with { readOnlyMode: false } to allow changes.`,
+        405,
+      );
   }
 
   /** The queue's name in Bull Board: its `prefix` option (a display prefix, '' by default) and the queue's name. */
@@ -58,22 +94,26 @@ export class HopperAdapter extends BaseAdapter {
     return `${this.prefix}${this.queue.name}`;
   }
 
-  /** Redis's INFO text, through a connection of the adapter's own (opened on first use). */
+  /**
+   * Redis's INFO text, through a connection of the adapter's own (opened on first use), when
+   * `exposeServerInfo` is set; otherwise null, and Bull Board answers `/api/redis/stats` with a 404.
+   */
   async getRedisInfo(): Promise<string | null> {
+    if (!this.exposeServerInfo) return null;
     this.admin ??= new Admin({ connection: this.queue.opts.connection, prefix: this.queue.prefix });
     return this.admin.redisInfo();
   }
 
   async getJob(id: string): Promise<QueueJob | undefined> {
     const job = await this.queue.getJob(id);
-    return job ? asQueueJob(job) : undefined;
+    return job ? this.view(job) : undefined;
   }
 
   async getJobs(jobStatuses: JobStatus[], start?: number, end?: number): Promise<QueueJob[]> {
     const states = jobStatuses.map(stateOf).filter((s): s is JobState => s !== undefined);
     if (states.length === 0) return [];
     const jobs = await this.queue.getJobs(states, start ?? 0, end ?? -1);
-    return jobs.map(asQueueJob);
+    return jobs.map((job) => this.view(job));
   }
 
   async getJobCounts(): Promise<JobCounts> {
@@ -82,7 +122,7 @@ export class HopperAdapter extends BaseAdapter {
   }
 
   async getJobLogs(id: string): Promise<string[]> {
-    return (await this.queue.getJobLogs(id)).logs;
+    return (await this.queue.getJobLogs(id)).logs.map((line) => this.redactor.text(line, 'log'));
   }
 
   async getMetrics(type: MetricsType, start?: number, end?: number): Promise<QueueMetrics> {
@@ -93,33 +133,46 @@ export class HopperAdapter extends BaseAdapter {
     return this.queue.isPaused();
   }
 
-  pause(): Promise<void> {
+  async pause(): Promise<void> {
+    this.writable();
     return this.queue.pause();
   }
 
-  resume(): Promise<void> {
+  async resume(): Promise<void> {
+    this.writable();
     return this.queue.resume();
   }
 
   /** Bull Board's "empty": every job that has not started (waiting, prioritized, delayed). */
-  empty(): Promise<void> {
+  async empty(): Promise<void> {
+    this.writable();
     return this.queue.drain(true);
   }
 
-  obliterate(opts?: { force?: boolean }): Promise<void> {
+  async obliterate(opts?: { force?: boolean }): Promise<void> {
+    this.writable();
     return this.queue.obliterate({ force: opts?.force ?? false });
   }
 
-  promoteAll(): Promise<void> {
+  async promoteAll(): Promise<void> {
+    this.writable();
     return this.queue.promoteJobs();
   }
 
+  /** Adds a job (refused when its data holds a redaction placeholder: a copy of a redacted job would lose its secrets). */
   async addJob(name: string, data: unknown, options: QueueJobOptions): Promise<QueueJob> {
-    return asQueueJob(await this.queue.add(name, data, options));
+    this.writable();
+    if (holdsPlaceholder(data))
+      throw new RefusedError(
+        'The job data holds a redaction placeholder ("[redacted]"): a copy of a redacted job would run without its hidden values. Add it from your code instead.',
+        400,
+      );
+    return this.view(await this.queue.add(name, data, options));
   }
 
   /** Removes the jobs of a state older than `graceTimeMs`, 1,000 per call until none is left. */
   async clean(queueStatus: JobCleanStatus, graceTimeMs: number): Promise<void> {
+    this.writable();
     const state = queueStatus === 'wait' ? 'waiting' : queueStatus;
     while ((await this.queue.clean(graceTimeMs, 1000, state)).length === 1000) {
       // bounded batches until nothing older is left
@@ -139,6 +192,7 @@ export class HopperAdapter extends BaseAdapter {
   }
 
   async setGlobalConcurrency(concurrency: number): Promise<void> {
+    this.writable();
     await this.queue.setGlobalConcurrency(concurrency);
   }
 
@@ -153,6 +207,7 @@ export class HopperAdapter extends BaseAdapter {
   }
 
   async removeJobScheduler(id: string): Promise<boolean> {
+    this.writable();
     return this.queue.removeJobScheduler(id);
   }
 
@@ -169,7 +224,7 @@ export class HopperAdapter extends BaseAdapter {
       ...(s.endDate !== undefined ? { endDate: s.endDate } : {}),
       ...(s.next !== undefined ? { next: s.next } : {}),
       iterationCount: s.created,
-      template: { data: s.template?.data, opts: s.template?.opts },
+      template: { data: this.redactor.value(s.template?.data), opts: this.redactor.value(s.template?.opts) as Record<string, unknown> },
     }));
   }
 
@@ -182,6 +237,7 @@ export class HopperAdapter extends BaseAdapter {
   }
 
   async updateJobScheduler(id: string, repeat: JobSchedulerRepeatOptions): Promise<JobSchedulerUpdateResult> {
+    this.writable();
     const current = await this.queue.getJobSchedulerState(id);
     if (!current) return 'not-found';
     try {
@@ -197,9 +253,10 @@ export class HopperAdapter extends BaseAdapter {
   }
 
   async runJobSchedulerNow(id: string): Promise<QueueJob | 'not-found'> {
+    this.writable();
     if (!(await this.queue.getJobSchedulerState(id))) return 'not-found';
     const job = await this.queue.triggerJobScheduler(id);
-    return job ? asQueueJob(job) : 'not-found';
+    return job ? this.view(job) : 'not-found';
   }
 
   /** Closes the adapter's own connection (the Queue stays open: it is yours). */

@@ -23,10 +23,19 @@ afterEach(async () => {
   adapters = [];
 });
 
-/** Bull Board (its express server adapter, as the whole server) on a loopback port over these Hopper queues; returns a fetch helper. */
+/**
+ * Bull Board (its express server adapter, as the whole server) on a loopback port over these Hopper
+ * queues, with actions and the server's facts turned on (security.test.ts covers the defaults); returns a fetch helper.
+ */
 async function board(...names: string[]) {
   // The adapter takes the package's Queue (what an application imports from 'hopper-queue').
-  adapters = names.map((name) => new HopperAdapter(env.track(new Queue(name, { connection: env.url, prefix: env.prefix }))));
+  adapters = names.map(
+    (name) =>
+      new HopperAdapter(env.track(new Queue(name, { connection: env.url, prefix: env.prefix })), {
+        readOnlyMode: false,
+        exposeServerInfo: true,
+      }),
+  );
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath('/');
   createBullBoard({ queues: adapters, serverAdapter });

@@ -6,10 +6,20 @@
 import type { Queue } from 'hopper-queue';
 import { HttpError } from './security.js';
 import { idsOf, type AddRoute, type RouteContext } from './http.js';
-import { duplicateOptions } from './views.js';
+import { duplicateOptions, scanJobs } from './views.js';
+
+/** Dead letters examined per replay request without ids (at most this many replayed per request). */
+export const MAX_REPLAY_SCAN = 1000;
+
+/** An optional text filter of a body (at most 200 characters). */
+function textFilter(value: unknown, name: string): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'string' || value.length > 200) throw new HttpError(400, `${name} must be a text of at most 200 characters.`);
+  return value;
+}
 
 /** Registers the action routes. */
-export function actionRoutes(route: AddRoute, { queueOf, jobOf }: RouteContext): void {
+export function actionRoutes(route: AddRoute, { queueOf, jobOf, redactor }: RouteContext): void {
   route(
     'POST',
     'api/queues/:queue/jobs/:id/retry',
@@ -46,6 +56,7 @@ export function actionRoutes(route: AddRoute, { queueOf, jobOf }: RouteContext):
     'POST',
     'api/queues/:queue/jobs/:id/cancel',
     async ({ params, body }) => {
+      if (body.reason !== undefined && typeof body.reason !== 'string') throw new HttpError(400, 'reason must be a text.');
       const reason = typeof body.reason === 'string' && body.reason !== '' ? body.reason.slice(0, 500) : 'cancelled from the dashboard';
       return { outcome: await (await queueOf(params)).cancelJob(params.id, reason) };
     },
@@ -57,11 +68,16 @@ export function actionRoutes(route: AddRoute, { queueOf, jobOf }: RouteContext):
     'POST',
     'api/queues/:queue/clean',
     async ({ params, body }) => {
-      const state = typeof body.state === 'string' ? body.state : 'completed';
-      if (!['completed', 'failed', 'waiting', 'prioritized', 'delayed'].includes(state))
-        throw new HttpError(400, `state "${state}" cannot be cleaned.`);
-      const grace = typeof body.graceMs === 'number' && body.graceMs >= 0 ? body.graceMs : 0;
-      const removed = await (await queueOf(params)).clean(grace, 1000, state as 'completed');
+      const state = body.state ?? 'completed';
+      if (typeof state !== 'string' || !['completed', 'failed', 'waiting', 'prioritized', 'delayed'].includes(state))
+        throw new HttpError(
+          400,
+          `state must be completed, failed, waiting, prioritized or delayed, not ${JSON.stringify(state).slice(0, 50)}.`,
+        );
+      const grace = body.graceMs ?? 0;
+      if (!Number.isSafeInteger(grace) || (grace as number) < 0)
+        throw new HttpError(400, 'graceMs must be an integer of milliseconds from 0.');
+      const removed = await (await queueOf(params)).clean(grace as number, 1000, state as 'completed');
       return { removed: removed.length };
     },
     'clean',
@@ -82,8 +98,39 @@ export function actionRoutes(route: AddRoute, { queueOf, jobOf }: RouteContext):
     'POST',
     'api/queues/:queue/dead-letters/replay',
     async ({ params, body }) => {
-      const ids = Array.isArray(body.ids) ? body.ids.filter((x): x is string => typeof x === 'string').slice(0, 10_000) : undefined;
-      return (await queueOf(params)).replayDeadLetters(ids ? { ids } : {});
+      const queue = await queueOf(params);
+      // Chosen dead letters: at most 1,000 ids, as for every bulk action.
+      if (body.ids !== undefined) return { ...(await queue.replayDeadLetters({ ids: idsOf(body) })) };
+      // Otherwise one bounded slice of the dead-letter queue: follow `cursor` for the next one.
+      const state = body.state ?? 'waiting';
+      if (state !== 'waiting' && state !== 'completed' && state !== 'failed')
+        throw new HttpError(400, 'state must be waiting, completed or failed (where the dead letters are).');
+      const cursor = body.cursor ?? 0;
+      const scan = body.scan ?? MAX_REPLAY_SCAN;
+      if (!Number.isSafeInteger(cursor) || (cursor as number) < 0)
+        throw new HttpError(400, 'cursor must be an integer from 0 (the one the previous slice returned).');
+      if (!Number.isInteger(scan) || (scan as number) < 1 || (scan as number) > MAX_REPLAY_SCAN)
+        throw new HttpError(400, `scan must be an integer from 1 to ${MAX_REPLAY_SCAN.toLocaleString('en')}.`);
+      const name = textFilter(body.name, 'name');
+      const reason = textFilter(body.reason, 'reason');
+      const page = await scanJobs(
+        queue,
+        state,
+        cursor as number,
+        scan as number,
+        true,
+        (job) =>
+          job.deadLetterOrigin !== undefined &&
+          (name === '' || job.name === name) &&
+          (reason === '' || String(redactor.maybeText(job.failedReason, 'failedReason') ?? '').includes(reason))
+            ? (job.id as string)
+            : undefined,
+        MAX_REPLAY_SCAN,
+      );
+      const result = page.matches.length > 0 ? await queue.replayDeadLetters({ ids: page.matches }) : { replayed: 0, refused: [] };
+      // The replayed dead letters left the list: the next slice starts that many places earlier.
+      const next = page.cursor === null ? null : page.cursor - result.replayed;
+      return { ...result, ids: page.matches, cursor: next, scanned: page.scanned, total: page.total };
     },
     'replay',
   );

@@ -1,27 +1,26 @@
 /**
  * The dashboard's HTTP API, as one Fetch-style handler (`(Request) => Promise<Response>`) that
  * any server can mount under any base path (Node `http`, Express: see `toNodeListener`). It reads
- * and acts through Hopper's `Admin` and Queue APIs; every route is authenticated, every mutation
- * CSRF-checked, audited and role-checked, every reply JSON (job content is never rendered as
- * HTML) with secrets redacted; `metrics` serves Prometheus text (metrics-route.ts).
+ * and acts through Hopper's `Admin` and Queue APIs. Every request goes through one pipeline
+ * (dispatch.ts): hardening checks, authentication, per-caller limits, CSRF and role checks on
+ * changes, redaction of every value shown, byte-bounded replies, an audit entry per action.
  */
 import { Admin, ErrorCode, hopperErrorCode, type ConnectionOptions, type Job, type Queue, type QueueOverview } from 'hopper-queue';
-import {
-  HttpError,
-  SECURITY_HEADERS,
-  authenticate,
-  checkAuth,
-  checkCsrf,
-  defaultRedact,
-  type AuthOptions,
-  type Redact,
-} from './security.js';
+import { HttpError, checkAuth, type AuthOptions } from './security.js';
+import { invalidOption } from './invalid.js';
+import { Redactor, defaultRedact, defaultRedactText, type Redact, type RedactText } from './redaction.js';
 import { json, type Params, type Route, type RouteContext, type RouteHandler } from './http.js';
 import { readRoutes } from './read-routes.js';
 import { actionRoutes } from './action-routes.js';
-import { overviewStream } from './stream.js';
+import { OverviewHub } from './stream.js';
 import { metricsRoute } from './metrics-route.js';
 import { loadAssets, type Asset } from './static.js';
+import { LOOPBACK_HOSTS, checkAllowedHosts, checkAllowedOrigins, proxyHops, type TrustProxy } from './guard.js';
+import { Limiter, checkLimits, type DashboardLimits } from './limits.js';
+import { AuditTrail } from './audit.js';
+import { logError, streamErrorMessage, type ErrorHook } from './errors.js';
+import { handle, type ConnectionInfo } from './dispatch.js';
+import { SECURITY_HEADERS } from './security.js';
 
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
@@ -33,37 +32,93 @@ export interface DashboardOptions {
   basePath?: string;
   /** Authentication: required (see AuthOptions; `false` turns it off explicitly). */
   auth: AuthOptions;
-  /** Hides fields in every reply (default: values of password-, secret-, token- and key-like fields). */
+  /**
+   * Hides values in every reply, search, stream and audit entry (default {@link defaultRedact}:
+   * values of password-, secret-, token-, key-, cookie-, connection-string-, JWT- and session-like fields).
+   */
   redact?: Redact;
+  /** Redacts free text: failed reasons, stack traces, logs, text output (default {@link defaultRedactText}, best effort). */
+  redactText?: RedactText;
+  /**
+   * Host names the dashboard answers to (the `Host` header, or `X-Forwarded-Host` behind a trusted
+   * proxy); any other is a 400. This is the defence against DNS rebinding. `.example.com` accepts
+   * its subdomains, `*` any host. Default: any host, except with `auth: false`, where only
+   * loopback names (`localhost`, `*.localhost`, `127.0.0.1`, `[::1]`) are accepted.
+   */
+  allowedHosts?: string[];
+  /**
+   * Origins (`https://ops.example.com`) whose changes are accepted besides the request's own
+   * (the CSRF defence compares the browser's `Origin` with them). Default: none.
+   */
+  allowedOrigins?: string[];
+  /**
+   * The dashboard runs behind this many reverse proxies (true: one) whose `X-Forwarded-Proto`,
+   * `X-Forwarded-Host` and `X-Forwarded-For` are believed: the request's own origin is then
+   * `https://<public host>` (so a browser's changes behind an HTTPS-terminating proxy are accepted)
+   * and the client's address is the one the proxy saw (for the sign-in lockout). Default: false.
+   * Only set it when every request comes through those proxies: a client could send the headers itself.
+   */
+  trustProxy?: TrustProxy;
+  /** Byte, request, stream and sign-in limits (see DashboardLimits for each default). */
+  limits?: Partial<DashboardLimits>;
   /** How often the live stream sends the overview (ms, default 2,000). */
   streamIntervalMs?: number;
+  /** How often an open live stream checks its caller's credentials again (ms, default 30,000): a revoked session ends it. */
+  streamRecheckMs?: number;
   /**
    * How long the list of queue names is reused before it is listed again in the background (ms,
    * default 30,000). Listing scans the keyspace (seconds with a million jobs); counts are always fresh.
    */
   queueListTtlMs?: number;
+  /** Where unexpected errors are reported (default: the server's stderr); their reply names only a reference. */
+  onError?: ErrorHook;
 }
 
-/** A mounted dashboard: its handler, and `close()` for the connections it opened. */
+/** A mounted dashboard: its handler, its limits, and `close()` for the connections it opened. */
 export interface Dashboard {
-  /** Handles one request (a Response for every request under the base path; 404 elsewhere). */
-  fetch(request: Request): Promise<Response>;
+  /**
+   * Handles one request (a Response for every request: 404 outside the base path, 400 for a
+   * malformed or disallowed one; it never throws). `info.clientAddress` is the peer's address,
+   * for the sign-in lockout (toNodeListener passes it; a Fetch server can pass its own).
+   */
+  fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
+  /** The limits in force (the defaults with the options' changes). */
+  readonly limits: Readonly<DashboardLimits>;
   /** Closes the dashboard's Redis connections and ends its live streams. */
   close(): Promise<void>;
+}
+
+function positiveMs(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 10 || value > 86_400_000)
+    throw invalidOption(`${name} must be a whole number of milliseconds from 10 to 86,400,000, not ${String(value)}.`);
+  return value;
 }
 
 /**
  * Creates the dashboard's handler.
  *
- * @throws TypeError without an `auth` setting (secure by default).
+ * @throws InvalidOptionsError without an `auth` setting (secure by default) or with a bad option.
  */
 export function createDashboard(options: DashboardOptions): Dashboard {
   const auth = checkAuth(options.auth);
-  const redact = options.redact ?? defaultRedact;
+  if (options.redact !== undefined && typeof options.redact !== 'function') throw invalidOption('redact must be a function.');
+  if (options.redactText !== undefined && typeof options.redactText !== 'function') throw invalidOption('redactText must be a function.');
+  const redactor = new Redactor(options.redact ?? defaultRedact, options.redactText ?? defaultRedactText);
   const basePath = (options.basePath ?? '/').replace(/\/?$/, '/');
+  if (!basePath.startsWith('/')) throw invalidOption(`basePath must start with "/", not "${basePath}".`);
+  const limits = checkLimits(options.limits);
+  const guard = {
+    allowedHosts:
+      options.allowedHosts !== undefined ? checkAllowedHosts(options.allowedHosts) : auth === false ? [...LOOPBACK_HOSTS] : null,
+    allowedOrigins: checkAllowedOrigins(options.allowedOrigins ?? []),
+    trustProxy: proxyHops(options.trustProxy),
+  };
+  const interval = positiveMs(options.streamIntervalMs, 2_000, 'streamIntervalMs');
+  const streamRecheckMs = positiveMs(options.streamRecheckMs, 30_000, 'streamRecheckMs');
+  const onError = options.onError ?? logError;
   const admin = new Admin({ connection: options.connection, prefix: options.prefix });
   const streams = new Set<() => void>();
-  const interval = options.streamIntervalMs ?? 2_000;
 
   // The overview: fresh counts over a queue list listed at most every queueListTtlMs, in the
   // background (a request never waits for a listing but the first).
@@ -101,7 +156,9 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     try {
       return await admin.queue(params.queue);
     } catch (error) {
-      throw new HttpError(404, (error as Error).message);
+      if (hopperErrorCode(error) === ErrorCode.QueueNotFound || hopperErrorCode(error) === ErrorCode.InvalidName)
+        throw new HttpError(404, (error as Error).message);
+      throw error;
     }
   };
   const jobOf = async (queue: Queue, id: string): Promise<Job> => {
@@ -110,14 +167,13 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     return job;
   };
 
-  const metrics = metricsRoute(admin);
   const routes: Route[] = [];
   const route = (method: Route['method'], path: string, handler: RouteHandler, action?: string): void => {
     const names: string[] = [];
     const pattern = new RegExp(`^${path.replace(/:(\w+)/g, (_m, name: string) => (names.push(name), '([^/]+)'))}$`);
     routes.push({ method, pattern, names, handler, action });
   };
-  const context: RouteContext = { admin, redact, overview, queueOf, jobOf };
+  const context: RouteContext = { admin, redactor, limits, overview, queueOf, jobOf };
   readRoutes(route, context);
   actionRoutes(route, context);
 
@@ -134,77 +190,33 @@ export function createDashboard(options: DashboardOptions): Dashboard {
     });
   };
 
+  const hub = new OverviewHub(overview, interval, (error) => {
+    const message = streamErrorMessage(error);
+    if (message.includes('server log')) onError(error, { method: 'GET', path: `${basePath}api/stream`, ref: 'stream' });
+    return message;
+  });
+  const pipeline = {
+    auth,
+    guard,
+    basePath,
+    limiter: new Limiter(limits),
+    routes,
+    audit: new AuditTrail(admin, redactor),
+    admin,
+    hub,
+    streams,
+    streamRecheckMs,
+    onError,
+    serveUi,
+    metrics: metricsRoute(admin),
+  };
+
   return {
-    async fetch(request) {
-      const url = new URL(request.url);
-      if (url.pathname === basePath.slice(0, -1) && request.method === 'GET')
-        return new Response(null, { status: 308, headers: { location: `${basePath}${url.search}`, ...SECURITY_HEADERS } });
-      if (!url.pathname.startsWith(basePath)) return json(404, { error: 'Not found.' });
-      const path = url.pathname.slice(basePath.length);
-      // The UI's files hold no data: served without authentication (the UI then asks for it).
-      if ((request.method === 'GET' || request.method === 'HEAD') && !path.startsWith('api/') && path !== 'metrics') {
-        return serveUi(path, request.method);
-      }
-      try {
-        const who = await authenticate(auth, request);
-        if (request.method === 'GET' && path === 'api/stream') return overviewStream(request, overview, interval, streams);
-        if (request.method === 'GET' && path === 'metrics') return metrics(request);
-        for (const r of routes) {
-          const m = r.pattern.exec(path);
-          if (!m) continue;
-          if (request.method !== r.method) continue;
-          const params: Params = {};
-          r.names.forEach((name, i) => (params[name] = decodeURIComponent(m[i + 1])));
-          let body: Record<string, unknown> = {};
-          if (r.method === 'POST') {
-            checkCsrf(request);
-            if (who.role !== 'operator') throw new HttpError(403, `Refused: ${who.user} is a viewer; this action needs the operator role.`);
-            const text = await request.text();
-            if (text) {
-              try {
-                body = JSON.parse(text) as Record<string, unknown>;
-              } catch {
-                throw new HttpError(400, 'The request body must be JSON.');
-              }
-            }
-          }
-          const result = await r.handler({ request, url, params, who, body });
-          if (r.action) {
-            const target = params.id
-              ? `${params.queue}/${params.id}`
-              : params.group
-                ? `${params.queue}/group:${params.group}`
-                : params.queue;
-            await admin.recordAudit({
-              at: Date.now(),
-              who: who.user,
-              action: params.op ? `${r.action} ${params.op}` : r.action,
-              target,
-              detail: JSON.stringify(result).slice(0, 200),
-            });
-          }
-          return json(200, result);
-        }
-        const known = routes.some((r) => r.pattern.test(path));
-        return json(known ? 405 : 404, { error: known ? `Method ${request.method} not allowed here.` : 'Not found.' });
-      } catch (error) {
-        if (error instanceof HttpError)
-          return json(error.status, { error: error.message }, error.status === 401 ? { 'www-authenticate': 'Bearer' } : {});
-        // Hopper's typed errors: a missing job is 404, bad input 400, any other refusal a conflict.
-        const code = hopperErrorCode(error);
-        const status =
-          code === ErrorCode.JobNotFound || code === ErrorCode.QueueNotFound
-            ? 404
-            : code === ErrorCode.InvalidOptions || code === ErrorCode.InvalidName || code === ErrorCode.InvalidJobId
-              ? 400
-              : code !== undefined
-                ? 409
-                : 500;
-        return json(status, { error: error instanceof Error ? error.message : String(error) });
-      }
-    },
+    limits: Object.freeze({ ...limits }),
+    fetch: (request, info) => handle(pipeline, request, info),
     async close() {
       for (const stop of [...streams]) stop();
+      hub.close();
       await admin.close();
     },
   };

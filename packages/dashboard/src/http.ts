@@ -1,19 +1,29 @@
 /**
  * The dashboard API's plumbing: routes (a method, a path pattern with `:name` parameters, and the
  * audit action of a mutation), JSON replies with the security headers, query-parameter and body
- * checks (HttpError 400 on bad input), and the redacted view of a job every reply uses.
+ * checks (HttpError 400 on bad input), and the redacted, byte-bounded view of a job every reply uses.
  */
 import { JOB_STATES, type Admin, type Job, type JobState, type Queue, type QueueOverview } from 'hopper-queue';
-import { HttpError, SECURITY_HEADERS, redactDeep, type Principal, type Redact } from './security.js';
+import { HttpError, SECURITY_HEADERS, type Principal } from './security.js';
+import type { Redactor } from './redaction.js';
+import { Budget } from './bounded.js';
+import type { DashboardLimits } from './limits.js';
 
 export type Params = Record<string, string>;
-export type RouteHandler = (ctx: {
+
+/** What a route handler gets. */
+export interface HandlerContext {
   request: Request;
   url: URL;
   params: Params;
   who: Principal;
+  /** The JSON body of a POST (an object; `{}` when empty). */
   body: Record<string, unknown>;
-}) => Promise<unknown>;
+  /** The reply's byte budget: values put in the reply go through it. */
+  budget: Budget;
+}
+
+export type RouteHandler = (ctx: HandlerContext) => Promise<unknown>;
 export interface Route {
   method: 'GET' | 'POST';
   pattern: RegExp;
@@ -33,7 +43,8 @@ export function intParam(url: URL, name: string, fallback: number, max: number):
   const raw = url.searchParams.get(name);
   if (raw === null) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > max) throw new HttpError(400, `${name} must be an integer from 0 to ${max}, not "${raw}".`);
+  if (!/^\d{1,16}$/.test(raw) || !Number.isSafeInteger(n) || n > max)
+    throw new HttpError(400, `${name} must be an integer from 0 to ${max}, not "${raw.slice(0, 50)}".`);
   return n;
 }
 
@@ -43,30 +54,41 @@ export function stateParam(url: URL, fallback = 'waiting'): JobState {
   return state as JobState;
 }
 
-/** Job ids of a bulk action: a non-empty array of strings, at most 1,000. */
+/** Most ids a bulk action (bulk, dead-letter replay) takes in one request. */
+export const MAX_BULK_IDS = 1000;
+
+/** Job ids of a bulk action: a non-empty array of strings, at most {@link MAX_BULK_IDS}. */
 export function idsOf(body: Record<string, unknown>): string[] {
   const ids = body.ids;
-  if (!Array.isArray(ids) || ids.length === 0 || ids.length > 1000 || ids.some((id) => typeof id !== 'string' || id === ''))
-    throw new HttpError(400, 'ids must be an array of 1 to 1,000 job ids (strings).');
+  if (
+    !Array.isArray(ids) ||
+    ids.length === 0 ||
+    ids.length > MAX_BULK_IDS ||
+    ids.some((id) => typeof id !== 'string' || id === '' || id.length > 1000)
+  )
+    throw new HttpError(
+      400,
+      `ids must be an array of 1 to ${MAX_BULK_IDS.toLocaleString('en')} job ids (non-empty strings); send more in several requests.`,
+    );
   return ids as string[];
 }
 
-/** A job as the API returns it (redacted). */
-export function jobView(job: Job, state: string | undefined, redact: Redact): Record<string, unknown> {
+/** A job as the API shows it: every value redacted, free text through the text hook. Not yet bounded. */
+export function redactedJob(job: Job, state: string | undefined, redactor: Redactor): Record<string, unknown> {
   return {
     id: job.id,
     name: job.name,
     state,
-    data: redactDeep(job.data, redact),
-    opts: redactDeep(job.opts, redact),
-    progress: job.progress,
+    data: redactor.value(job.data),
+    opts: redactor.value(job.opts),
+    progress: typeof job.progress === 'string' ? redactor.text(job.progress, 'progress') : redactor.value(job.progress),
     attemptsMade: job.attemptsMade,
     timestamp: job.timestamp,
     processedOn: job.processedOn ?? null,
     finishedOn: job.finishedOn ?? null,
-    failedReason: job.failedReason || null,
-    stacktrace: job.stacktrace,
-    returnvalue: redactDeep(job.returnvalue, redact),
+    failedReason: job.failedReason ? redactor.text(job.failedReason, 'failedReason') : null,
+    stacktrace: (job.stacktrace ?? []).map((line) => redactor.text(String(line), 'stacktrace')),
+    returnvalue: redactor.value(job.returnvalue),
     parentKey: job.parentKey ?? null,
     delay: job.delay,
     priority: job.priority,
@@ -74,13 +96,41 @@ export function jobView(job: Job, state: string | undefined, redact: Redact): Re
   };
 }
 
+/** Fields of a job view always shown whole, whatever the budget: small, and what a reader needs to name the job. */
+const IDENTITY = new Set(['id', 'state', 'attemptsMade', 'timestamp', 'processedOn', 'finishedOn', 'delay', 'priority', 'parentKey']);
+/** Bytes of a job's name shown at least (a list stays readable when the reply is full). */
+const NAME_BYTES = 1024;
+
+/** A redacted job view within the reply's budget (each other field cut to `maxValueBytes` at most). */
+export function boundedJob(view: Record<string, unknown>, budget: Budget): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(view)) {
+    if (IDENTITY.has(key)) {
+      budget.left -= 16 + (typeof value === 'string' ? value.length : 0);
+      out[key] = value;
+    } else if (key === 'name' && typeof value === 'string') {
+      const own = new Budget(NAME_BYTES, NAME_BYTES);
+      out[key] = own.fitText(value);
+      budget.cuts += own.cuts;
+      budget.left -= Math.min(value.length, NAME_BYTES) + 8;
+    } else out[key] = budget.fit(value);
+  }
+  return out;
+}
+
+/** Jobs as a list shows them: redacted, then bounded in order (later jobs are cut first once the reply is full). */
+export function jobList(jobs: { job: Job; state: string | undefined }[], redactor: Redactor, budget: Budget): Record<string, unknown>[] {
+  return jobs.map(({ job, state }) => boundedJob(redactedJob(job, state, redactor), budget));
+}
+
 /** Adds a route: `path` under the base path, `:name` segments become params; `action` marks a mutation (audited). */
 export type AddRoute = (method: Route['method'], path: string, handler: RouteHandler, action?: string) => void;
 
-/** What the route handlers share: the Admin, the redaction hook, the overview, and queue and job lookups (404 when missing). */
+/** What the route handlers share: the Admin, the redaction, the overview, queue and job lookups (404 when missing), the limits. */
 export interface RouteContext {
   admin: Admin;
-  redact: Redact;
+  redactor: Redactor;
+  limits: DashboardLimits;
   overview: () => Promise<QueueOverview[]>;
   queueOf: (params: Params) => Promise<Queue>;
   jobOf: (queue: Queue, id: string) => Promise<Job>;

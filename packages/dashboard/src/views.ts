@@ -5,6 +5,7 @@
  * sample of recent jobs, and the options a duplicated job keeps.
  */
 import type { Job, JobState, JobsOptions, Queue } from 'hopper-queue';
+import type { Budget } from './bounded.js';
 
 /** Jobs read per scan call at most (a call's work is bounded whatever the queue's size). */
 export const MAX_SCAN = 5_000;
@@ -12,8 +13,8 @@ export const MAX_SCAN = 5_000;
 export const MAX_MATCHES = 200;
 
 /** One slice of a scan: the matches, where to go on (`null` when the state is exhausted), and progress. */
-export interface ScanPage {
-  matches: Job[];
+export interface ScanPage<T> {
+  matches: T[];
   /** The offset to pass as `cursor` for the next slice, or null when done. */
   cursor: number | null;
   /** Jobs examined so far (cursor + this slice). */
@@ -23,23 +24,25 @@ export interface ScanPage {
 }
 
 /**
- * Scans jobs of `state` from offset `cursor`, at most `scan` of them, keeping those `match`
- * accepts (at most {@link MAX_MATCHES}; the cursor then stops right after the last match kept).
+ * Scans jobs of `state` from offset `cursor`, at most `scan` of them, keeping what `pick` returns
+ * for those it accepts (undefined: not a match; at most `maxMatches`, default {@link MAX_MATCHES}; the cursor then stops
+ * right after the last match kept).
  */
-export async function scanJobs(
+export async function scanJobs<T>(
   queue: Queue,
   state: JobState,
   cursor: number,
   scan: number,
   asc: boolean,
-  match: (job: Job) => boolean,
-): Promise<ScanPage> {
+  pick: (job: Job) => T | undefined,
+  maxMatches = MAX_MATCHES,
+): Promise<ScanPage<T>> {
   const total = (await queue.getJobCounts(state))[state] ?? 0;
-  const matches: Job[] = [];
+  const matches: T[] = [];
   let at = cursor;
   const end = Math.min(total, cursor + scan);
   const BATCH = 500;
-  while (at < end && matches.length < MAX_MATCHES) {
+  while (at < end && matches.length < maxMatches) {
     const jobs = await queue.getJobs(state, at, Math.min(end, at + BATCH) - 1, asc);
     if (jobs.length === 0) {
       at = end;
@@ -48,9 +51,10 @@ export async function scanJobs(
     let taken = 0;
     for (const job of jobs) {
       taken++;
-      if (match(job)) {
-        matches.push(job);
-        if (matches.length >= MAX_MATCHES) break;
+      const picked = pick(job);
+      if (picked !== undefined) {
+        matches.push(picked);
+        if (matches.length >= maxMatches) break;
       }
     }
     at += taken;
@@ -62,19 +66,30 @@ export async function scanJobs(
 export type SearchField = 'any' | 'id' | 'name' | 'data' | 'reason';
 export const SEARCH_FIELDS: readonly SearchField[] = ['any', 'id', 'name', 'data', 'reason'];
 
-/** A job matcher for `text` in `field` (case-insensitive substring). */
-export function matcher(field: SearchField, text: string): (job: Job) => boolean {
+/** What a search matches against: the job as the viewer sees it (redacted), never its stored values. */
+export interface SearchableView {
+  id?: unknown;
+  name?: unknown;
+  data?: unknown;
+  failedReason?: unknown;
+}
+
+/**
+ * A matcher for `text` in `field` (case-insensitive substring) over the redacted view of a job:
+ * a search finds only what the viewer may see, so it cannot be used to guess a redacted value.
+ */
+export function matcher(field: SearchField, text: string): (view: SearchableView) => boolean {
   const needle = text.toLowerCase();
   const has = (value: unknown): boolean => {
     if (value === undefined || value === null) return false;
     const s = typeof value === 'string' ? value : JSON.stringify(value);
     return s !== undefined && s.toLowerCase().includes(needle);
   };
-  return (job) =>
-    ((field === 'any' || field === 'id') && has(job.id)) ||
-    ((field === 'any' || field === 'name') && has(job.name)) ||
-    ((field === 'any' || field === 'data') && has(job.data)) ||
-    ((field === 'any' || field === 'reason') && has(job.failedReason));
+  return (view) =>
+    ((field === 'any' || field === 'id') && has(view.id)) ||
+    ((field === 'any' || field === 'name') && has(view.name)) ||
+    ((field === 'any' || field === 'data') && has(view.data)) ||
+    ((field === 'any' || field === 'reason') && has(view.failedReason));
 }
 
 /** Per-minute counts, newest minute first. */
@@ -168,25 +183,55 @@ export const MAX_OUTPUT_CHUNKS = 500;
 /** A job's stored output (`job.stream`), for the job view. */
 export interface OutputView {
   chunks: { id: string; attempt: number; data: unknown }[];
-  /** More chunks are stored than the view shows. */
+  /** More chunks are stored than the view shows (past MAX_OUTPUT_CHUNKS or the reply's byte budget). */
   truncated: boolean;
 }
 
 /**
- * The stored output of job `id` (its latest attempt's chunks, at most MAX_OUTPUT_CHUNKS, JSON
- * chunks passed through `redact`), without following live writes; null when the backend keeps no
- * output streams (SQLite today).
+ * The stored output of job `id` (its latest attempt's chunks, at most MAX_OUTPUT_CHUNKS and what
+ * the reply's budget leaves room for, each chunk through `show`), read in small pages so a job with
+ * large chunks is never held whole; null when the backend keeps no output streams.
  */
-export async function storedOutput(queue: Queue, id: string, redact: (value: unknown) => unknown): Promise<OutputView | null> {
+export async function storedOutput(queue: Queue, id: string, show: (data: unknown) => unknown, budget: Budget): Promise<OutputView | null> {
   const chunks: OutputView['chunks'] = [];
   try {
-    for await (const chunk of queue.readStream(id, { follow: false })) {
-      if (chunks.length === MAX_OUTPUT_CHUNKS) return { chunks, truncated: true };
-      chunks.push({ id: chunk.id, attempt: chunk.attempt, data: typeof chunk.data === 'string' ? chunk.data : redact(chunk.data) });
+    for await (const chunk of queue.readStream(id, { follow: false, pageSize: 10 })) {
+      if (chunks.length === MAX_OUTPUT_CHUNKS || budget.spent) return { chunks, truncated: true };
+      chunks.push({ id: chunk.id, attempt: chunk.attempt, data: budget.fit(show(chunk.data)) });
     }
   } catch (err) {
     if ((err as { name?: string }).name === 'BackendUnsupportedError') return null;
     throw err;
   }
   return { chunks, truncated: false };
+}
+
+/** Log lines the job view shows at most (the newest). */
+export const MAX_LOG_LINES = 100;
+
+/**
+ * The newest log lines of job `id` (at most MAX_LOG_LINES, and what the budget has beyond `leave`
+ * bytes, kept for what follows), oldest first, each through `show`; read newest first in pages of
+ * 10; `count` is how many are stored.
+ */
+export async function storedLogs(
+  queue: Queue,
+  id: string,
+  show: (line: string) => string,
+  budget: Budget,
+  leave: number,
+): Promise<{ logs: string[]; count: number }> {
+  const newest: string[] = [];
+  let count = 0;
+  const full = (): boolean => budget.left <= leave;
+  for (let at = 0; at < MAX_LOG_LINES && !full(); at += 10) {
+    const page = await queue.getJobLogs(id, at, Math.min(at + 10, MAX_LOG_LINES) - 1, false);
+    count = page.count;
+    for (const line of page.logs) {
+      if (full()) break;
+      newest.push(budget.fitText(show(line), Math.min(budget.maxValueBytes, budget.left - leave)));
+    }
+    if (page.logs.length < 10) break;
+  }
+  return { logs: newest.reverse(), count };
 }

@@ -172,8 +172,12 @@ describe('dashboard API behind the views', () => {
     await done;
     expect((await call('POST', `api/queues/${name}/bulk`, { body: { action: 'explode', ids: ['b1'] } })).status).toBe(400);
     expect((await call('POST', `api/queues/${name}/bulk`, { body: { action: 'remove', ids: [] } })).status).toBe(400);
-    const audit = await call('GET', 'api/audit');
-    expect((audit.body as unknown as { action: string }[]).map((e) => e.action)).toEqual(['bulk', 'duplicate']);
+    const audit = (await call('GET', 'api/audit')).body as unknown as { action: string; outcome: string; ids?: string[] }[];
+    expect(audit.filter((e) => e.outcome === 'done').map((e) => e.action)).toEqual(['bulk', 'duplicate']);
+    expect(audit.find((e) => e.outcome === 'done' && e.action === 'bulk')?.ids).toEqual(['b1', 'b2', 'b3', 'nope']);
+    // Refused (403: viewer, CSRF, origin) and failed (400) attempts are there too.
+    expect(audit.filter((e) => e.outcome === 'refused').length).toBe(6);
+    expect(audit.filter((e) => e.outcome === 'failed').map((e) => e.action)).toEqual(['bulk', 'bulk']);
   });
 
   it('settings: reads and changes global concurrency and rate limit; refuses bad values', async () => {

@@ -67,7 +67,7 @@ describe('dashboard API', () => {
     const { call } = await serve();
     const anonymous = await call('GET', 'api/queues', { token: null });
     expect(anonymous.status).toBe(401);
-    expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
+    expect(anonymous.headers.get('www-authenticate')).toBe('Bearer realm="Hopper dashboard"');
     expect((await call('GET', 'api/queues', { token: 'wrong-token-0123456789' })).status).toBe(401);
     const ok = await call('GET', 'api/queues');
     expect(ok.status).toBe(200);
@@ -126,10 +126,16 @@ describe('dashboard API', () => {
     expect(await queue.isPaused()).toBe(true);
     const conflict = await call('POST', `api/queues/${name}/jobs/b1/retry`);
     expect(conflict.status).toBe(409);
+    // Every action reached is audited, done or not (newest first): the refusals and the conflict too.
     const audit = await call('GET', 'api/audit');
-    expect((audit.body as unknown as { who: string; action: string; target: string }[]).map((e) => [e.who, e.action, e.target])).toEqual([
-      ['ops', 'pause', name],
-      ['ops', 'retry', `${name}/b1`],
+    type Entry = { who: string; action: string; target: string; outcome: string; status: number };
+    expect((audit.body as unknown as Entry[]).map((e) => [e.who, e.action, e.target, e.outcome, e.status])).toEqual([
+      ['ops', 'retry', `${name}/b1`, 'failed', 409],
+      ['ops', 'pause', name, 'done', 200],
+      ['ops', 'retry', `${name}/b1`, 'done', 200],
+      ['ops', 'retry', `${name}/b1`, 'refused', 403],
+      ['ops', 'retry', `${name}/b1`, 'refused', 403],
+      ['support', 'retry', `${name}/b1`, 'refused', 403],
     ]);
   });
 

@@ -30,9 +30,12 @@ export class ApiError extends Error {
   }
 }
 
+/** Says a call comes from this UI: the server then answers a 401 with a challenge the browser does not prompt for (the page asks). */
+const UI = { 'x-hopper-ui': '1' };
+
 function headers(extra: Record<string, string> = {}): Record<string, string> {
   const auth = credentials();
-  return { ...(auth ? { authorization: auth } : {}), ...extra };
+  return { ...UI, ...(auth ? { authorization: auth } : {}), ...extra };
 }
 
 async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
@@ -49,7 +52,11 @@ async function call<T>(method: 'GET' | 'POST', path: string, body?: unknown): Pr
   } catch {
     parsed = { error: text };
   }
-  if (!res.ok) throw new ApiError(res.status, (parsed as { error?: string } | null)?.error ?? `HTTP ${res.status}`);
+  if (!res.ok) {
+    const message = (parsed as { error?: string } | null)?.error ?? `HTTP ${res.status}`;
+    const wait = res.headers.get('retry-after');
+    throw new ApiError(res.status, res.status === 429 && wait ? `${message} (try again in ${wait} s)` : message);
+  }
   return parsed as T;
 }
 
@@ -73,16 +80,29 @@ export function q(queue: string, ...rest: string[]): string {
 
 /**
  * Reads the live stream (Server-Sent Events over fetch) and calls `onEvent` per event; reconnects
- * after a pause when the stream ends. Returns a function that stops it.
+ * after a pause when the stream ends (longer when the server says so: 429 with Retry-After).
+ * `onSignedOut` is called, and reading stops, when the server refuses the credentials (401) or
+ * ends the stream because the session ended. Returns a function that stops it.
  */
-export function live(onEvent: (event: string, data: unknown) => void, onState: (up: boolean) => void): () => void {
+export function live(
+  onEvent: (event: string, data: unknown) => void,
+  onState: (up: boolean) => void,
+  onSignedOut: () => void = () => undefined,
+): () => void {
   let stopped = false;
   let controller = new AbortController();
   const run = async (): Promise<void> => {
     while (!stopped) {
       controller = new AbortController();
+      let pause = 3000;
       try {
         const res = await fetch('api/stream', { headers: headers(), signal: controller.signal, credentials: 'same-origin' });
+        if (res.status === 401) {
+          stopped = true;
+          onState(false);
+          return onSignedOut();
+        }
+        if (res.status === 429) pause = Math.min(60, Math.max(3, Number(res.headers.get('retry-after')) || 5)) * 1000;
         if (!res.ok || !res.body) throw new Error(`stream: HTTP ${res.status}`);
         onState(true);
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -101,6 +121,11 @@ export function live(onEvent: (event: string, data: unknown) => void, onState: (
               if (line.startsWith('event: ')) event = line.slice(7);
               else if (line.startsWith('data: ')) data.push(line.slice(6));
             }
+            if (event === 'end') {
+              stopped = true;
+              onState(false);
+              return onSignedOut();
+            }
             if (data.length > 0) {
               try {
                 onEvent(event, JSON.parse(data.join('\n')));
@@ -114,7 +139,7 @@ export function live(onEvent: (event: string, data: unknown) => void, onState: (
         // reconnect below
       }
       onState(false);
-      if (!stopped) await new Promise((r) => setTimeout(r, 3000));
+      if (!stopped) await new Promise((r) => setTimeout(r, pause));
     }
   };
   void run();

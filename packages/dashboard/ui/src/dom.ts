@@ -1,7 +1,9 @@
 /**
  * DOM helpers. Every piece of job content goes into the page as text (`textContent`, text
  * nodes, attribute values set with `setAttribute` on known-safe attributes): no HTML string is
- * ever parsed, so names, data, errors and logs cannot inject markup or script.
+ * ever parsed, so names, data, errors and logs cannot inject markup or script. Every string is
+ * its own bidirectional isolate (a `<bdi>`), so a name holding a right-to-left override (U+202E)
+ * cannot reorder the text around it; `t` keeps each interpolated value its own piece.
  */
 export type Child = Node | string | number | null | undefined | false;
 export type Attrs = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
@@ -30,13 +32,32 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
   return el;
 }
 
-/** Appends text (as a text node) or nodes. */
+/** Appends nodes, numbers (as text) and strings, each string in a `<bdi>` of its own (an isolate: see the module's comment). */
 export function append(parent: Node, children: Child[]): void {
   for (const child of children) {
-    if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    if (child === null || child === undefined || child === false || child === '') continue;
+    if (typeof child === 'number') parent.appendChild(document.createTextNode(String(child)));
+    else if (typeof child === 'string') {
+      const bdi = document.createElement('bdi');
+      bdi.textContent = child;
+      parent.appendChild(bdi);
+    } else parent.appendChild(child);
   }
 }
+
+/** Text with values in it, each value a piece of its own (so `append` isolates it): `t\`Retry job ${id}\``. */
+export function t(strings: TemplateStringsArray, ...values: (string | number | null | undefined)[]): string[] {
+  const out: string[] = [];
+  strings.forEach((s, i) => {
+    if (s) out.push(s);
+    if (i < values.length && values[i] !== null && values[i] !== undefined) out.push(String(values[i]));
+  });
+  return out;
+}
+
+/** Text as pieces (a plain string is one). */
+export type Text = string | string[];
+const pieces = (text: Text): string[] => (typeof text === 'string' ? [text] : text);
 
 /** Replaces the children of `parent`. */
 export function replace(parent: Element, ...children: Child[]): void {
@@ -76,10 +97,10 @@ export function duration(ms: number | null | undefined): string {
 }
 
 /** A short message at the bottom of the page. */
-export function toast(message: string, kind: 'ok' | 'error' = 'ok'): void {
+export function toast(message: Text, kind: 'ok' | 'error' = 'ok'): void {
   const el = document.getElementById('toast');
   if (!el) return;
-  const item = h('div', { class: `toast ${kind}`, 'data-testid': 'toast' }, message);
+  const item = h('div', { class: `toast ${kind}`, 'data-testid': 'toast' }, ...pieces(message));
   el.appendChild(item);
   setTimeout(() => item.remove(), kind === 'error' ? 8000 : 4000);
 }
@@ -88,7 +109,7 @@ export function toast(message: string, kind: 'ok' | 'error' = 'ok'): void {
  * Asks for confirmation in the page (a modal built from text nodes, not `window.confirm`):
  * resolves true on Confirm, false on Cancel or Escape.
  */
-export function confirmAction(title: string, detail: string): Promise<boolean> {
+export function confirmAction(title: Text, detail: Text): Promise<boolean> {
   return new Promise((resolve) => {
     const done = (ok: boolean): void => {
       overlay.remove();
@@ -105,8 +126,8 @@ export function confirmAction(title: string, detail: string): Promise<boolean> {
       h(
         'div',
         { class: 'modal' },
-        h('h2', {}, title),
-        h('p', {}, detail),
+        h('h2', {}, ...pieces(title)),
+        h('p', {}, ...pieces(detail)),
         h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => done(false) }, 'Cancel'), ok),
       ),
     );

@@ -3,9 +3,12 @@
  * its actions.
  */
 import { get, q } from './api.js';
-import { duration, h, jsonBlock, replace, route, when, type Child } from './dom.js';
+import { duration, h, jsonBlock, replace, route, t, when, type Child } from './dom.js';
 import type { JobDetail } from './types.js';
 import { act, button } from './view-parts.js';
+
+/** Ids as pieces (each its own isolate), comma-separated; 'none' when empty. */
+const list = (ids: string[]): string[] => (ids.length === 0 ? ['none'] : ids.flatMap((id, i) => (i === 0 ? [id] : [', ', id])));
 
 export async function jobView(main: HTMLElement, queue: string, id: string): Promise<void> {
   const job = await get<JobDetail>(q(queue, 'jobs', id));
@@ -20,7 +23,7 @@ export async function jobView(main: HTMLElement, queue: string, id: string): Pro
   ];
   replace(
     main,
-    h('p', {}, h('a', { href: route('q', queue) }, `‹ ${queue}`)),
+    h('p', {}, h('a', { href: route('q', queue) }, '‹ ', queue)),
     h(
       'h1',
       {},
@@ -30,6 +33,13 @@ export async function jobView(main: HTMLElement, queue: string, id: string): Pro
       h('span', { class: `badge ${job.state ?? ''}`, 'data-testid': 'job-state' }, job.state ?? 'unknown'),
     ),
     h('p', { class: 'job-name' }, 'name: ', h('span', { 'data-testid': 'job-name' }, job.name)),
+    job.cut > 0
+      ? h(
+          'p',
+          { class: 'notice', 'data-testid': 'job-cut' },
+          `Some values are too large to show whole: ${job.cut} were cut (marked "[cut: … bytes]"). Read them in full with the Queue API.`,
+        )
+      : null,
     h(
       'div',
       { class: 'toolbar' },
@@ -38,7 +48,7 @@ export async function jobView(main: HTMLElement, queue: string, id: string): Pro
           label,
           () =>
             void act(
-              `${label} job ${job.id}`,
+              t`${label} job ${job.id}`,
               detail,
               q(queue, 'jobs', id, op),
               {},
@@ -80,18 +90,18 @@ export async function jobView(main: HTMLElement, queue: string, id: string): Pro
     section('Options', jsonBlock(job.opts)),
     section('Return value', jsonBlock(job.returnvalue, 'job-return')),
     section(
-      `Logs (${job.logCount})`,
+      job.logs.length < job.logCount ? `Logs (the newest ${job.logs.length} of ${job.logCount})` : `Logs (${job.logCount})`,
       job.logs.length ? h('ol', { class: 'logs', 'data-testid': 'logs' }, ...job.logs.map((l) => h('li', {}, l))) : h('p', {}, 'none'),
     ),
     section(
       'Parent and children',
       h('p', {}, 'parent: ', job.parentKey ?? 'none'),
-      h('p', {}, `children pending (${job.children.pendingTotal}): `, job.children.pending.join(', ') || 'none'),
-      h('p', {}, `children processed (${job.children.processedTotal}): `, job.children.processed.join(', ') || 'none'),
+      h('p', {}, `children pending (${job.children.pendingTotal}): `, ...list(job.children.pending)),
+      h('p', {}, `children processed (${job.children.processedTotal}): `, ...list(job.children.processed)),
     ),
     job.output && job.output.chunks.length
       ? section(
-          `Output (attempt ${job.output.chunks[job.output.chunks.length - 1].attempt}${job.output.truncated ? ', first chunks only' : ''})`,
+          `Output (attempt ${job.output.chunks[job.output.chunks.length - 1].attempt}${job.output.truncated ? ', the first chunks only' : ''})`,
           // Text chunks as they were written, JSON chunks as JSON: all as text, never as markup.
           h(
             'pre',
@@ -120,6 +130,8 @@ export async function jobView(main: HTMLElement, queue: string, id: string): Pro
           ),
         )
       : null,
-    job.deadLetterOrigin ? section('Dead letter of', h('p', {}, `${job.deadLetterOrigin.queue} / ${job.deadLetterOrigin.jobId}`)) : null,
+    job.deadLetterOrigin
+      ? section('Dead letter of', h('p', {}, ...t`${job.deadLetterOrigin.queue} / ${job.deadLetterOrigin.jobId}`))
+      : null,
   );
 }

@@ -126,6 +126,7 @@ async function start(): Promise<void> {
       liveBadge.textContent = up ? 'live' : 'offline';
       liveBadge.className = up ? 'live up' : 'live';
     },
+    () => loginView('Your session ended: sign in again.'),
   );
   await render();
 }

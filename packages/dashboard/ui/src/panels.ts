@@ -3,7 +3,7 @@
  * dead letters, settings; and the audit log.
  */
 import { get, q } from './api.js';
-import { duration, h, jsonBlock, replace, route, toast, when } from './dom.js';
+import { duration, h, jsonBlock, replace, route, t, toast, when } from './dom.js';
 import type { AuditEntry, GroupInfo, JobView, ScanPage, SchedulerState } from './types.js';
 import { act, button, queueTabs } from './view-parts.js';
 
@@ -27,15 +27,15 @@ export async function schedulersView(main: HTMLElement, queue: string): Promise<
         {},
         button(
           'Trigger',
-          () => void act(`Trigger ${s.id}`, 'Run one occurrence now.', q(queue, 'schedulers', s.id, 'trigger'), {}, rerender),
+          () => void act(t`Trigger ${s.id}`, 'Run one occurrence now.', q(queue, 'schedulers', s.id, 'trigger'), {}, rerender),
           { 'data-testid': 'scheduler-trigger' },
         ),
         s.paused
           ? button(
               'Resume',
-              () => void act(`Resume ${s.id}`, 'Resume the scheduler.', q(queue, 'schedulers', s.id, 'resume'), {}, rerender),
+              () => void act(t`Resume ${s.id}`, 'Resume the scheduler.', q(queue, 'schedulers', s.id, 'resume'), {}, rerender),
             )
-          : button('Pause', () => void act(`Pause ${s.id}`, 'Pause the scheduler.', q(queue, 'schedulers', s.id, 'pause'), {}, rerender)),
+          : button('Pause', () => void act(t`Pause ${s.id}`, 'Pause the scheduler.', q(queue, 'schedulers', s.id, 'pause'), {}, rerender)),
       ),
     );
     void get<{ next: number[] }>(q(queue, 'schedulers', s.id, 'preview'), { count: 3 })
@@ -87,8 +87,8 @@ export async function groupsView(main: HTMLElement, queue: string): Promise<void
             'td',
             {},
             g.status === 'paused'
-              ? button('Resume', () => void act(`Resume group ${g.id}`, queue, q(queue, 'groups', g.id, 'resume'), {}, rerender))
-              : button('Pause', () => void act(`Pause group ${g.id}`, queue, q(queue, 'groups', g.id, 'pause'), {}, rerender)),
+              ? button('Resume', () => void act(t`Resume group ${g.id}`, queue, q(queue, 'groups', g.id, 'resume'), {}, rerender))
+              : button('Pause', () => void act(t`Pause group ${g.id}`, queue, q(queue, 'groups', g.id, 'pause'), {}, rerender)),
           ),
         ),
       ),
@@ -169,7 +169,7 @@ export async function deadLettersView(main: HTMLElement, queue: string, query: U
           h('td', {}, box),
           h('td', {}, h('a', { href: route('q', queue, 'job', job.id) }, job.id)),
           h('td', {}, job.name),
-          h('td', {}, job.deadLetterOrigin ? `${job.deadLetterOrigin.queue}/${job.deadLetterOrigin.jobId}` : ''),
+          h('td', {}, ...(job.deadLetterOrigin ? t`${job.deadLetterOrigin.queue}/${job.deadLetterOrigin.jobId}` : [])),
           h('td', {}, when(job.deadLetterOrigin?.failedOn)),
           h('td', { class: 'reason' }, job.failedReason ?? ''),
         );
@@ -209,7 +209,7 @@ export async function settingsView(main: HTMLElement, queue: string): Promise<vo
       globalConcurrency: conc.value === '' ? null : Number(conc.value),
       rateLimit: max.value === '' || dur.value === '' ? null : { max: Number(max.value), duration: Number(dur.value) },
     };
-    void act('Save settings', `${queue}: ${JSON.stringify(body)}`, q(queue, 'settings'), body, rerender);
+    void act('Save settings', t`${queue}: ${JSON.stringify(body)}`, q(queue, 'settings'), body, rerender);
   };
   replace(
     main,

@@ -37,6 +37,8 @@ export interface JobDetail extends JobView {
   children: { pending: string[]; pendingTotal: number; processed: string[]; processedTotal: number };
   /** The job's streamed output (job.stream), null where the backend keeps none. */
   output: { chunks: { id: string; attempt: number; data: unknown }[]; truncated: boolean } | null;
+  /** Values cut to keep the reply within the server's byte limit (each ends with "… [cut: N bytes]"). */
+  cut: number;
 }
 
 export interface JobPage {

@@ -3,7 +3,7 @@
  * the job table with its selection, and the bulk action bar.
  */
 import { post, q } from './api.js';
-import { confirmAction, h, route, toast, when } from './dom.js';
+import { confirmAction, h, route, t, toast, when, type Text } from './dom.js';
 import type { JobView, QueueOverview, Series } from './types.js';
 
 export const STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'];
@@ -16,14 +16,15 @@ export const state: { overview: QueueOverview[] | null; series: Map<string, Seri
 };
 
 /** Runs a change after confirmation; toasts the outcome; calls `after` on success. */
-export async function act(title: string, detail: string, path: string, body: unknown, after?: (result: unknown) => void): Promise<void> {
+export async function act(title: Text, detail: Text, path: string, body: unknown, after?: (result: unknown) => void): Promise<void> {
   if (!(await confirmAction(title, detail))) return;
+  const head = typeof title === 'string' ? [title] : title;
   try {
     const result = await post<unknown>(path, body);
-    toast(`${title}: done`);
+    toast([...head, ': done']);
     after?.(result);
   } catch (error) {
-    toast(`${title}: ${(error as Error).message}`, 'error');
+    toast([...head, ': ', (error as Error).message], 'error');
   }
 }
 
@@ -103,12 +104,12 @@ export function bulkBar(queue: string, selected: Set<string>, after: () => void)
     if (ids.length === 0) return toast('Select jobs first.', 'error');
     void act(
       `${action} ${ids.length} job(s)`,
-      `${action} in ${queue}: ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', …' : ''}`,
+      [...t`${action} in ${queue}: `, ...ids.slice(0, 10).flatMap((id, i) => (i === 0 ? [id] : [', ', id])), ids.length > 10 ? ', …' : ''],
       q(queue, 'bulk'),
       { action, ids },
       (r) => {
         const result = r as { done: number; failed: { id: string; error: string }[] };
-        if (result.failed.length) toast(`${result.failed.length} refused: ${result.failed[0].error}`, 'error');
+        if (result.failed.length) toast(t`${result.failed.length} refused: ${result.failed[0].error}`, 'error');
         selected.clear();
         after();
       },

@@ -5,7 +5,7 @@
  */
 import { get, q } from './api.js';
 import { throughputChart } from './chart.js';
-import { duration, h, replace, route, toast } from './dom.js';
+import { duration, h, replace, route, t, toast } from './dom.js';
 import type { JobPage, JobView, QueueOverview, ScanPage, Series } from './types.js';
 import { STATES, act, bulkBar, button, jobTable, queueTabs, state } from './view-parts.js';
 
@@ -141,7 +141,7 @@ export async function queueView(main: HTMLElement, queue: string, query: URLSear
         ? button('Resume queue', () => void act('Resume queue', queue, q(queue, 'resume'), {}, rerender), { 'data-testid': 'resume-queue' })
         : button(
             'Pause queue',
-            () => void act('Pause queue', `${queue}: workers take no new job until resumed.`, q(queue, 'pause'), {}, rerender),
+            () => void act('Pause queue', t`${queue}: workers take no new job until resumed.`, q(queue, 'pause'), {}, rerender),
             { 'data-testid': 'pause-queue' },
           ),
       ' Clean ',
@@ -151,7 +151,7 @@ export async function queueView(main: HTMLElement, queue: string, query: URLSear
         () =>
           void act(
             'Clean queue',
-            `Remove up to 1,000 ${cleanState.value} jobs of ${queue}.`,
+            t`Remove up to 1,000 ${cleanState.value} jobs of ${queue}.`,
             q(queue, 'clean'),
             { state: cleanState.value },
             rerender,

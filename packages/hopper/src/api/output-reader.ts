@@ -34,6 +34,11 @@ export interface ReadStreamOptions {
   attempts?: 'latest' | 'all';
   /** false: stop after what is stored (no live following). Default true. */
   follow?: boolean;
+  /**
+   * Chunks read per call while replaying what is stored (1 to 1,000; default 200). A reader that
+   * may stop early (a viewer with a byte budget) reads small pages, so it never holds more than it shows.
+   */
+  pageSize?: number;
 }
 
 /** Chunks read per XRANGE page while replaying. */
@@ -178,6 +183,9 @@ function checkOptions(opts: ReadStreamOptions): string {
   if (opts.attempts !== undefined && opts.attempts !== 'latest' && opts.attempts !== 'all') {
     throw new InvalidDataError(`readStream: attempts must be 'latest' or 'all', got ${JSON.stringify(opts.attempts)}.`);
   }
+  if (opts.pageSize !== undefined && !(Number.isInteger(opts.pageSize) && opts.pageSize >= 1 && opts.pageSize <= 1000)) {
+    throw new InvalidDataError(`readStream: pageSize must be an integer from 1 to 1,000, got ${JSON.stringify(opts.pageSize)}.`);
+  }
   return from === 'start' ? '0-0' : from;
 }
 
@@ -194,6 +202,7 @@ export async function* readOutput(
   opts: ReadStreamOptions = {},
 ): AsyncGenerator<StreamChunk> {
   let after = checkOptions(opts);
+  const pageSize = opts.pageSize ?? PAGE;
   const latestOnly = (opts.attempts ?? 'latest') === 'latest';
   await ready();
   let attempt = latestOnly ? ((await backend.lastOutput(jobId))?.attempt ?? 0) : 0;
@@ -215,11 +224,11 @@ export async function* readOutput(
   // Replay: pages of what is stored.
   for (;;) {
     if (opts.signal?.aborted) return;
-    const page = await backend.readOutput(jobId, after, PAGE);
+    const page = await backend.readOutput(jobId, after, pageSize);
     const { chunks, done } = take(page);
     yield* chunks;
     if (done) return;
-    if (page.length < PAGE) break;
+    if (page.length < pageSize) break;
   }
   if (opts.follow === false) return;
   // Live: wait for entries after the last one read.

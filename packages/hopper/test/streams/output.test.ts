@@ -204,6 +204,23 @@ describe('job output streams', () => {
       await backend.close();
     }
   });
+  it('replays in pages of pageSize (a reader that stops early holds only a page), every chunk once, in order', async () => {
+    const name = env.queueName('pages');
+    const queue = env.queue(name);
+    await expect(queue.readStream('1', { pageSize: 0 }).next()).rejects.toBeInstanceOf(InvalidDataError);
+    await expect(queue.readStream('1', { pageSize: 1001 }).next()).rejects.toBeInstanceOf(InvalidDataError);
+    await expect(queue.readStream('1', { pageSize: 2.5 }).next()).rejects.toBeInstanceOf(InvalidDataError);
+    env.worker(name, async (job) => {
+      for (let i = 0; i < 7; i++) await job.stream.write({ i });
+      await job.stream.end();
+    });
+    const job = await queue.add('x', {}, { removeOnComplete: false });
+    await until(async () => (await queue.getJobState(job.id as string)) === 'completed', 'job done');
+    for (const pageSize of [1, 2, 3, 7, 1000]) {
+      const chunks = await readAll(queue.readStream(job.id as string, { follow: false, pageSize }));
+      expect([pageSize, chunks.map((c) => (c.data as { i: number }).i)]).toEqual([pageSize, [0, 1, 2, 3, 4, 5, 6]]);
+    }
+  });
   // 1,000 readers sharing a few Redis connections: output-connections.test.ts (Redis only).
 });
 
