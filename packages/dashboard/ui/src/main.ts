@@ -56,7 +56,12 @@ function loginView(message?: string): void {
     main,
     h('h1', {}, 'Sign in'),
     message ? h('p', { class: 'error' }, message) : null,
-    h('p', {}, 'The token is the one hopper-dashboard printed at start (or your operator token). It is kept in this tab only.'),
+    h(
+      'p',
+      {},
+      'Sign in with a token (the one hopper-dashboard printed at start, or your operator token), or with a user and password ' +
+        '(npm run demo prints them). Either is kept in this tab only.',
+    ),
     h('div', { class: 'logins' }, tokenForm, basicForm),
   );
 }
