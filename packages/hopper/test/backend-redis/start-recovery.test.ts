@@ -68,6 +68,10 @@ describe('a failed start recovers', () => {
     const blocker = new Redis(server.url);
     const admin = new Redis(server.url);
     env.track({ close: async () => void (blocker.disconnect(), admin.disconnect()) });
+    // Both connected (their ready checks done) before Redis turns busy.
+    await Promise.all([blocker.ping(), admin.ping()]);
+    blocker.on('error', () => undefined);
+    admin.on('error', () => undefined);
     blocker.eval('while true do end', 0).catch(() => undefined);
     await until(
       () =>

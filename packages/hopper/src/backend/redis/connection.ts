@@ -127,13 +127,10 @@ export function openClient(connection: ConnectionOptions | undefined, role: Clie
   }
   // The user's socketTimeout is kept; without one, Hopper's reply deadline applies.
   const socketTimeout = userSocketTimeout(connection) ?? DEFAULT_SOCKET_TIMEOUT_MS;
-  // ioredis's disconnect() arms a ref'd timer (disconnectTimeout, 2 s) that only the socket's next
-  // 'close' clears: on a socket already closed (a refused or dropped connection), it held the
-  // process 2 s after close(). Hopper destroys the socket itself when it disconnects (disconnectNow).
   const client =
     typeof connection === 'string'
-      ? new Redis(connection, { disconnectTimeout: 0, ...roleOptions(role, socketTimeout) })
-      : new Redis({ disconnectTimeout: 0, ...connection, ...roleOptions(role, socketTimeout) });
+      ? new Redis(connection, roleOptions(role, socketTimeout))
+      : new Redis({ ...connection, ...roleOptions(role, socketTimeout) });
   // A producer's commands stop waiting once the connection has been down past connectTimeout; a
   // worker's wait to be sent again (availability.ts).
   if (role !== 'blocking') watchAvailability(client, role === 'command');
@@ -217,6 +214,11 @@ export function dropSocket(client: RedisClient): void {
 /** Closes a client at once, for good: its pending commands fail, even on a half-open connection. */
 export function disconnectNow(client: RedisClient): void {
   const reconnecting = client.status === 'reconnecting';
+  // ioredis's disconnect() arms a ref'd timer (disconnectTimeout, 2 s) that only the socket's next
+  // 'close' clears: on a socket already closed (a refused or dropped connection) it held the
+  // process 2 s after close(). This disconnect is for good and destroys the socket itself (below).
+  const connector = (client as unknown as { connector?: { disconnectTimeout?: number } }).connector;
+  if (connector && typeof connector.disconnectTimeout === 'number') connector.disconnectTimeout = 0;
   client.disconnect();
   dropSocket(client);
   // ioredis 5 leaves a client disconnected between two reconnect attempts 'reconnecting' for
