@@ -81,6 +81,8 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/telemetry/exact-metrics.test.ts',
   'test/telemetry/metrics.test.ts',
   'test/types/seam-results.test.ts',
+  'test/validation/bad-input.test.ts',
+  'test/fuzz/api-fuzz.test.ts',
   'test/worker/close.test.ts',
   'test/worker/delay.test.ts',
   'test/worker/large-concurrency.test.ts',

@@ -3,7 +3,7 @@
  * honours `--json`, confirmation of destructive actions, and progress on long ones.
  */
 import { createInterface } from 'node:readline/promises';
-import { Admin, type Queue } from 'hopper-queue';
+import { Admin, InvalidNameError, InvalidOptionsError, type Queue } from 'hopper-queue';
 
 /** A mistake in how the command was called: printed with a hint, exit code 2. */
 export class UsageError extends Error {
@@ -71,7 +71,16 @@ export class Context {
 
   /** The Admin over `--prefix`, opened on first use. */
   get admin(): Admin {
-    this.adminInstance ??= new Admin({ connection: this.options.redis, prefix: this.options.prefix });
+    if (!this.adminInstance) {
+      try {
+        this.adminInstance = new Admin({ connection: this.options.redis, prefix: this.options.prefix });
+      } catch (error) {
+        // A refused --redis or --prefix is a usage mistake: say which flag (exit code 2).
+        if (error instanceof InvalidNameError) throw new UsageError(`--prefix: ${error.message}`);
+        if (error instanceof InvalidOptionsError) throw new UsageError(`--redis (or REDIS_URL): ${error.message}`);
+        throw error;
+      }
+    }
     return this.adminInstance;
   }
 

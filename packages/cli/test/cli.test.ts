@@ -230,4 +230,26 @@ describe('hopper CLI', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('hopper: inspect and operate Hopper queues.');
   });
+
+  it('refuses a --redis or --prefix it cannot use, and a db the server lacks instead of showing db 0 (issue 34)', async () => {
+    const name = env.queueName();
+    await env.queue(name).add('x', {});
+    const notUrl = await hopper('42', env.prefix, 'queues');
+    expect(notUrl.code).toBe(2);
+    expect(notUrl.stderr).toContain('--redis (or REDIS_URL): connection must be');
+    const prefix = await hopper(env.url, 'a:{b}', 'queues');
+    expect(prefix.code).toBe(2);
+    expect(prefix.stderr).toContain('--prefix:');
+    const url = new URL(env.url);
+    url.pathname = '/99';
+    const db99 = await hopper(url.toString(), env.prefix, 'queues', '--json');
+    expect(db99.code).toBe(1);
+    expect(db99.stderr).toContain('connection.db must be a database this Redis server has, got 99');
+    expect(db99.stdout).not.toContain(name);
+    const interval = await cli('top', '--interval', '30d');
+    expect(interval.code).toBe(2);
+    expect(interval.stderr).toContain('--interval must be at most');
+    const count = await cli('jobs', 'list', name, '--limit', '1e3');
+    expect(count.code).toBe(2);
+  });
 });

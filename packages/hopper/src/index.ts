@@ -109,6 +109,7 @@ export {
   SchedulerJobError,
   RedisFullError,
   BackendUnsupportedError,
+  BackendError,
   BackendDriverMissingError,
   MigrationError,
   type MigrationRefusal,

@@ -43,8 +43,37 @@ export const DEFAULT_SCRAPE_TIMEOUT_MS = 5_000;
 
 const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 
+/** Longest `cacheMs`: a day. */
+const MAX_CACHE_MS = 86_400_000;
+
+/** The options HopperMetrics knows (startMetricsServer adds its own): any other is refused, a typo changes nothing otherwise. */
+const KNOWN_OPTIONS = ['connection', 'prefix', 'admin', 'queues', 'registry', 'metricPrefix', 'groups', 'cacheMs', 'scrapeTimeoutMs'];
+
+/** Refuses an option no one reads (with the closest known name), so a typo never silently changes nothing. */
+export function refuseUnknownOptions(opts: object, known: readonly string[], owner: string): void {
+  for (const key of Object.keys(opts)) {
+    if (known.includes(key) || (opts as Record<string, unknown>)[key] === undefined) continue;
+    const near = known.find((name) => name.toLowerCase() === key.toLowerCase() || editDistance(name, key) <= 2);
+    throw invalid(`Unknown ${owner} option ${key}: ${near ? `did you mean '${near}'?` : `use ${known.join(', ')}.`}`);
+  }
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const next = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = next;
+    }
+  }
+  return row[b.length];
+}
+
 /** Hopper's typed error for a bad option (typed as Error: its declaration hides its Error base from the linter). */
-function invalid(message: string): Error {
+export function invalid(message: string): Error {
   return new InvalidOptionsError(message);
 }
 
@@ -71,6 +100,9 @@ export class HopperMetrics {
   private closed = false;
 
   constructor(opts: HopperMetricsOptions = {}) {
+    // Every option is checked before anything is opened or registered: a refusal leaves nothing behind.
+    if (typeof opts !== 'object' || opts === null) throw invalid(`HopperMetrics options must be an object, got ${String(opts)}.`);
+    refuseUnknownOptions(opts, KNOWN_OPTIONS, 'HopperMetrics');
     const prefix = opts.metricPrefix ?? 'hopper_';
     if (typeof prefix !== 'string' || (prefix !== '' && !NAME.test(prefix))) {
       throw invalid(`metricPrefix must match [a-zA-Z_:][a-zA-Z0-9_:]*, got ${JSON.stringify(opts.metricPrefix)}.`);
@@ -80,7 +112,9 @@ export class HopperMetrics {
       throw invalid(`groups.top must be an integer from 0 to 1000, got ${JSON.stringify(opts.groups?.top)}.`);
     }
     const cacheMs = opts.cacheMs ?? 1000;
-    if (!Number.isFinite(cacheMs) || cacheMs < 0) throw invalid(`cacheMs must be a number >= 0, got ${cacheMs}.`);
+    if (typeof cacheMs !== 'number' || !Number.isFinite(cacheMs) || cacheMs < 0 || cacheMs > MAX_CACHE_MS) {
+      throw invalid(`cacheMs must be a number of ms from 0 to ${MAX_CACHE_MS} (a day), got ${String(cacheMs)}.`);
+    }
     if (opts.queues !== undefined && (!Array.isArray(opts.queues) || opts.queues.some((q) => typeof q !== 'string' || q === ''))) {
       throw invalid(`queues must be an array of queue names, got ${JSON.stringify(opts.queues)}.`);
     }
@@ -89,12 +123,16 @@ export class HopperMetrics {
       throw invalid(`scrapeTimeoutMs must be a number of ms from 1 to ${MAX_TIMER_MS}, got ${String(opts.scrapeTimeoutMs)}.`);
     }
     const registry = opts.registry ?? new Registry();
-    // Checked before anything is registered or connected: a refused HopperMetrics leaves nothing behind.
+    if (typeof registry.getSingleMetric !== 'function' || typeof registry.registerMetric !== 'function') {
+      throw invalid('registry must be a prom-client Registry.');
+    }
+    // A second HopperMetrics on one registry (same metricPrefix) would collide on every name: refused
+    // here, before anything is registered and before the Admin (and its connection) is created.
     const taken = familySpecs().find((spec) => registry.getSingleMetric(prefix + spec.name) !== undefined);
     if (taken) {
       throw invalid(
         `The registry already has a metric named ${prefix + taken.name}: another HopperMetrics (or your own metric) is registered in it. ` +
-          'Use one HopperMetrics per registry (close() leaves its metrics registered: registry.clear() removes them), or give this one another metricPrefix.',
+          'Use one HopperMetrics per registry (close() leaves its metrics registered: registry.clear() removes them), or give this one another metricPrefix. Nothing was registered.',
       );
     }
     this.registry = registry;

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import { HopperMetrics, type HopperMetricsOptions } from './collector.js';
+import { HopperMetrics, invalid, type HopperMetricsOptions } from './collector.js';
 
 /** A Fetch-style handler serving `registry`'s metrics (GET or HEAD; any path: mount it where you want). */
 export function metricsFetchHandler(registry: Registry): (request: Request) => Promise<Response> {
@@ -75,23 +75,34 @@ export interface MetricsServer {
  * @example const { url, close } = await startMetricsServer({ port: 9464, connection: process.env.REDIS_URL });
  */
 export async function startMetricsServer(opts: MetricsServerOptions): Promise<MetricsServer> {
-  const metrics = new HopperMetrics(opts);
-  const path = opts.path ?? '/metrics';
+  if (typeof opts !== 'object' || opts === null) throw invalid(`startMetricsServer options must be an object, got ${String(opts)}.`);
+  const { port, host: hostOption, path: pathOption, ...collectorOptions } = opts;
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw invalid(`port must be an integer from 0 to 65535 (0: any free port), got ${String(port)}.`);
+  }
+  if (hostOption !== undefined && (typeof hostOption !== 'string' || hostOption === '')) {
+    throw invalid(`host must be a non-empty string (an interface to listen on), got ${String(hostOption)}.`);
+  }
+  if (pathOption !== undefined && (typeof pathOption !== 'string' || !pathOption.startsWith('/'))) {
+    throw invalid(`path must start with "/", got ${String(pathOption)}.`);
+  }
+  const metrics = new HopperMetrics(collectorOptions);
+  const path = pathOption ?? '/metrics';
   const server = createServer(metricsHandler(metrics.registry, path));
-  const host = opts.host ?? '127.0.0.1';
+  const host = hostOption ?? '127.0.0.1';
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(opts.port, host, () => resolve());
+      server.listen(port, host, () => resolve());
     });
   } catch (err) {
     await metrics.close();
     throw err;
   }
-  const { port } = server.address() as AddressInfo;
+  const { port: bound } = server.address() as AddressInfo;
   const shown = host.includes(':') ? `[${host}]` : host;
   return {
-    url: `http://${shown}:${port}${path}`,
+    url: `http://${shown}:${bound}${path}`,
     server,
     metrics,
     close: async () => {

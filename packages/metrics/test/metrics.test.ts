@@ -6,6 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { InvalidOptionsError } from 'hopper-queue';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import { collect } from '../../hopper/test/helpers/wait.js';
 import { HopperMetrics, parseRedisInfo, startMetricsServer } from '../src/index.js';
@@ -156,5 +157,25 @@ describe('hopper-queue-metrics', () => {
   it('refuses bad options with a typed error', () => {
     expect(() => new HopperMetrics({ metricPrefix: 'bad prefix' })).toThrow(/metricPrefix/);
     expect(() => new HopperMetrics({ groups: { top: -1 } })).toThrow(/groups.top/);
+  });
+
+  it('refuses unknown options, bad bounds and a second collector on one registry, opening nothing (issue 34)', async () => {
+    expect(() => new HopperMetrics({ cachMs: 5 } as object)).toThrow(InvalidOptionsError);
+    expect(() => new HopperMetrics({ cachMs: 5 } as object)).toThrow("did you mean 'cacheMs'");
+    expect(() => new HopperMetrics({ cacheMs: Infinity })).toThrow(/cacheMs/);
+    expect(() => new HopperMetrics({ connection: 42 } as object)).toThrow(InvalidOptionsError);
+    await expect(startMetricsServer({ port: 70000, connection: env.url })).rejects.toThrow(/port/);
+    await expect(startMetricsServer({ port: 0, path: 'metrics', connection: env.url })).rejects.toThrow(/path/);
+    const registry = new Registry();
+    const first = new HopperMetrics({ connection: env.url, prefix: env.prefix, registry });
+    try {
+      const second = (): HopperMetrics => new HopperMetrics({ connection: env.url, prefix: env.prefix, registry });
+      expect(second).toThrow(InvalidOptionsError);
+      expect(second).toThrow(/already has a metric named hopper_/);
+      // Another metricPrefix on the same registry is fine.
+      await new HopperMetrics({ connection: env.url, prefix: env.prefix, registry, metricPrefix: 'other_' }).close();
+    } finally {
+      await first.close();
+    }
   });
 });

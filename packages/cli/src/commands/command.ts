@@ -20,13 +20,17 @@ export interface Command {
   run(ctx: Context, args: CommandArgs): Promise<number | void>;
 }
 
-/** Reads a non-negative integer option, with a default. */
-export function intOption(values: CommandArgs['values'], name: string, fallback: number, min = 0): number {
+/** Reads an integer option from `min` to `max` (default: no bound below 2^53), with a default. */
+export function intOption(values: CommandArgs['values'], name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = values[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (typeof raw !== 'string' || !Number.isInteger(n) || n < min) {
-    throw new UsageError(`--${name} must be an integer >= ${min}, not "${String(raw)}"`);
+  if (typeof raw !== 'string' || !/^\s*-?\d+\s*$/.test(raw) || !Number.isSafeInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`--${name} must be an integer ${range}, not "${String(raw)}"`);
   }
   return n;
 }
+
+/** Longest wait a timer can take, ms (2^31 - 1, about 24.8 days): longer ones fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from '../context.js';
-import { intOption, type Command } from './command.js';
+import { intOption, MAX_TIMER_MS, type Command } from './command.js';
 
 /** The demo's entry, from packages/cli/dist/commands/ up to the repository root. */
 const DEMO = new URL('../../../../examples/demo/main.mjs', import.meta.url);
@@ -38,9 +38,8 @@ export const demoCommand: Command = {
         `the demo's files are not here (${fileURLToPath(DEMO)}): \`hopper demo\` runs from a clone of the Hopper repository, where \`npm run demo\` does the same.`,
       );
     }
-    const duration = values.duration === undefined ? undefined : intOption(values, 'duration', 0);
-    const port = values.port === undefined ? undefined : intOption(values, 'port', 3000);
-    if (port !== undefined && port > 65535) throw new UsageError(`--port must be a port number, not "${String(values.port)}"`);
+    const duration = values.duration === undefined ? undefined : intOption(values, 'duration', 0, 0, Math.floor(MAX_TIMER_MS / 1000));
+    const port = values.port === undefined ? undefined : intOption(values, 'port', 3000, 0, 65535);
     if (values.sqlite === true && typeof values.redis === 'string') throw new UsageError('--sqlite and --redis contradict each other');
     const { runDemo } = (await import(DEMO.href)) as DemoModule;
     return runDemo({

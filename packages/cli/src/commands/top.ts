@@ -7,7 +7,7 @@
 import { QueueEvents, type QueueOverview } from 'hopper-queue';
 import { UsageError, type Context } from '../context.js';
 import { duration, table } from '../format.js';
-import { intOption, type Command } from './command.js';
+import { intOption, MAX_TIMER_MS, type Command } from './command.js';
 import { parseDuration } from './queue-ops.js';
 
 /** Completions and failures counted from one queue's events since the last frame. */
@@ -63,6 +63,7 @@ export const topCommand: Command = {
   async run(ctx, { positionals, values }) {
     const intervalMs = parseDuration(typeof values.interval === 'string' ? values.interval : '2s', 'interval');
     if (intervalMs < 100) throw new UsageError('--interval must be at least 100ms');
+    if (intervalMs > MAX_TIMER_MS) throw new UsageError(`--interval must be at most ${MAX_TIMER_MS}ms (about 24.8 days)`);
     const iterations = intOption(values, 'iterations', 0);
     const live = ctx.io.stdout.isTTY === true && !ctx.options.json;
     const rates = new Map<string, Rates>();

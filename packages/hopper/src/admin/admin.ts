@@ -7,6 +7,7 @@ import { createAdmin, type ConnectionOptions } from '../backend/create.js';
 import type { BackendAdmin } from '../backend/backend.js';
 import { ClosedError, QueueNotFoundError } from '../job/errors.js';
 import { validatePrefix, validateQueueName } from '../job/options.js';
+import { validateConnection } from '../validation/connection.js';
 import { JOB_STATES, type JobState } from '../job/states.js';
 import { DEFAULT_PREFIX } from '../api/queue-base.js';
 import { Queue } from '../api/queue.js';
@@ -76,7 +77,9 @@ export class Admin {
 
   constructor(opts: AdminOptions = {}) {
     this.prefix = opts.prefix ?? DEFAULT_PREFIX;
+    // Checked before connecting: a refused prefix or connection opens nothing.
     validatePrefix(this.prefix);
+    validateConnection(opts.connection);
     this.connection = opts.connection;
     this.backend = createAdmin({ connection: opts.connection, prefix: this.prefix });
   }

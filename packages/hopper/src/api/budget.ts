@@ -3,6 +3,7 @@
  * of a job. The charging itself is atomic with the add, in the backend (addJobs).
  */
 import { InvalidOptionsError } from '../job/errors.js';
+import { showValue } from '../validation/kit.js';
 
 /**
  * A budget per tenant over a sliding window, in any unit (tokens, cents): an add with a `cost`
@@ -54,7 +55,7 @@ export function validateBudget(budget: unknown): asserts budget is BudgetOptions
 /** Checks a tenant name (from budget.key or getBudget). */
 export function validateTenant(tenant: unknown, from: string): asserts tenant is string {
   if (typeof tenant !== 'string' || tenant.length === 0 || tenant.length > 255) {
-    throw new InvalidOptionsError(`${from} must give a tenant: a non-empty string up to 255 characters, got ${JSON.stringify(tenant)}.`);
+    throw new InvalidOptionsError(`${from} must give a tenant: a non-empty string up to 255 characters, got ${showValue(tenant)}.`);
   }
 }
 

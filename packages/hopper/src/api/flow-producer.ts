@@ -26,22 +26,16 @@ import { systemClock, type Clock } from '../clock/clock.js';
 import { ClosedError, InvalidOptionsError } from '../job/errors.js';
 import { Job, type JobContext } from '../job/job.js';
 import { parseJobKey } from '../job/job-key.js';
-import {
-  MAX_JOB_ID_LENGTH,
-  validateJobName,
-  validateJobOptions,
-  validatePrefix,
-  validateQueueName,
-  type JobsOptions,
-} from '../job/options.js';
+import { MAX_JOB_ID_LENGTH, validateJobOptions, type JobsOptions } from '../job/options.js';
 import { checkServer, CLOSE_GRACE_MS, DEFAULT_PREFIX } from './queue-base.js';
 import { Starter } from './starter.js';
 import { sleep } from '../clock/timers.js';
 import { checkFlowSlots, explainRefusal, FLOW_CHUNK, resolveParent, toFlowNode } from './flows.js';
 import { toNewJob } from '../job/new-job.js';
 import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
-import { trace, validateTelemetry } from '../telemetry/trace.js';
-import { refuseUnsupported } from '../job/compat.js';
+import { trace } from '../telemetry/trace.js';
+import { validateComponentOptions } from '../validation/component-options.js';
+import { checkArgument, checkFlowOpts, FLOW_NODE, NODE_OPTIONS } from '../validation/arguments.js';
 import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 
 /** Options of a FlowProducer. */
@@ -133,12 +127,11 @@ export class FlowProducer extends EventEmitter {
 
   constructor(opts: FlowProducerOptions = {}) {
     super();
+    // Every option is checked before connecting: a refused option leaves nothing running.
+    validateComponentOptions('FlowProducer', undefined, opts);
     this.opts = opts;
     this.prefix = opts.prefix ?? DEFAULT_PREFIX;
-    validatePrefix(this.prefix);
     this.clock = opts.clock ?? systemClock;
-    validateTelemetry(opts.telemetry, 'FlowProducer');
-    refuseUnsupported('FlowProducer', opts);
     // The connection's backend: each queue gets a sibling on the same connection.
     this.primary = createBackend({
       connection: opts.connection,
@@ -219,6 +212,8 @@ export class FlowProducer extends EventEmitter {
   }
 
   private async addFlow(flow: FlowJob, opts: FlowOpts): Promise<JobNode> {
+    // Every node and the per-queue defaults are checked here, before anything is written.
+    checkFlowOpts(opts);
     const root = this.flatten(flow, opts, true);
     await this.ready();
     checkFlowSlots(this.backendFor(root.queue), queuesOf(root));
@@ -287,7 +282,7 @@ export class FlowProducer extends EventEmitter {
    * most `maxChildren` per parent. Undefined if the job is gone.
    */
   async getFlow(opts: NodeOpts): Promise<JobNode | undefined> {
-    validateQueueName(opts.queueName);
+    checkArgument(NODE_OPTIONS, opts, 'getFlow(opts)');
     if (opts.prefix !== undefined && opts.prefix !== this.prefix) {
       throw new InvalidOptionsError(
         `getFlow: prefix "${opts.prefix}" differs from this FlowProducer's "${this.prefix}": use a FlowProducer with that prefix.`,
@@ -339,17 +334,14 @@ export class FlowProducer extends EventEmitter {
     for (const child of node.children) this.checkDeadLetters(child);
   }
 
-  private flatten(flow: FlowJob, opts: FlowOpts, isRoot: boolean): Flat {
-    if (typeof flow !== 'object' || flow === null)
-      throw new InvalidOptionsError(`A flow node must be { name, queueName, data, opts, children }, got ${String(flow)}.`);
-    validateQueueName(flow.queueName);
-    validateJobName(flow.name);
+  private flatten(flow: FlowJob, opts: FlowOpts, isRoot: boolean, path = 'flow'): Flat {
+    checkArgument(FLOW_NODE, flow, path);
     if (flow.prefix !== undefined && flow.prefix !== this.prefix) {
       throw new InvalidOptionsError(
         `Job "${flow.name}" has prefix "${flow.prefix}" but the FlowProducer's is "${this.prefix}": every job of a flow lives under one prefix.`,
       );
     }
-    validateJobOptions(flow.opts);
+    validateJobOptions(flow.opts, [], `${path}.opts`);
     if (!isRoot && flow.opts?.parent) {
       throw new InvalidOptionsError(
         `Child "${flow.name}" sets opts.parent: a child's parent is its place in the tree; only the root may join an existing job.`,
@@ -366,7 +358,7 @@ export class FlowProducer extends EventEmitter {
           'Deduplicate the flow by giving its root a jobId instead (adding the same flow again then creates nothing).',
       );
     }
-    const children = (flow.children ?? []).map((child) => this.flatten(child, opts, false));
+    const children = (flow.children ?? []).map((child, i) => this.flatten(child, opts, false, `${path}.children[${i}]`));
     const size = 1 + children.reduce((sum, c) => sum + c.size, 0);
     return { queue: flow.queueName, name: flow.name, data: flow.data ?? {}, opts: merged, children, size };
   }

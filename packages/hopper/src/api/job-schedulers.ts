@@ -17,6 +17,7 @@ import { validateRepeat } from '../schedule/validate-repeat.js';
 import type { QueueGetters } from './queue-getters.js';
 import { toRepeatableJob, type RepeatableJob } from './legacy-repeat.js';
 import { invalidSchedule } from '../schedule/schedule-error.js';
+import { showValue } from '../validation/kit.js';
 
 /** The job a scheduler adds at each occurrence. */
 export interface JobSchedulerTemplate<DataType = unknown, NameType extends string = string> {
@@ -89,7 +90,7 @@ export const MAX_BACKFILL = 1000;
 
 function checkId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || id.length === 0 || id.length > 200) {
-    throw new InvalidOptionsError(`A job scheduler id must be a non-empty string of at most 200 characters, got ${JSON.stringify(id)}.`);
+    throw new InvalidOptionsError(`A job scheduler id must be a non-empty string of at most 200 characters, got ${showValue(id)}.`);
   }
 }
 

@@ -11,6 +11,7 @@ import { validateJobName, type JobsOptions } from '../job/options.js';
 import type { LegacyRepeatOptions, RepeatOptions, ScheduleSpec } from '../schedule/repeat-options.js';
 import { invalidSchedule } from '../schedule/schedule-error.js';
 import type { JobSchedulers } from './job-schedulers.js';
+import { showValue } from '../validation/kit.js';
 
 /** A repeatable job as `getRepeatableJobs` lists it (BullMQ 5's `RepeatableJob`). */
 export interface RepeatableJob {
@@ -57,15 +58,13 @@ export function repeatKey(name: string, repeat: LegacyRepeatOptions, jobId?: str
 /** Checks the legacy-only repeat options; the scheduler's own are checked by validateRepeat. */
 function checkLegacyOptions(repeat: LegacyRepeatOptions): void {
   if (repeat.key !== undefined && (typeof repeat.key !== 'string' || repeat.key === '')) {
-    throw new InvalidOptionsError(`repeat.key must be a non-empty string (the scheduler id), got ${JSON.stringify(repeat.key)}.`);
+    throw new InvalidOptionsError(`repeat.key must be a non-empty string (the scheduler id), got ${showValue(repeat.key)}.`);
   }
   if (repeat.count !== undefined && !(Number.isInteger(repeat.count) && repeat.count >= 0)) {
-    throw new InvalidOptionsError(
-      `repeat.count must be an integer >= 0 (the iteration to start after), got ${JSON.stringify(repeat.count)}.`,
-    );
+    throw new InvalidOptionsError(`repeat.count must be an integer >= 0 (the iteration to start after), got ${showValue(repeat.count)}.`);
   }
   if (repeat.jobId !== undefined && (typeof repeat.jobId !== 'string' || repeat.jobId === '')) {
-    throw new InvalidOptionsError(`repeat.jobId must be a non-empty string, got ${JSON.stringify(repeat.jobId)}.`);
+    throw new InvalidOptionsError(`repeat.jobId must be a non-empty string, got ${showValue(repeat.jobId)}.`);
   }
 }
 
@@ -80,12 +79,12 @@ export async function addRepeatable(schedulers: JobSchedulers, name: string, dat
   const { repeat, jobId, delay: _delay, prevMillis: _prev, repeatJobKey: _key, ...jobOpts } = opts;
   if (typeof repeat !== 'object' || repeat === null || Array.isArray(repeat)) {
     throw new InvalidOptionsError(
-      `repeat must be an object such as { pattern: '0 3 * * *' } or { every: 60000 }, got ${JSON.stringify(repeat)}.`,
+      `repeat must be an object such as { pattern: '0 3 * * *' } or { every: 60000 }, got ${showValue(repeat)}.`,
     );
   }
   checkLegacyOptions(repeat);
   if (jobId !== undefined && (typeof jobId !== 'string' || jobId === '')) {
-    throw new InvalidOptionsError(`jobId must be a non-empty string, got ${JSON.stringify(jobId)}.`);
+    throw new InvalidOptionsError(`jobId must be a non-empty string, got ${showValue(jobId)}.`);
   }
   const schedule: RepeatOptions = { ...repeat };
   for (const key of LEGACY_ONLY) delete (schedule as Record<string, unknown>)[key];

@@ -9,7 +9,8 @@
  * is blocked writes to the queue's wake stream, which the XREAD also watches.
  */
 import { OUTPUT_WAIT_MAX, type OutputEntry, type QueueBackend } from '../backend/backend.js';
-import { InvalidDataError } from '../job/errors.js';
+import { checkArgument, READ_STREAM_OPTIONS } from '../validation/arguments.js';
+import { InvalidDataError, InvalidOptionsError } from '../job/errors.js';
 
 /** One chunk of a job's output, as `queue.readStream` yields it. */
 export interface StreamChunk<T = unknown> {
@@ -45,7 +46,6 @@ export interface ReadStreamOptions {
 const PAGE = 200;
 /** How long one shared XREAD blocks; a reader with nothing new re-checks its job's state this often. */
 export const OUTPUT_BLOCK_MS = 2_000;
-const ENTRY_ID = /^\d+-\d+$/;
 
 /** Compares two stream entry ids (`<ms>-<seq>`). */
 function compareIds(a: string, b: string): number {
@@ -171,21 +171,14 @@ export class OutputHub {
 
 /** Checks `readStream`'s options; throws InvalidDataError for a bad one. */
 function checkOptions(opts: ReadStreamOptions): string {
+  try {
+    checkArgument(READ_STREAM_OPTIONS, opts, 'readStream(jobId, opts)');
+  } catch (err) {
+    // readStream's refusals are InvalidDataErrors (as documented), with the validation layer's message.
+    if (err instanceof InvalidOptionsError) throw new InvalidDataError(err.message, { cause: err });
+    throw err;
+  }
   const from = opts.from ?? 'start';
-  if (from !== 'start' && !(typeof from === 'string' && ENTRY_ID.test(from))) {
-    throw new InvalidDataError(
-      `readStream: from must be 'start' or an entry id such as '1700000000000-0' (a chunk's id), got ${JSON.stringify(from)}.`,
-    );
-  }
-  if (opts.follow !== undefined && typeof opts.follow !== 'boolean') {
-    throw new InvalidDataError(`readStream: follow must be a boolean, got ${JSON.stringify(opts.follow)}.`);
-  }
-  if (opts.attempts !== undefined && opts.attempts !== 'latest' && opts.attempts !== 'all') {
-    throw new InvalidDataError(`readStream: attempts must be 'latest' or 'all', got ${JSON.stringify(opts.attempts)}.`);
-  }
-  if (opts.pageSize !== undefined && !(Number.isInteger(opts.pageSize) && opts.pageSize >= 1 && opts.pageSize <= 1000)) {
-    throw new InvalidDataError(`readStream: pageSize must be an integer from 1 to 1,000, got ${JSON.stringify(opts.pageSize)}.`);
-  }
   return from === 'start' ? '0-0' : from;
 }
 

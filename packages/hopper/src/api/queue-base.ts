@@ -8,7 +8,7 @@ import { createBackend, type ConnectionOptions } from '../backend/create.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { randomBytes } from 'node:crypto';
 import { ClosedError, DatasetResetError, UnsupportedRedisError } from '../job/errors.js';
-import { validatePrefix, validateQueueName } from '../job/options.js';
+import { validateComponentOptions, type Component } from '../validation/component-options.js';
 import type { JobContext } from '../job/job.js';
 import { Starter } from './starter.js';
 import { safeTimeout, type SafeTimer } from '../clock/timers.js';
@@ -77,11 +77,14 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
   /** The start: connect, check, set up; tried again until it succeeds (api/starter.ts). */
   protected readonly starter: Starter;
 
-  protected constructor(name: string, opts: QueueBaseOptions, role: 'command' | 'worker') {
+  /**
+   * Checks the queue name and every option of `component`'s set (the validation layer) before
+   * anything is opened: a refused option leaves no connection behind.
+   */
+  protected constructor(name: string, opts: QueueBaseOptions, role: 'command' | 'worker', component: Component) {
     super();
-    validateQueueName(name);
+    validateComponentOptions(component, name, opts);
     const prefix = opts.prefix ?? DEFAULT_PREFIX;
-    validatePrefix(prefix);
     this.name = name;
     this.queueName = name;
     this.prefix = prefix;

@@ -9,10 +9,11 @@
  * events.on('failed', ({ jobId, failedReason }) => console.error(jobId, failedReason));
  */
 import { safeTimeout, sleep, type SafeTimer } from '../clock/timers.js';
-import { refuseUnsupported } from '../job/compat.js';
 import { JobNotFoundError, WaitTimeoutError } from '../job/errors.js';
 import type { JobFinishWaiter } from '../job/job.js';
 import { CLOSE_GRACE_MS, QueueBase, type QueueBaseOptions } from './queue-base.js';
+import type { EventEmitter } from 'node:events';
+import { checkArgument, WAIT_TTL } from '../validation/arguments.js';
 
 /** Options of QueueEvents. */
 export interface QueueEventsOptions extends QueueBaseOptions {
@@ -43,10 +44,11 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
   private runPromise: Promise<void> | undefined;
   /** Called after each read (waits for the reader to reach a position). */
   private readonly readWaiters = new Set<() => void>();
+  /** The waits of `waitForJob`, by job id. */
+  private readonly finishWaiters = new FinishWaiters();
 
   constructor(name: string, opts: QueueEventsOptions = {}) {
-    refuseUnsupported('QueueEvents', opts);
-    super(name, opts, 'worker');
+    super(name, opts, 'worker', 'QueueEvents');
     this.opts = opts;
     this.lastId = opts.lastEventId ?? '$';
     if (opts.autorun !== false) this.run().catch((err: unknown) => this.emitError(err));
@@ -202,30 +204,25 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
    * waited for.
    */
   waitForJob(jobId: string, ttl?: number, rejectMissing = false): Promise<unknown> {
+    try {
+      // A ttl of 2^31 ms or more would fire at once (Node's timers): refused, as a NaN or a negative one.
+      if (ttl !== undefined) checkArgument(WAIT_TTL, ttl, 'waitUntilFinished(queueEvents, ttl)');
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
     return new Promise((resolve, reject) => {
       let timer: SafeTimer | undefined;
       let settled = false;
       const cleanup = (): void => {
         settled = true;
-        this.off('completed', onCompleted);
-        this.off('failed', onFailed);
-        this.off('gap', onGap);
+        this.finishWaiters.remove(jobId, waiter);
         timer?.cancel();
-      };
-      const onCompleted = (args: { jobId: string; returnvalue: unknown }): void => {
-        if (args.jobId !== jobId) return;
-        cleanup();
-        resolve(args.returnvalue);
-      };
-      const onFailed = (args: { jobId: string; failedReason: string }): void => {
-        if (args.jobId !== jobId) return;
-        cleanup();
-        reject(new Error(args.failedReason));
       };
       const checkStored = (): void => {
         this.ready()
           .then(() => this.backend.getJob(jobId))
           .then((record) => {
+            if (settled) return;
             if (record?.state === 'completed') {
               cleanup();
               resolve(record.returnvalue === undefined ? undefined : parseValue(record.returnvalue));
@@ -247,14 +244,25 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
             }
           })
           .catch((err: unknown) => {
+            if (settled) return;
             cleanup();
             reject(err instanceof Error ? err : new Error(String(err)));
           });
       };
-      const onGap = (): void => checkStored();
-      this.on('completed', onCompleted);
-      this.on('failed', onFailed);
-      this.on('gap', onGap);
+      const waiter: FinishWaiter = {
+        completed: (value) => {
+          cleanup();
+          resolve(value);
+        },
+        failed: (reason) => {
+          cleanup();
+          reject(new Error(reason));
+        },
+        gap: checkStored,
+      };
+      // One set of listeners for every wait of this reader (a listener per wait would pass the
+      // EventEmitter's limit at 11 waits and print MaxListenersExceededWarning).
+      this.finishWaiters.add(jobId, waiter, this);
       if (ttl !== undefined) {
         // Chained past 2^31-1 ms (a plain timer would fire at once): clock/timers.ts.
         timer = safeTimeout(() => {
@@ -266,7 +274,6 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     });
   }
 
-  /** Resolves once this reader has read every event in the stream now (at once if it is not running). */
   private async readPastEnd(): Promise<void> {
     const end = await this.backend.lastEventId();
     if (!this.running || !streamIdBefore(this.lastId, end)) return;
@@ -294,6 +301,57 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
     const ended = this.runPromise?.catch(() => undefined);
     if (ended) await Promise.race([ended, sleep(CLOSE_GRACE_MS, { ref: false })]);
     this.emit('closed');
+  }
+}
+
+/** A wait of `waitForJob`: told when its job completes or fails, or when a gap may have hidden that. */
+interface FinishWaiter {
+  completed(value: unknown): void;
+  failed(reason: string): void;
+  gap(): void;
+}
+
+/**
+ * The waits of `waitForJob` by job id, behind three listeners of the reader (completed, failed,
+ * gap) added with the first wait and removed with the last: any number of waits, no listener
+ * warning, and an event finds its job's waits in O(1).
+ */
+class FinishWaiters {
+  private readonly byJob = new Map<string, Set<FinishWaiter>>();
+  private detach: (() => void) | undefined;
+
+  add(jobId: string, waiter: FinishWaiter, events: EventEmitter): void {
+    let set = this.byJob.get(jobId);
+    if (!set) this.byJob.set(jobId, (set = new Set()));
+    set.add(waiter);
+    if (this.detach) return;
+    const onCompleted = (args: { jobId: string; returnvalue: unknown }): void => {
+      for (const w of [...(this.byJob.get(args.jobId) ?? [])]) w.completed(args.returnvalue);
+    };
+    const onFailed = (args: { jobId: string; failedReason: string }): void => {
+      for (const w of [...(this.byJob.get(args.jobId) ?? [])]) w.failed(args.failedReason);
+    };
+    const onGap = (): void => {
+      for (const set of [...this.byJob.values()]) for (const w of [...set]) w.gap();
+    };
+    events.on('completed', onCompleted);
+    events.on('failed', onFailed);
+    events.on('gap', onGap);
+    this.detach = () => {
+      events.off('completed', onCompleted);
+      events.off('failed', onFailed);
+      events.off('gap', onGap);
+    };
+  }
+
+  remove(jobId: string, waiter: FinishWaiter): void {
+    const set = this.byJob.get(jobId);
+    if (!set?.delete(waiter)) return;
+    if (set.size === 0) this.byJob.delete(jobId);
+    if (this.byJob.size === 0) {
+      this.detach?.();
+      this.detach = undefined;
+    }
   }
 }
 

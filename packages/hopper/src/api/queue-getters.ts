@@ -8,7 +8,9 @@ import { Job } from '../job/job.js';
 import { JOB_STATES, type JobCountType, type JobState, type JobStateOrUnknown } from '../job/states.js';
 import { InvalidOptionsError } from '../job/errors.js';
 import { MAX_PRIORITY } from '../job/options.js';
+import { checkStateNames } from '../validation/arguments.js';
 import { QueueBase } from './queue-base.js';
+import { showValue } from '../validation/kit.js';
 
 /** A state name as BullMQ's getters take it: the states, plus `wait` and `paused` (both meaning waiting here). */
 export type JobType = JobCountType;
@@ -121,6 +123,7 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
    * @example const { waiting, active, failed } = await queue.getJobCounts();
    */
   async getJobCounts(...types: JobCountType[]): Promise<Record<string, number>> {
+    checkStateNames(types.flat(), 'getJobCounts');
     await this.ready();
     const counts = await this.backend.getStateCounts();
     const wanted = types.flat().length > 0 ? types.flat() : (Object.keys(counts) as JobCountType[]);
@@ -132,6 +135,7 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
   /** The number of jobs in all the given states together. */
   async getJobCountByTypes(...types: JobCountType[]): Promise<number> {
     const wanted = types.flat();
+    checkStateNames(wanted, 'getJobCountByTypes');
     if (wanted.length > 0 && wanted.every((t) => t === 'repeat' || t === 'paused')) return 0;
     const counts = await this.getJobCounts(...normaliseTypes(wanted));
     return Object.values(counts).reduce((a, b) => a + b, 0);
@@ -244,7 +248,7 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
     end = -1,
   ): Promise<{ items: { id: string; v?: string }[]; jobs: (JobJsonRaw & { parent?: string; parentKey?: string })[]; total: number }> {
     if (type !== 'processed' && type !== 'pending')
-      throw new InvalidOptionsError(`getDependencies: type must be 'processed' or 'pending', got ${JSON.stringify(type)}.`);
+      throw new InvalidOptionsError(`getDependencies: type must be 'processed' or 'pending', got ${showValue(type)}.`);
     if (!Number.isInteger(start) || !Number.isInteger(end))
       throw new InvalidOptionsError(`getDependencies: start and end must be integers, got ${start} and ${end}.`);
     await this.ready();

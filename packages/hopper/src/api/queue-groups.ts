@@ -7,7 +7,9 @@ import type { GroupRecord, GroupSettingsChange, GroupStatus } from '../backend/b
 import type { Job } from '../job/job.js';
 import { InvalidOptionsError } from '../job/errors.js';
 import { validateGroupId } from '../job/options.js';
+import { checkOptional, RATE_LIMIT_OPTIONS } from '../validation/arguments.js';
 import { QueueGetters } from './queue-getters.js';
+import { showValue } from '../validation/kit.js';
 
 /** A rate limit: at most `max` jobs start in any window of `duration` ms (a sliding window). */
 export interface RateLimiterOptions {
@@ -83,7 +85,7 @@ function positiveInteger(value: unknown, name: string): number {
  */
 export function validateLimiter(value: unknown, name: string, weighted = false): asserts value is RateLimiterOptions {
   if (typeof value !== 'object' || value === null) {
-    throw new InvalidOptionsError(`${name} must be { max, duration } (jobs per ms), got ${JSON.stringify(value)}.`);
+    throw new InvalidOptionsError(`${name} must be { max, duration } (jobs per ms), got ${showValue(value)}.`);
   }
   const { max, duration, weight } = value as Record<string, unknown>;
   positiveInteger(max, `${name}.max`);
@@ -101,7 +103,7 @@ export function validateLimiter(value: unknown, name: string, weighted = false):
     );
   }
   if (weight !== 'cost') {
-    throw new InvalidOptionsError(`${name}.weight must be 'cost' (each job weighs its cost option), got ${JSON.stringify(weight)}.`);
+    throw new InvalidOptionsError(`${name}.weight must be 'cost' (each job weighs its cost option), got ${showValue(weight)}.`);
   }
 }
 
@@ -198,9 +200,7 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
    */
   async setGlobalRateLimit(max: number, duration: number, opts: { weighted?: boolean } = {}): Promise<void> {
     validateLimiter({ max, duration }, 'Rate limit');
-    if (opts.weighted !== undefined && typeof opts.weighted !== 'boolean') {
-      throw new InvalidOptionsError(`setGlobalRateLimit: weighted must be a boolean, got ${String(opts.weighted)}.`);
-    }
+    checkOptional(RATE_LIMIT_OPTIONS, opts, 'setGlobalRateLimit(max, duration, opts)');
     await this.ready();
     // Weighted (docs/limits.md): `max` units of the jobs' `cost` option per `duration` ms.
     await this.backend.configureQueue({ rateLimit: opts.weighted ? { max, duration, weight: 'cost' } : { max, duration } });
@@ -308,9 +308,7 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
    * `{ weighted: true }`, at most `max` units of their `cost` option).
    */
   async setGroupRateLimit(groupId: string, max: number, duration: number, opts: { weighted?: boolean } = {}): Promise<void> {
-    if (opts.weighted !== undefined && typeof opts.weighted !== 'boolean') {
-      throw new InvalidOptionsError(`setGroupRateLimit: weighted must be a boolean, got ${String(opts.weighted)}.`);
-    }
+    checkOptional(RATE_LIMIT_OPTIONS, opts, 'setGroupRateLimit(groupId, max, duration, opts)');
     await this.setGroupOptions(groupId, { limiter: opts.weighted ? { max, duration, weight: 'cost' } : { max, duration } });
   }
 

@@ -10,6 +10,7 @@ import type { JobProgress } from '../job/job-json.js';
 import { serialize } from '../job/options.js';
 import { cancelChildren } from './flows.js';
 import { QueueSchedulers } from './queue-schedulers.js';
+import { showValue } from '../validation/kit.js';
 
 /** The Queue's operations on one job or run by id (a layer of Queue: see the Queue class). */
 // `any` defaults keep BullMQ's generic signature (`Queue` alone accepts any data).
@@ -130,7 +131,7 @@ export abstract class QueueJobOps<DataType = any, ResultType = any, NameType ext
     reason = 'cancelled',
   ): Promise<{ turn: string; result: 'cancelled' | 'signalled' | 'missing' | 'finished' }> {
     if (typeof runId !== 'string' || runId === '')
-      throw new InvalidDataError(`cancelRun: runId must be a non-empty string, got ${JSON.stringify(runId)}.`);
+      throw new InvalidDataError(`cancelRun: runId must be a non-empty string, got ${showValue(runId)}.`);
     if (typeof reason !== 'string') throw new InvalidDataError(`cancelRun: reason must be a string, got ${typeof reason}.`);
     await this.ready();
     const last = await this.backend.cancelRun(runId, reason);

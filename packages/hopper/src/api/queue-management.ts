@@ -8,6 +8,7 @@ import { removeChildrenOption, throwIfRemoveRefused, type RemoveOptions } from '
 import { SpanKind, TelemetryAttributes } from '../telemetry/telemetry.js';
 import { trace } from '../telemetry/trace.js';
 import type { JobType } from './queue-getters.js';
+import { checkOptional, PROMOTE_JOBS_OPTIONS, RETRY_JOBS_OPTIONS } from '../validation/arguments.js';
 import { QueueMetrics } from './queue-metrics.js';
 
 /** Most jobs one bulk-management call (drain, clean, retry, promote, obliterate) handles. */
@@ -143,6 +144,7 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
    * `timestamp` back to waiting, `count` per call (default 1,000) until none is left.
    */
   async retryJobs(opts: { state?: 'failed' | 'completed'; count?: number; timestamp?: number } = {}): Promise<void> {
+    checkOptional(RETRY_JOBS_OPTIONS, opts, 'retryJobs(opts)');
     const count = opts.count ?? BATCH;
     if (!(Number.isInteger(count) && count > 0 && count <= 10 * BATCH)) {
       throw new InvalidOptionsError(`retryJobs: count must be an integer from 1 to 10000, got ${count}.`);
@@ -156,6 +158,7 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
 
   /** Makes delayed jobs ready now, `count` per call (default 1,000) until none is left. */
   async promoteJobs(opts: { count?: number } = {}): Promise<void> {
+    checkOptional(PROMOTE_JOBS_OPTIONS, opts, 'promoteJobs(opts)');
     const count = opts.count ?? BATCH;
     if (!(Number.isInteger(count) && count > 0 && count <= 10 * BATCH)) {
       throw new InvalidOptionsError(`promoteJobs: count must be an integer from 1 to 10000, got ${count}.`);

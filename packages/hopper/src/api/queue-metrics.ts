@@ -9,10 +9,9 @@ import type { Metrics } from '../telemetry/metrics-recorder.js';
 import { LATENCY_BUCKETS_MS } from '../telemetry/latency-recorder.js';
 import type { LatencyKind, SchedulerLastRun } from '../backend/backend.js';
 import { MetricNames, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
-import { validateTelemetry } from '../telemetry/trace.js';
-import { refuseUnsupported } from '../job/compat.js';
 import type { QueueBaseOptions } from './queue-base.js';
 import { QueueGroups } from './queue-groups.js';
+import { showValue } from '../validation/kit.js';
 
 /** Escapes a Prometheus label value (backslash, double quote, newline). */
 function label(value: string): string {
@@ -74,10 +73,8 @@ export abstract class QueueMetrics<DataType = any, ResultType = any, NameType ex
   protected readonly telemetry: Telemetry | undefined;
 
   protected constructor(name: string, opts: QueueBaseOptions & { telemetry?: Telemetry }, role: 'command' | 'worker') {
-    // Checked before connecting: a refused option leaves nothing running.
-    validateTelemetry(opts.telemetry, `Queue "${name}"`);
-    refuseUnsupported('Queue', opts);
-    super(name, opts, role);
+    // Every option is checked by QueueBase before it connects: a refused option leaves nothing running.
+    super(name, opts, role, 'Queue');
     this.telemetry = opts.telemetry;
   }
 
@@ -91,7 +88,7 @@ export abstract class QueueMetrics<DataType = any, ResultType = any, NameType ex
    */
   async getMetrics(type: 'completed' | 'failed', start = 0, end = -1): Promise<Metrics> {
     if (type !== 'completed' && type !== 'failed') {
-      throw new InvalidOptionsError(`getMetrics: type must be 'completed' or 'failed', got ${JSON.stringify(type)}.`);
+      throw new InvalidOptionsError(`getMetrics: type must be 'completed' or 'failed', got ${showValue(type)}.`);
     }
     if (!Number.isInteger(start) || !Number.isInteger(end)) {
       throw new InvalidOptionsError(`getMetrics: start and end must be integers (ranks, -1 = the oldest), got ${start} and ${end}.`);

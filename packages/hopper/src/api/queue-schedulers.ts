@@ -12,6 +12,7 @@ import { trace } from '../telemetry/trace.js';
 import { JobSchedulers, type JobSchedulerJson, type JobSchedulerState, type JobSchedulerTemplate } from './job-schedulers.js';
 import { addRepeatable, repeatKey, type RepeatableJob } from './legacy-repeat.js';
 import { QueueManagement } from './queue-management.js';
+import { showValue } from '../validation/kit.js';
 
 // `any` defaults keep BullMQ's generic signature (`Queue` alone accepts any data).
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -101,7 +102,7 @@ export abstract class QueueSchedulers<DataType = any, ResultType = any, NameType
    */
   async removeRepeatable(name: NameType, repeatOpts: LegacyRepeatOptions, jobId?: string): Promise<boolean> {
     if (typeof repeatOpts !== 'object' || repeatOpts === null) {
-      throw new InvalidOptionsError(`removeRepeatable needs the repeat options the job was added with, got ${JSON.stringify(repeatOpts)}.`);
+      throw new InvalidOptionsError(`removeRepeatable needs the repeat options the job was added with, got ${showValue(repeatOpts)}.`);
     }
     return this.schedulers.remove(repeatKey(name, repeatOpts, jobId));
   }

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AddCharge, NewJob } from '../backend/backend.js';
-import { tenantOf, validateBudget, validateTenant, type BudgetOptions, type BudgetUse } from './budget.js';
+import { tenantOf, validateTenant, type BudgetOptions, type BudgetUse } from './budget.js';
 import { checkFlowSlots, explainRefusal, toFlowNode } from './flows.js';
 import { InvalidDataError, InvalidOptionsError } from '../job/errors.js';
 import { Job } from '../job/job.js';
@@ -21,7 +21,9 @@ import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/tele
 import { trace } from '../telemetry/trace.js';
 import { replayDeadLetters, type ReplayDeadLettersOptions, type ReplayResult } from './dead-letters.js';
 
+import { BULK_JOB, checkArgument } from '../validation/arguments.js';
 import { OutputHub, readOutput, type ReadStreamOptions, type StreamChunk } from './output-reader.js';
+import { showValue } from '../validation/kit.js';
 
 export type { ReplayDeadLettersOptions, ReplayResult } from './dead-letters.js';
 export type { ReadStreamOptions, StreamChunk } from './output-reader.js';
@@ -111,12 +113,6 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
     this.backoffTypes = opts.backoffTypes ?? [];
     this.defaultJobOptions = { ...opts.defaultJobOptions };
     if (opts.deadLetter && !this.defaultJobOptions.deadLetter) this.defaultJobOptions.deadLetter = opts.deadLetter;
-    validateJobOptions(this.defaultJobOptions, this.backoffTypes);
-    const maxLen = opts.streams?.events?.maxLen;
-    if (maxLen !== undefined && !(Number.isInteger(maxLen) && maxLen >= 0)) {
-      throw new InvalidOptionsError(`streams.events.maxLen must be an integer >= 0, got ${String(maxLen)}.`);
-    }
-    if (opts.budget !== undefined) validateBudget(opts.budget);
   }
 
   /**
@@ -253,7 +249,10 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
 
   private async addAll(jobs: BulkJob<DataType, NameType>[]): Promise<Job<DataType, ResultType, NameType>[]> {
     if (!Array.isArray(jobs)) throw new InvalidOptionsError('addBulk takes an array of { name, data, opts }.');
-    const entries = jobs.map((job) => this.prepare(job));
+    const entries = jobs.map((job, i) => {
+      checkArgument(BULK_JOB, job, `addBulk(jobs)[${i}]`);
+      return this.prepare(job);
+    });
     if (entries.length === 0) return [];
     // All-or-nothing: a refusal throws, so every element is a Job.
     return (await this.send(entries, true)) as Job<DataType, ResultType, NameType>[];
@@ -384,7 +383,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
    */
   readStream(jobId: string, opts?: ReadStreamOptions): AsyncGenerator<StreamChunk> {
     if (typeof jobId !== 'string' || jobId === '')
-      throw new InvalidDataError(`readStream: jobId must be a non-empty string, got ${JSON.stringify(jobId)}.`);
+      throw new InvalidDataError(`readStream: jobId must be a non-empty string, got ${showValue(jobId)}.`);
     const hub = (): OutputHub => (this.outputHub ??= new OutputHub(this.backend));
     return readOutput(this.backend, hub, () => this.ready(), jobId, opts);
   }

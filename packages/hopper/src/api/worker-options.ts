@@ -4,12 +4,12 @@
  */
 import { hostname } from 'node:os';
 import type { BackoffJob } from '../job/backoff.js';
-import { InvalidOptionsError, UnrecoverableError } from '../job/errors.js';
+import { UnrecoverableError } from '../job/errors.js';
 import type { Job } from '../job/job.js';
 import type { KeepJobs } from '../job/options.js';
 import type { SandboxOptions } from '../runtime/sandbox/index.js';
 import type { QueueBaseOptions } from './queue-base.js';
-import { validateLimiter, type RateLimiterOptions } from './queue-groups.js';
+import type { RateLimiterOptions } from './queue-groups.js';
 import type { MetricsOptions } from '../telemetry/metrics-recorder.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
@@ -124,22 +124,7 @@ export interface WorkerOptions extends QueueBaseOptions {
   latencyMetrics?: boolean;
 }
 
-/** Reads a positive integer option, or its default; throws InvalidOptionsError naming it. */
-export function positiveInteger(value: number | undefined, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  // BullMQ's key phrases first ('concurrency must be a finite number greater than 0', '<name> must be greater than 0').
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new InvalidOptionsError(
-      name === 'concurrency'
-        ? 'concurrency must be a finite number greater than 0'
-        : `${name} must be greater than 0: a positive integer, got ${String(value)}.`,
-    );
-  }
-  if (!Number.isInteger(value)) throw new InvalidOptionsError(`${name} must be a positive integer, got ${String(value)}.`);
-  return value;
-}
-
-/** A worker's timing settings, validated, with their defaults applied. */
+/** A worker's timing settings with their defaults applied (the options were checked by the validation layer at construction). */
 export function workerSettings(opts: WorkerOptions): {
   lockDuration: number;
   renewEvery: number;
@@ -149,25 +134,13 @@ export function workerSettings(opts: WorkerOptions): {
   schedulerInterval: number;
   closeTimeout: number;
 } {
-  const lockDuration = positiveInteger(opts.lockDuration, 'lockDuration', 30_000);
-  const renewEvery = positiveInteger(opts.lockRenewTime, 'lockRenewTime', Math.max(1, Math.floor(lockDuration / 2)));
-  const stalledInterval = positiveInteger(opts.stalledInterval, 'stalledInterval', 30_000);
+  const lockDuration = opts.lockDuration ?? 30_000;
+  const renewEvery = opts.lockRenewTime ?? Math.max(1, Math.floor(lockDuration / 2));
+  const stalledInterval = opts.stalledInterval ?? 30_000;
   const maxStalledCount = opts.maxStalledCount ?? 1;
-  if (!Number.isInteger(maxStalledCount) || maxStalledCount < 0) {
-    throw new InvalidOptionsError(`maxStalledCount must be greater or equal than 0: an integer, got ${String(opts.maxStalledCount)}.`);
-  }
-  if (opts.maxStartedAttempts !== undefined && !(Number.isInteger(opts.maxStartedAttempts) && opts.maxStartedAttempts >= 0)) {
-    throw new InvalidOptionsError(
-      `maxStartedAttempts must be greater or equal than 0: an integer, got ${String(opts.maxStartedAttempts)}.`,
-    );
-  }
-  if (opts.limiter !== undefined) validateLimiter(opts.limiter, 'limiter', true);
   const drainDelaySeconds = opts.drainDelay ?? 5;
-  if (!(drainDelaySeconds > 0))
-    throw new InvalidOptionsError(`drainDelay must be greater than 0: a number of seconds, got ${String(opts.drainDelay)}.`);
-  const schedulerInterval = positiveInteger(opts.schedulerInterval, 'schedulerInterval', 5000);
-  if (opts.maximumRateLimitDelay !== undefined) positiveInteger(opts.maximumRateLimitDelay, 'maximumRateLimitDelay', 0);
-  const closeTimeout = positiveInteger(opts.closeTimeout, 'closeTimeout', 10_000);
+  const schedulerInterval = opts.schedulerInterval ?? 5000;
+  const closeTimeout = opts.closeTimeout ?? 10_000;
   return {
     lockDuration,
     renewEvery,

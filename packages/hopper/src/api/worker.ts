@@ -26,12 +26,11 @@ import type { ManualFetcher } from '../runtime/manual-fetcher.js';
 import type { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
 import { RELEASE_GRACE_MS, type Shutdown } from '../runtime/shutdown.js';
 import { buildWorkerParts } from '../runtime/worker-parts.js';
-import { overweightError, positiveInteger, startLimitError, type Processor, type WorkerOptions } from './worker-options.js';
+import { overweightError, startLimitError, type Processor, type WorkerOptions } from './worker-options.js';
 import { QueueBase } from './queue-base.js';
-import { refuseUnsupported } from '../job/compat.js';
+import { checkWorkerOption, validateProcessor } from '../validation/component-options.js';
 import type { MetricsRecorder } from '../telemetry/metrics-recorder.js';
 import type { LatencyRecorder } from '../telemetry/latency-recorder.js';
-import { validateTelemetry } from '../telemetry/trace.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
 export type { AdvancedSettings, Processor, WorkerOptions } from './worker-options.js';
@@ -99,13 +98,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
    *   so CPU-bound work cannot block this process; or null for manual processing.
    */
   constructor(name: string, processor?: Processor<DataType, ResultType, NameType> | string | URL | null, opts: WorkerOptions = {}) {
-    // Checked before connecting: a refused option leaves nothing running.
-    validateTelemetry(opts.telemetry, `Worker "${name}"`);
-    refuseUnsupported('Worker', opts);
-    refuseUnsupported('settings', opts.settings);
-    super(name, opts, 'worker');
+    // Checked before connecting (the options by QueueBase): a refused value leaves nothing running.
+    validateProcessor(processor);
+    super(name, opts, 'worker', 'Worker');
     this.opts = opts;
-    this.concurrencyValue = positiveInteger(opts.concurrency, 'concurrency', 1);
+    this.concurrencyValue = opts.concurrency ?? 1;
     // Component wiring: runtime/worker-parts.ts builds the parts, which call back into the worker through this host.
     ({
       processor: this.processor,
@@ -171,7 +168,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   }
 
   set concurrency(value: number) {
-    this.concurrencyValue = positiveInteger(value, 'concurrency', 1);
+    checkWorkerOption('concurrency', value);
+    this.concurrencyValue = value;
     this.dispatcher.schedulePump();
   }
 

@@ -3,6 +3,7 @@
  * never imports a backend's internals (a lint rule keeps it so).
  */
 import type { BackendAdmin, QueueBackend } from './backend.js';
+import { guardBackend, toTypedError } from './guard.js';
 import { RedisAdmin } from './redis/redis-admin.js';
 import { RedisQueueBackend } from './redis/redis-backend.js';
 import type { ConnectionOptions } from './redis/connection.js';
@@ -26,24 +27,29 @@ export interface BackendOptions {
 
 /**
  * Creates the backend for one queue: SQLite for a `sqlite:<path>` or `sqlite::memory:`
- * connection (better-sqlite3 is loaded then, and only then), Redis otherwise.
+ * connection (better-sqlite3 is loaded then, and only then), Redis otherwise. Every operation
+ * goes through the seam's error boundary (guard.ts): no raw ReplyError, SqliteError or TypeError
+ * reaches a caller.
  */
 export function createBackend(options: BackendOptions): QueueBackend {
-  const { connection } = options;
+  const { connection, queueName } = options;
   if (isSqliteUrl(connection)) {
     sqlitePath(connection);
-    return new SqliteQueueBackend({
-      url: connection,
-      prefix: options.prefix,
-      queueName: options.queueName,
-      onConnectionError: options.onConnectionError,
-    });
+    try {
+      return guardBackend(
+        new SqliteQueueBackend({ url: connection, prefix: options.prefix, queueName, onConnectionError: options.onConnectionError }),
+        'sqlite',
+        queueName,
+      );
+    } catch (err) {
+      throw toTypedError(err, 'open', 'sqlite', queueName);
+    }
   }
-  return new RedisQueueBackend(options);
+  return guardBackend(new RedisQueueBackend(options), 'redis', queueName);
 }
 
 /** Creates the admin reader for every queue under `prefix`. */
 export function createAdmin(options: { connection?: ConnectionOptions; prefix: string }): BackendAdmin {
-  if (isSqliteUrl(options.connection)) return new SqliteAdmin(options.connection, options.prefix);
-  return new RedisAdmin(options.connection, options.prefix);
+  if (isSqliteUrl(options.connection)) return guardBackend(new SqliteAdmin(options.connection, options.prefix), 'sqlite', '');
+  return guardBackend(new RedisAdmin(options.connection, options.prefix), 'redis', '');
 }

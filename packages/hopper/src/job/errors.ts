@@ -51,6 +51,7 @@ export const ErrorCode = {
   BackendUnsupported: 'ERR_HOPPER_BACKEND_UNSUPPORTED',
   BackendDriverMissing: 'ERR_HOPPER_BACKEND_DRIVER_MISSING',
   Migration: 'ERR_HOPPER_MIGRATION',
+  Backend: 'ERR_HOPPER_BACKEND',
 } as const;
 
 /** One of the codes in {@link ErrorCode}. */
@@ -100,8 +101,59 @@ function branded<C extends ErrorCode>(code: C) {
   };
 }
 
-/** An option had a value Hopper cannot use. The message names the option and the fix. */
-export class InvalidOptionsError extends branded(ErrorCode.InvalidOptions) {}
+/**
+ * An option or argument had a value Hopper cannot use; nothing was written. The message names the
+ * option, the value and what is accepted; when the validation layer refused it, `option` (a dotted
+ * path such as `removeOnComplete.age`, or a method's argument: `extendLock(duration)`), `value`
+ * and `accepted` say the same as fields.
+ */
+export class InvalidOptionsError extends branded(ErrorCode.InvalidOptions) {
+  /** The refused option or argument, when known. */
+  option?: string;
+  /** The refused value, when known. */
+  value?: unknown;
+  /** What the option accepts, in words, when known. */
+  accepted?: string;
+
+  /** `option` got `value`, which it does not accept (`accepted` says what it does; `hint` why or how to fix it). */
+  static of(option: string, value: unknown, accepted: string, hint?: string): InvalidOptionsError {
+    const err = new InvalidOptionsError(`${option} must be ${accepted}, got ${showRefused(value)}${hint ? `: ${hint}` : ''}.`);
+    err.option = option;
+    err.value = value;
+    err.accepted = accepted;
+    return err;
+  }
+
+  /** `option` is not an option of its set: `known` lists the names (the closest one when `near`). */
+  static unknown(option: string, value: unknown, known: readonly string[], near: boolean): InvalidOptionsError {
+    const name = option.slice(option.lastIndexOf('.') + 1);
+    const err = new InvalidOptionsError(
+      near
+        ? `Unknown option ${option}: did you mean '${known[0]}'? An unknown option would change nothing, so it is refused.`
+        : `Unknown option ${option}: it is not one of ${known.join(', ')}. An unknown option would change nothing, so it is refused.`,
+    );
+    err.option = option;
+    err.value = value;
+    err.accepted = near ? `'${known[0]}' (not '${name}')` : `one of ${known.join(', ')}`;
+    return err;
+  }
+}
+
+/** A refused value as a message shows it (short; never throws, whatever the value). */
+export function showRefused(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}...` : value);
+  if (typeof value === 'bigint') return `${String(value)}n`;
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'symbol') return value.toString();
+  if (typeof value !== 'object' || value === null) return Object.is(value, -0) ? '-0' : String(value);
+  try {
+    const json = JSON.stringify(value);
+    if (json === undefined) return Object.prototype.toString.call(value);
+    return json.length > 120 ? `${json.slice(0, 120)}...` : json;
+  } catch {
+    return 'a value that JSON cannot show';
+  }
+}
 
 /**
  * A BullMQ option Hopper does not implement was used with a value that asks for something:
@@ -544,4 +596,20 @@ export class MigrationError extends branded(ErrorCode.Migration) {
     super(message, options);
     this.reason = reason;
   }
+}
+
+/**
+ * The storage refused or failed an operation for a reason that is not the caller's input: Redis
+ * answered an error (busy running a script, loading its data, a read-only replica, an ACL
+ * refusal), SQLite failed (the file is locked by another process, read-only, full, or damaged),
+ * or an internal error occurred. The message names the operation, the queue, the storage's own
+ * message and what to do; `operation` and `backend` say the same as fields, and `cause` is the
+ * original error. Raised at the backend seam, so no raw ReplyError, SqliteError or TypeError
+ * reaches a caller.
+ */
+export class BackendError extends branded(ErrorCode.Backend) {
+  /** The backend operation that failed (`addJobs`, `pause`, `upsertScheduler`...). */
+  operation = '';
+  /** Which storage: `redis` or `sqlite`. */
+  backend: 'redis' | 'sqlite' = 'redis';
 }

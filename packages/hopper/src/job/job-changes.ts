@@ -16,7 +16,9 @@ import {
 import type { Job } from './job.js';
 import { parseJobKey } from './job-key.js';
 import { validateJobOptions } from './options.js';
+import { CHANGE_PRIORITY_OPTIONS, checkArgument, checkOptional, checkRetryState, RETRY_OPTIONS } from '../validation/arguments.js';
 import { throwOnWriteCode } from './write-codes.js';
+import { showValue } from '../validation/kit.js';
 
 /** `job.retry(state, opts)`: a failed (or completed) job goes back to ready. */
 export async function retryFinished(
@@ -25,6 +27,9 @@ export async function retryFinished(
   opts: { resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean },
 ): Promise<void> {
   const id = job.requireId();
+  // 'active' is refused: retrying a running job would start it a second time.
+  checkRetryState(state, 'retry(state)');
+  checkOptional(RETRY_OPTIONS, opts, 'retry(state, opts)');
   await job.ctx.ready();
   const { moved } = await job.ctx.backend.retryJobs(state, { count: 1, timestamp: 0, ids: [id], ...opts });
   if (!moved[0]) {
@@ -61,7 +66,7 @@ export interface RemoveOptions {
 export function removeChildrenOption(opts: RemoveOptions | undefined, where: string): boolean {
   if (opts === undefined) return true;
   if (typeof opts !== 'object' || opts === null) {
-    throw new InvalidOptionsError(`${where}: options must be an object such as { removeChildren: false }, got ${JSON.stringify(opts)}.`);
+    throw new InvalidOptionsError(`${where}: options must be an object such as { removeChildren: false }, got ${showValue(opts)}.`);
   }
   for (const key of Object.keys(opts)) {
     if (key !== 'removeChildren') throw new InvalidOptionsError(`${where}: unknown option "${key}" (the only option is removeChildren).`);
@@ -69,7 +74,7 @@ export function removeChildrenOption(opts: RemoveOptions | undefined, where: str
   const { removeChildren } = opts;
   if (removeChildren === undefined) return true;
   if (typeof removeChildren !== 'boolean') {
-    throw new InvalidOptionsError(`${where}: removeChildren must be a boolean, got ${JSON.stringify(removeChildren)}.`);
+    throw new InvalidOptionsError(`${where}: removeChildren must be a boolean, got ${showValue(removeChildren)}.`);
   }
   return removeChildren;
 }
@@ -173,8 +178,8 @@ export async function changeJobDelay(job: Job, delay: number): Promise<void> {
 /** `job.changePriority(opts)`. */
 export async function changeJobPriority(job: Job, opts: { priority?: number; lifo?: boolean }): Promise<void> {
   const id = job.requireId();
+  checkArgument(CHANGE_PRIORITY_OPTIONS, opts, 'changePriority(opts)');
   const priority = opts.priority ?? 0;
-  validateJobOptions({ priority, lifo: opts.lifo });
   await job.ctx.ready();
   throwOnWriteCode(job, await job.ctx.backend.changePriority(id, priority, opts.lifo ?? false), 'change the priority of', 'changePriority');
   job.priority = priority;

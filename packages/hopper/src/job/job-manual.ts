@@ -9,6 +9,7 @@ import { failureOf, toError } from './failure.js';
 import type { Job } from './job.js';
 import type { JobJsonRaw } from './job-json.js';
 import { DEFAULT_STACK_TRACE_LIMIT, serialize } from './options.js';
+import { checkDurationArg } from '../validation/arguments.js';
 import { throwOnMoveCode } from './write-codes.js';
 
 /** The next job claimed under the same token (with `fetchNext`), and the server time. */
@@ -99,6 +100,7 @@ export async function failHeld(job: Job, err: Error, token: string, fetchNext: b
 /** `job.extendLock(token, duration)`. */
 export async function extendHeld(job: Job, token: string, duration: number): Promise<number> {
   const id = job.requireId();
+  checkDurationArg(duration, 'extendLock(token, duration)', true);
   await job.ctx.ready();
   const fence = holderFence(job, token, 'extend the lock of');
   const { lost } = await job.ctx.backend.extendLocks([{ id, ...fence }], duration, undefined, job.ctx.clock.backendNow());

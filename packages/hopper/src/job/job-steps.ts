@@ -7,11 +7,13 @@ import { WriteCode } from '../backend/backend.js';
 import { toError } from './failure.js';
 import type { Job } from './job.js';
 import { toNewJob } from './new-job.js';
-import { serialize, validateJobOptions, type JobsOptions } from './options.js';
+import { serialize, type JobsOptions } from './options.js';
+import { validateContinueOptions } from '../validation/job-options.js';
 import { checkDeadLetterRoute } from './dead-letter-route.js';
 import { throwOnWriteCode } from './write-codes.js';
 import { SpanKind, TelemetryAttributes, type Span } from '../telemetry/telemetry.js';
 import { trace } from '../telemetry/trace.js';
+import { showValue } from '../validation/kit.js';
 
 /** Span attributes of a step: its key, and whether its result came from storage (`fn` not run). */
 const STEP_KEY = 'hopper.step.key';
@@ -37,7 +39,7 @@ export async function runStep<T>(job: Job, key: string, fn: () => T | Promise<T>
 async function stepOnce<T>(job: Job, key: string, fn: () => T | Promise<T>, span: Span | undefined): Promise<T> {
   const id = job.requireId();
   if (typeof key !== 'string' || key.length === 0 || key.length > 200) {
-    throw new InvalidDataError(`A step key must be a non-empty string of at most 200 characters, got ${JSON.stringify(key)}.`);
+    throw new InvalidDataError(`A step key must be a non-empty string of at most 200 characters, got ${showValue(key)}.`);
   }
   await job.ctx.ready();
   const stored = await job.ctx.backend.getStep(id, key);
@@ -84,18 +86,14 @@ export async function continueLoop(
   opts: JobsOptions & { name?: string; maxTurns?: number; maxCost?: number },
 ): Promise<string> {
   const id = job.requireId();
+  // maxTurns NaN or 'x' would silently remove the runaway-loop guard: refused with the rest.
+  validateContinueOptions(opts);
   const { loopId, turn } = turnOf(id);
   const nextId = `${loopId}:${turn + 1}`;
   const { name, maxTurns, maxCost, ...rest } = opts;
   if (maxTurns !== undefined && turn + 1 > maxTurns) {
     throw new UnrecoverableError(`Loop "${loopId}" reached maxTurns (${maxTurns}): turn ${turn + 1} was not added.`);
   }
-  if (maxCost !== undefined && !(typeof maxCost === 'number' && Number.isFinite(maxCost) && maxCost >= 0)) {
-    throw new InvalidDataError(
-      `continueWith: maxCost must be a finite number >= 0 (the run's budget, in the unit of job.reportCost), got ${String(maxCost)}.`,
-    );
-  }
-  validateJobOptions(rest);
   if (rest.deduplication !== undefined) {
     throw new InvalidOptionsError(
       'continueWith: deduplication does not apply to a turn (its id is already deterministic): remove the option.',

@@ -24,7 +24,6 @@ import { StallRescuer } from '../maintenance/stall-rescuer.js';
 import { MetricsRecorder, metricsDataPoints } from '../telemetry/metrics-recorder.js';
 import { attemptRecorder, JobMeter, traceAttempt } from '../telemetry/trace.js';
 import { LatencyRecorder } from '../telemetry/latency-recorder.js';
-import { InvalidOptionsError } from '../job/errors.js';
 import {
   heartbeat,
   overweightError,
@@ -122,9 +121,6 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
   const maxDataPoints = metricsDataPoints(opts.metrics);
   const metrics =
     maxDataPoints === undefined ? undefined : new MetricsRecorder({ backend, clock, maxDataPoints, onError: (err) => host.emitError(err) });
-  if (opts.latencyMetrics !== undefined && typeof opts.latencyMetrics !== 'boolean') {
-    throw new InvalidOptionsError(`latencyMetrics must be a boolean, got ${JSON.stringify(opts.latencyMetrics)}.`);
-  }
   const latency =
     opts.latencyMetrics === false ? undefined : new LatencyRecorder({ backend, clock, explicit: opts.latencyMetrics === true });
   const recorded = attemptRecorder(jobMeter, metrics);

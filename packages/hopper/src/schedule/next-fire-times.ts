@@ -3,6 +3,7 @@
  * `upsertJobScheduler` ask, answered with the same cursor the scheduler uses.
  */
 import { InvalidOptionsError } from '../job/errors.js';
+import { invalidSchedule } from './schedule-error.js';
 import { firstEveryOccurrence } from './every.js';
 import { fireCursor, nextFireAfter } from './fire-cursor.js';
 import { isScheduleSpec, type RepeatOptions, type ScheduleSpec } from './repeat-options.js';
@@ -46,7 +47,7 @@ export function nextFireTimes(repeat: RepeatOptions | ScheduleSpec, options: Nex
   if (!Number.isInteger(count) || count < 0 || count > MAX_PREVIEW_COUNT) {
     throw new InvalidOptionsError(`nextFireTimes: count must be an integer from 0 to ${MAX_PREVIEW_COUNT}, got ${describe(count)}.`);
   }
-  const spec = isScheduleSpec(repeat) ? repeat : validateRepeat(repeat, { now: after });
+  const spec = isScheduleSpec(repeat) ? checkSpec(repeat) : validateRepeat(repeat, { now: after });
   const cursor = fireCursor(spec, after);
   const fires: number[] = [];
   while (fires.length < count) {
@@ -55,6 +56,29 @@ export function nextFireTimes(repeat: RepeatOptions | ScheduleSpec, options: Nex
     fires.push(at);
   }
   return fires;
+}
+
+/**
+ * A spec passed as one (it has a `kind`) is checked as `validateRepeat` checks the options it is
+ * made from: an `every` of 0 or below, or a spec with no pattern, would make every fire NaN or go
+ * backwards.
+ */
+function checkSpec(spec: ScheduleSpec): ScheduleSpec {
+  if (spec.kind === 'every') {
+    const { every, offset } = spec;
+    if (typeof every !== 'number' || !Number.isSafeInteger(every) || every < 1) {
+      throw invalidSchedule('invalid-every', `every must be a positive integer number of milliseconds, got ${describe(every)}.`);
+    }
+    if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0 || offset >= every) {
+      throw invalidSchedule(
+        'invalid-offset',
+        `offset must be an integer number of ms in [0, every) = [0, ${every}), got ${describe(offset)}.`,
+      );
+    }
+  } else if (typeof spec.pattern !== 'string' || spec.pattern.trim() === '') {
+    throw invalidSchedule('cron-syntax', `pattern must be a cron string such as '0 9 * * *', got ${describe(spec.pattern)}.`);
+  }
+  return spec;
 }
 
 /**

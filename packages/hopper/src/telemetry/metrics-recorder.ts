@@ -7,6 +7,7 @@
 import type { MetricsBucket, MetricsType, QueueBackend } from '../backend/backend.js';
 import type { Clock, ClockTimer } from '../clock/clock.js';
 import { InvalidOptionsError } from '../job/errors.js';
+import { showValue } from '../validation/kit.js';
 
 /** The `metrics` worker option (BullMQ's). */
 export interface MetricsOptions {
@@ -49,7 +50,7 @@ export function metricsDataPoints(opts: MetricsOptions | undefined): number | un
   if (opts === undefined) return undefined;
   const max = opts.maxDataPoints ?? MetricsTime.ONE_WEEK;
   if (typeof opts !== 'object' || opts === null || !Number.isInteger(max) || max < 1) {
-    throw new InvalidOptionsError(`metrics must be { maxDataPoints?: positive integer (minutes) }, got ${JSON.stringify(opts)}.`);
+    throw new InvalidOptionsError(`metrics must be { maxDataPoints?: positive integer (minutes) }, got ${showValue(opts)}.`);
   }
   return max;
 }

@@ -6,6 +6,7 @@ import { CancelledError, type Job } from '../../src/index.js';
 import { createBackend } from '../../src/backend/create.js';
 import { once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
+import { withoutLockRenewal } from '../helpers/renewal.js';
 
 // Cancels come from other processes: on SQLite the test's database is then a file they all open.
 const env = useHopper({ processes: true });
@@ -42,19 +43,17 @@ describe('cancellation', () => {
     expect(ran).toEqual([other.id]);
   });
 
-  it("aborts an active job's signal promptly, told not at the next lock renewal (an hour away), and it ends cancelled", async () => {
+  it("aborts an active job's signal promptly, told not at the next lock renewal (none is scheduled), and it ends cancelled", async () => {
     const name = env.queueName();
     const queue = env.queue(name);
     const job = await queue.add('long', {}, { attempts: 3 });
     const aborted = signal<{ reason: unknown; at: number }>();
-    const worker = env.worker(
-      name,
-      async (_job, _token, abort) => {
+    const worker = withoutLockRenewal(
+      env.worker(name, async (_job, _token, abort) => {
         await new Promise<void>((resolve) => abort?.addEventListener('abort', () => resolve()));
         aborted.resolve({ reason: abort?.reason, at: performance.now() });
         return 'finished anyway';
-      },
-      { lockRenewTime: 3_600_000 },
+      }),
     );
     await once(worker, 'active');
     const failed = once<[Job, Error]>(worker, 'failed');
@@ -63,7 +62,7 @@ describe('cancellation', () => {
     const { reason, at } = await aborted.promise;
     expect(reason).toBeInstanceOf(CancelledError);
     // From the cancel call (including starting a process) to the abort: told at once (Redis pub/sub,
-    // SQLite's cancel signal polled every 10 ms at most), not at the renewal an hour away.
+    // SQLite's cancel signal polled every 10 ms at most), not at a lock renewal (none is scheduled).
     expect(at - started).toBeLessThan(5_000);
     const [, error] = await failed;
     expect(error).toBeInstanceOf(CancelledError);
@@ -78,15 +77,13 @@ describe('cancellation', () => {
     const queue = env.queue(name);
     const job = await queue.add('early', {});
     const aborted = signal<unknown>();
-    // Renewal an hour away: only the cancel notification (Redis pub/sub, SQLite's cancel signal), or
+    // No renewal scheduled: only the cancel notification (Redis pub/sub, SQLite's cancel signal), or
     // the renewal made when the subscription takes effect, can tell it.
-    const worker = env.worker(
-      name,
-      async (_job, _token, abort) => {
+    const worker = withoutLockRenewal(
+      env.worker(name, async (_job, _token, abort) => {
         await new Promise<void>((resolve) => abort?.addEventListener('abort', () => resolve()));
         aborted.resolve(abort?.reason);
-      },
-      { lockRenewTime: 3_600_000 },
+      }),
     );
     await once(worker, 'active');
     const failed = once<[Job, Error]>(worker, 'failed');

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { CancelledError, FakeClock, InvalidOptionsError, LockLostError, UnrecoverableError, type Job } from '../../src/index.js';
 import { collect, once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
+import { withoutLockRenewal } from '../helpers/renewal.js';
 
 const env = useHopper();
 
@@ -212,15 +213,17 @@ describe('worker.cancelJob and cancelAllJobs (in-process, BullMQ)', () => {
     const job = await queue.add('x', {});
     const reasons: unknown[] = [];
     let attempt = 0;
-    const worker = env.worker(
-      name,
-      (j, token, abort) => (++attempt === 1 ? waitsForAbort(reasons, () => new Error('lost'))(j, token, abort) : Promise.resolve('second')),
-      {
-        clock,
-        lockDuration: 1000,
-        lockRenewTime: 1_000_000,
-        stalledInterval: 1_000_000,
-      },
+    const worker = withoutLockRenewal(
+      env.worker(
+        name,
+        (j, token, abort) =>
+          ++attempt === 1 ? waitsForAbort(reasons, () => new Error('lost'))(j, token, abort) : Promise.resolve('second'),
+        {
+          clock,
+          lockDuration: 1000,
+          stalledInterval: 1_000_000,
+        },
+      ),
     );
     await once(worker, 'active');
     const answers: boolean[] = [];
@@ -244,10 +247,13 @@ describe('lock renewal', () => {
     await queue.add('x', {});
     const reasons: unknown[] = [];
     let attempt = 0;
-    const worker = env.worker(
-      name,
-      (j, token, abort) => (++attempt === 1 ? waitsForAbort(reasons, () => new Error('lost'))(j, token, abort) : Promise.resolve('second')),
-      { clock, lockDuration: 1000, lockRenewTime: 1_000_000, stalledInterval: 1_000_000 },
+    const worker = withoutLockRenewal(
+      env.worker(
+        name,
+        (j, token, abort) =>
+          ++attempt === 1 ? waitsForAbort(reasons, () => new Error('lost'))(j, token, abort) : Promise.resolve('second'),
+        { clock, lockDuration: 1000, stalledInterval: 1_000_000 },
+      ),
     );
     await once(worker, 'active');
     const reports: string[][] = [];

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { UnrecoverableError, WaitingChildrenError, type Job, type JobsOptions } from '../../src/index.js';
 import { once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
+import { withoutLockRenewal } from '../helpers/renewal.js';
 
 const env = useHopper();
 
@@ -241,7 +242,7 @@ describe('flows: a child that fails for good', () => {
     });
     // The first worker takes the child and never renews its lock; the rescue fails it for good.
     const hang = signal();
-    env.worker(q, async () => hang.promise, { lockDuration: 200, lockRenewTime: 1_000_000, stalledInterval: 50, maxStalledCount: 0 });
+    withoutLockRenewal(env.worker(q, async () => hang.promise, { lockDuration: 200, stalledInterval: 50, maxStalledCount: 0 }));
     await expect.poll(() => queue.getJobState(root.children![0].job.id as string), { timeout: 5000 }).toBe('failed');
     await expect.poll(() => queue.getJobState(root.job.id as string)).toBe('failed');
     hang.resolve();

@@ -23,7 +23,7 @@ describe('FlowProducer: closed before it connects', () => {
     await Promise.all([unheard.close(), heard.close()]);
     // Wait for the starts the close cut short to settle (the constructor's handler runs first).
     // The private start attempt under way (bracket access), only to wait for it.
-    await Promise.all([unheard, heard].map((flows) => flows['starter']['pending']?.catch(() => undefined)));
+    await Promise.all([unheard, heard].map((flows) => flows['starter']['pending']?.catch(() => undefined) ?? Promise.resolve()));
     expect(printed.mock.calls.filter((args) => String(args[0]).includes('[hopper] FlowProducer'))).toEqual([]);
     expect(errors).toEqual([]);
   });

@@ -157,7 +157,7 @@ describe('weighted group rate limits', () => {
       InvalidOptionsError,
     );
     await expect(queue.setGroupRateLimit('g', 10, 1000, { weighted: 'yes' as never })).rejects.toThrow(
-      /setGroupRateLimit: weighted must be a boolean/,
+      /setGroupRateLimit\(groupId, max, duration, opts\)\.weighted must be a boolean/,
     );
     expect(await queue.getGroup('g')).toBeUndefined();
     expect(await queue.getGroupDefaults()).toEqual({});

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidDataError, InvalidStateError, Job, JobActiveError, LockLostError } from '../../src/index.js';
 import { collect, once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
+import { withoutLockRenewal } from '../helpers/renewal.js';
 
 const env = useHopper({ fakeClock: true });
 
@@ -56,18 +57,20 @@ describe('Job methods', () => {
     const held = signal<Job>();
     const release = signal();
     let attempt = 0;
-    const worker = env.worker(
-      name,
-      async (job: Job<{ step: number }>) => {
-        attempt++;
-        if (attempt === 1) {
-          await job.updateData({ step: 1 });
-          held.resolve(job);
-          await release.promise;
-        }
-        return job.data.step;
-      },
-      { lockDuration: 1000, lockRenewTime: 1_000_000, concurrency: 2 },
+    const worker = withoutLockRenewal(
+      env.worker(
+        name,
+        async (job: Job<{ step: number }>) => {
+          attempt++;
+          if (attempt === 1) {
+            await job.updateData({ step: 1 });
+            held.resolve(job);
+            await release.promise;
+          }
+          return job.data.step;
+        },
+        { lockDuration: 1000, concurrency: 2 },
+      ),
     );
     const stale = await held.promise;
     env.clock!.advance(1001);

@@ -8,6 +8,7 @@ import { createBackend } from '../../src/backend/create.js';
 import { LockLostError, type Job } from '../../src/index.js';
 import { useHopper } from '../helpers/hopper.js';
 import { once, signal } from '../helpers/wait.js';
+import { withoutLockRenewal } from '../helpers/renewal.js';
 
 const env = useHopper({ fakeClock: true });
 
@@ -21,21 +22,23 @@ describe('two attempts of one job', () => {
     const secondStarted = signal();
     const finishSecond = signal();
     const firstReturns = signal();
-    const worker = env.worker(
-      name,
-      async (j, _token, abortSignal) => {
-        if (j.attemptsStarted === 1) {
-          // Ignores its signal until told to return.
-          abortSignal?.addEventListener('abort', () => aborted.resolve(abortSignal.reason));
-          await releaseFirst.promise;
-          firstReturns.resolve();
-          return 'first';
-        }
-        secondStarted.resolve();
-        await finishSecond.promise;
-        return 'second';
-      },
-      { concurrency: 2, lockDuration: 1000, lockRenewTime: 1_000_000, stalledInterval: 1_000_000 },
+    const worker = withoutLockRenewal(
+      env.worker(
+        name,
+        async (j, _token, abortSignal) => {
+          if (j.attemptsStarted === 1) {
+            // Ignores its signal until told to return.
+            abortSignal?.addEventListener('abort', () => aborted.resolve(abortSignal.reason));
+            await releaseFirst.promise;
+            firstReturns.resolve();
+            return 'first';
+          }
+          secondStarted.resolve();
+          await finishSecond.promise;
+          return 'second';
+        },
+        { concurrency: 2, lockDuration: 1000, stalledInterval: 1_000_000 },
+      ),
     );
     await once(worker, 'active');
     // Attempt 1's lock expires (a long pause); the rescue puts the job back; this worker takes it again.

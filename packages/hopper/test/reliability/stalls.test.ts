@@ -4,6 +4,7 @@ import { WriteCode } from '../../src/backend/backend.js';
 import { LockLostError, type Job } from '../../src/index.js';
 import { once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
+import { withoutLockRenewal } from '../helpers/renewal.js';
 
 const env = useHopper({ fakeClock: true });
 
@@ -118,17 +119,19 @@ describe('fencing', () => {
     const firstAttempt = signal<Job>();
     const release = signal();
     let attempt = 0;
-    const worker = env.worker(
-      name,
-      async (job) => {
-        attempt++;
-        if (attempt === 1) {
-          firstAttempt.resolve(job);
-          await release.promise;
-        }
-        return attempt;
-      },
-      { lockDuration: 1000, lockRenewTime: 1_000_000, concurrency: 2 },
+    const worker = withoutLockRenewal(
+      env.worker(
+        name,
+        async (job) => {
+          attempt++;
+          if (attempt === 1) {
+            firstAttempt.resolve(job);
+            await release.promise;
+          }
+          return attempt;
+        },
+        { lockDuration: 1000, concurrency: 2 },
+      ),
     );
     const staleJob = await firstAttempt.promise;
     env.clock!.advance(1001);
@@ -146,19 +149,21 @@ describe('fencing', () => {
     const aborted = signal<unknown>();
     let attempt = 0;
     let firstToken: string | undefined;
-    const worker = env.worker(
-      name,
-      async (_job, token, abort) => {
-        attempt++;
-        if (attempt === 1) {
-          firstToken = token;
-          await new Promise<void>((resolve) => abort?.addEventListener('abort', () => resolve()));
-          aborted.resolve(abort?.reason);
-          return 'first';
-        }
-        return 'second';
-      },
-      { lockDuration: 1000, lockRenewTime: 1_000_000, stalledInterval: 1_000_000 },
+    const worker = withoutLockRenewal(
+      env.worker(
+        name,
+        async (_job, token, abort) => {
+          attempt++;
+          if (attempt === 1) {
+            firstToken = token;
+            await new Promise<void>((resolve) => abort?.addEventListener('abort', () => resolve()));
+            aborted.resolve(abort?.reason);
+            return 'first';
+          }
+          return 'second';
+        },
+        { lockDuration: 1000, stalledInterval: 1_000_000 },
+      ),
     );
     await once(worker, 'active');
     env.clock!.advance(1001);

@@ -126,7 +126,10 @@ describe('runs', () => {
     const done = once(worker, 'completed');
     await queue.add('x', {});
     await done;
-    expect(results.slice(0, 3).every((r) => r instanceof InvalidDataError)).toBe(true);
+    expect(results.slice(0, 2).every((r) => r instanceof InvalidDataError)).toBe(true);
+    // continueWith's options go through the validation layer with the job options (issue 34): InvalidOptionsError.
+    expect(results[2]).toBeInstanceOf(InvalidOptionsError);
+    expect((results[2] as InvalidOptionsError).option).toBe('continueWith.maxCost');
     expect(results[3]).toBeInstanceOf(InvalidOptionsError);
     expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 0 });
   });

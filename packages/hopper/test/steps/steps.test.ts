@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { LockLostError, UnrecoverableError, type Job } from '../../src/index.js';
 import { once, signal } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
+import { withoutLockRenewal } from '../helpers/renewal.js';
 
 // Child processes open the test's connection: on SQLite, a file database (see useHopper).
 const env = useHopper({ processes: true });
@@ -66,17 +67,19 @@ describe('durable steps', () => {
     const stale = signal<Job>();
     const release = signal();
     let attempt = 0;
-    const worker = env.worker(
-      name,
-      async (job) => {
-        attempt++;
-        if (attempt === 1) {
-          stale.resolve(job);
-          await release.promise;
-        }
-        return attempt;
-      },
-      { lockDuration: 300, lockRenewTime: 1_000_000, stalledInterval: 100, concurrency: 2 },
+    const worker = withoutLockRenewal(
+      env.worker(
+        name,
+        async (job) => {
+          attempt++;
+          if (attempt === 1) {
+            stale.resolve(job);
+            await release.promise;
+          }
+          return attempt;
+        },
+        { lockDuration: 300, stalledInterval: 100, concurrency: 2 },
+      ),
     );
     const staleJob = await stale.promise;
     await once(worker, 'completed');

@@ -17,6 +17,7 @@ import {
 import { createBackend } from '../../src/backend/create.js';
 import { useHopper } from '../helpers/hopper.js';
 import { once, signal, until } from '../helpers/wait.js';
+import { withoutLockRenewal } from '../helpers/renewal.js';
 
 const env = useHopper({ fakeClock: true });
 
@@ -146,18 +147,20 @@ describe('job output streams', () => {
     const held = signal<Job>();
     const release = gate();
     let attempt = 0;
-    const worker = env.worker(
-      name,
-      async (job: Job) => {
-        attempt++;
-        await job.stream.write(`attempt ${attempt}`);
-        if (attempt === 1) {
-          held.resolve(job);
-          await release.wait();
-        }
-        await job.stream.end();
-      },
-      { lockDuration: 1000, lockRenewTime: 1_000_000, concurrency: 2 },
+    const worker = withoutLockRenewal(
+      env.worker(
+        name,
+        async (job: Job) => {
+          attempt++;
+          await job.stream.write(`attempt ${attempt}`);
+          if (attempt === 1) {
+            held.resolve(job);
+            await release.wait();
+          }
+          await job.stream.end();
+        },
+        { lockDuration: 1000, concurrency: 2 },
+      ),
     );
     await queue.add('gen', {});
     const stale = await held.promise;

@@ -5,7 +5,7 @@
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MAX_TIMER_MS } from '../../clock/timers.js';
-import { ClosedError, ConnectionError, hopperErrorCode } from '../../job/errors.js';
+import { ClosedError, ConnectionError, hopperErrorCode, InvalidOptionsError } from '../../job/errors.js';
 import { describeClient, watchAvailability } from './availability.js';
 
 /**
@@ -267,6 +267,25 @@ export function reportErrors(client: RedisClient, report: (err: Error) => void):
   client.on('ready', () => {
     reported = false;
   });
+}
+
+/**
+ * A database index the server does not have (`db: 99`, `redis://host/99`) makes ioredis's SELECT
+ * fail at connect, after which it goes on in database 0 (another app's data). Selecting it again
+ * turns that into an InvalidOptionsError. Only for an owned single-node client with a db > 0.
+ */
+export async function checkDatabase(handle: ClientHandle): Promise<void> {
+  const db = handle.owned ? (handle.client as { options?: { db?: unknown } }).options?.db : undefined;
+  if (typeof db !== 'number' || db === 0 || isClusterClient(handle.client)) return;
+  try {
+    await handle.client.call('SELECT', [String(db)]);
+  } catch (err) {
+    throw new InvalidOptionsError(
+      `connection.db must be a database this Redis server has, got ${db}: ${err instanceof Error ? err.message : String(err)}. ` +
+        "Use an index below the server's `databases` setting (16 by default), or raise it.",
+      { cause: err },
+    );
+  }
 }
 
 /** Tells whether a client is a Redis Cluster client. */

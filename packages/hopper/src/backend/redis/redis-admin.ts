@@ -3,7 +3,7 @@
  * prefix-wide delete for tests and tools.
  */
 import type { BackendAdmin, ServerFacts } from '../backend.js';
-import { closeClient, openClient, type ClientHandle, type ConnectionOptions } from './connection.js';
+import { checkDatabase, closeClient, openClient, type ClientHandle, type ConnectionOptions } from './connection.js';
 import { auditLogKey, metaKeyPattern, parseMetaKey } from './keys.js';
 
 async function scan(client: ClientHandle['client'], pattern: string, onKeys: (keys: string[]) => Promise<void> | void): Promise<void> {
@@ -25,10 +25,19 @@ export class RedisAdmin implements BackendAdmin {
     this.handle = openClient(connection, 'command');
   }
 
+  private dbChecked: Promise<void> | undefined;
+
+  /** The client, once its database is known to exist (a `db` the server lacks is refused, not read as db 0). */
+  private async client(): Promise<ClientHandle['client']> {
+    this.dbChecked ??= checkDatabase(this.handle);
+    await this.dbChecked;
+    return this.handle.client;
+  }
+
   async listQueues(): Promise<string[]> {
     const meta = metaKeyPattern(this.prefix);
     const names = new Set<string>();
-    await scan(this.handle.client, meta.pattern, (keys) => {
+    await scan(await this.client(), meta.pattern, (keys) => {
       for (const key of keys) {
         const name = meta.nameOf(key);
         if (name !== undefined) names.add(name);
@@ -55,7 +64,8 @@ export class RedisAdmin implements BackendAdmin {
 
   async appendAudit(entry: string, max: number): Promise<void> {
     const key = auditLogKey(this.prefix);
-    await this.handle.client
+    const client = await this.client();
+    await client
       .multi()
       .lpush(key, entry)
       .ltrim(key, 0, max - 1)
@@ -63,15 +73,15 @@ export class RedisAdmin implements BackendAdmin {
   }
 
   async readAudit(count: number): Promise<string[]> {
-    return this.handle.client.lrange(auditLogKey(this.prefix), 0, count - 1);
+    return (await this.client()).lrange(auditLogKey(this.prefix), 0, count - 1);
   }
 
   async serverInfo(): Promise<string> {
-    return String(await this.handle.client.info());
+    return String(await (await this.client()).info());
   }
 
   async serverFacts(): Promise<ServerFacts> {
-    const client = this.handle.client;
+    const client = await this.client();
     const info = new Map<string, string>();
     for (const line of String(await client.info()).split(/\r?\n/)) {
       const colon = line.indexOf(':');
@@ -115,9 +125,10 @@ export class RedisAdmin implements BackendAdmin {
   async deleteAll(): Promise<number> {
     let deleted = 0;
     const escaped = this.prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
-    await scan(this.handle.client, `${escaped}:*`, async (keys) => {
+    const client = await this.client();
+    await scan(client, `${escaped}:*`, async (keys) => {
       // One UNLINK per key keeps this working across Redis Cluster slots.
-      const results = await Promise.all(keys.map((key) => this.handle.client.unlink(key)));
+      const results = await Promise.all(keys.map((key) => client.unlink(key)));
       deleted += results.reduce((a, b) => a + b, 0);
     });
     return deleted;

@@ -7,6 +7,7 @@ import type { ServerInfo } from '../backend.js';
 import {
   blockTime,
   blockingSocketTimeout,
+  checkDatabase,
   closeClient,
   disconnectNow,
   dropSocket,
@@ -146,6 +147,7 @@ export abstract class RedisQueueConnection {
     } catch {
       maxmemoryPolicy = undefined;
     }
+    await checkDatabase(this.handle);
     return { version, maxmemoryPolicy };
   }
 

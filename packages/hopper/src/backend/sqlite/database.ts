@@ -16,6 +16,7 @@ import { BackendDriverMissingError, ConnectionError, DatabaseLostError, hopperEr
 import { METRICS_SCHEMA } from './sqlite-metrics.js';
 import { GROUP_WEIGHTS_SCHEMA } from './sqlite-group-weights.js';
 import { WakeFile } from './sqlite-wake.js';
+import { sqliteUrlPath } from '../../validation/connection.js';
 
 /** The schema version this code writes and reads (the `meta` table's `schema_version`). */
 export const SCHEMA_VERSION = 6;
@@ -47,15 +48,9 @@ export function isSqliteUrl(connection: unknown): connection is string {
   return typeof connection === 'string' && connection.startsWith('sqlite:');
 }
 
-/** The file path (or ':memory:') a `sqlite:` URL names. */
+/** The file path (or ':memory:') a `sqlite:` URL names (its accepted forms: validation/connection.ts). */
 export function sqlitePath(url: string): string {
-  const path = url.slice('sqlite:'.length);
-  if (path === '') {
-    throw new InvalidOptionsError(
-      `The connection "${url}" names no database: use "sqlite:<path to a file>" (e.g. "sqlite:./hopper.db") or "sqlite::memory:".`,
-    );
-  }
-  return path;
+  return sqliteUrlPath(url);
 }
 
 /** Migrations by the version they lead to; each runs once, in one transaction. */
@@ -522,9 +517,10 @@ async function open(url: string): Promise<SqliteStore> {
 }
 
 /**
- * Why a database could not be opened, as a typed error that says what to do: its directory is
- * missing, another process holds its lock past the busy timeout, or another cause (`cause`).
- * Hopper's own errors (a schema newer than this Hopper) pass through.
+ * Why a database could not be opened, as a typed error that says what to do when the cause is
+ * passing (its directory is missing, another process holds its lock past the busy timeout: a
+ * ConnectionError, and the start is tried again). Hopper's own errors (a schema newer than this
+ * Hopper) and SQLite's other errors pass through.
  */
 function asOpenError(path: string, err: unknown): unknown {
   if (hopperErrorCode(err) !== undefined) return err;
@@ -545,7 +541,9 @@ function asOpenError(path: string, err: unknown): unknown {
       { cause: err },
     );
   }
-  return new ConnectionError(`The SQLite database ${path} cannot be opened: ${message}. ${retry}`, { cause: err });
+  // Any other failure is the file's own (not a SQLite database, damaged, a permission): the seam
+  // maps it to a BackendError that names SQLite's code and what to do (backend/guard.ts).
+  return err;
 }
 
 /** Opens (or shares) the database of `url`; pair with {@link releaseStore}. */
