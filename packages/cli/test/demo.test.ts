@@ -48,6 +48,6 @@ describe('hopper demo', () => {
     expect(both.stderr).toContain('--sqlite and --redis contradict each other');
     const duration = await hopper(inject('redisUrl'), 'cli-demo-usage', 'demo', '--duration', 'soon');
     expect(duration.code).toBe(2);
-    expect(duration.stderr).toContain('--duration must be an integer >= 0, not "soon"');
+    expect(duration.stderr).toContain('--duration must be an integer from 0 to 2147483, not "soon"');
   });
 });

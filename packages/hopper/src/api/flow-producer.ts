@@ -40,6 +40,11 @@ import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 
 /** Options of a FlowProducer. */
 export interface FlowProducerOptions {
+  /**
+   * A name for this producer, kept as `opts.name` (as @nestjs/bullmq's `registerFlowProducer({ name })`
+   * sets it, to find a producer by name); it changes nothing else.
+   */
+  name?: string;
   /** How to reach Redis (ioredis options, a URL, or an ioredis instance you keep ownership of). */
   connection?: ConnectionOptions;
   /** Key prefix of every queue of the flows (default `hopper`); a `{tag}` in it puts them in one Redis Cluster slot. */

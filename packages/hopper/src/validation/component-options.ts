@@ -244,8 +244,13 @@ const QUEUE_EVENTS_OPTIONS: ObjectSpec = object(
 );
 
 const FLOW_PRODUCER_OPTIONS: ObjectSpec = object(
-  { ...BASE_FIELDS, telemetry: telemetrySpec('FlowProducer'), ...unsupportedFields('FlowProducer', 'a FlowProducer option') },
-  { what: 'FlowProducer options ({ connection, prefix, telemetry })' },
+  {
+    ...BASE_FIELDS,
+    name: str(),
+    telemetry: telemetrySpec('FlowProducer'),
+    ...unsupportedFields('FlowProducer', 'a FlowProducer option'),
+  },
+  { what: 'FlowProducer options ({ connection, prefix, name, telemetry })' },
 );
 
 const SPECS: Record<Component, ObjectSpec> = {
