@@ -148,7 +148,6 @@ export async function migrateToBullMQ(options: MigrateOptions): Promise<Migratio
     tally.taken += pending.length;
     await mover.moveTaken(pending);
     let lastId = await backend.lastEventId();
-    let lastActivity = Date.now();
     let ended: MigrationReport['ended'] = 'done';
     let held = 0;
     for (;;) {
@@ -165,17 +164,12 @@ export async function migrateToBullMQ(options: MigrateOptions): Promise<Migratio
         movedThisPass += (await mover.drain(source, stop)).moved;
       }
       held = (await backend.getStateCounts()).active;
-      if (movedThisPass > 0) lastActivity = Date.now();
       if (stop()) {
         ended = 'stopped';
         break;
       }
       progress({ kind: 'waiting', held, waitingForParent: 0 });
-      if (!options.follow && movedThisPass === 0 && held === 0) break;
-      if (options.follow && options.quietForMs !== undefined && Date.now() - lastActivity >= options.quietForMs) {
-        ended = 'quiet';
-        break;
-      }
+      if (movedThisPass === 0 && held === 0) break;
       if (movedThisPass > 0) continue;
       // Wait for Hopper to signal something (a job added, finished, stalled), at most MAX_WAIT_MS.
       const read = await backend.readEvents(lastId, MAX_WAIT_MS, 1000, false);

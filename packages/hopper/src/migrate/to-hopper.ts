@@ -243,6 +243,11 @@ export function checkOptions(options: MigrateOptions, direction: 'to-hopper' | '
   if (direction === 'to-hopper' && (options.dropHopperOnly !== undefined || options.bullmqVersion !== undefined)) {
     fail('dropHopperOnly and bullmqVersion (--drop-hopper-only, --bullmq-version) go with the way back (--to-bullmq).');
   }
+  if (direction === 'to-bullmq' && options.follow) {
+    fail(
+      '--follow (the bridge) goes with the way to Hopper; on the way back stop the Hopper producers first, then run it (again for what they added).',
+    );
+  }
   if (
     options.bullmqVersion !== undefined &&
     !(typeof options.bullmqVersion === 'string' && /^[56](\.\d+\.\d+)?$/.test(options.bullmqVersion))

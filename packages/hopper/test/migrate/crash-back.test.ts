@@ -11,6 +11,7 @@ import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import { migrateToBullMQ, MigrationError, type MigrationReport } from '../../src/migrate/index.js';
 import { bullKeys } from '../../src/migrate/bullmq-keys.js';
+import { InvalidOptionsError } from '../../src/job/errors.js';
 import { bullPrefix, deleteKeys } from './bullmq-deployment.js';
 
 const env = useHopper();
@@ -93,6 +94,13 @@ describe('the way back: crash and re-run', () => {
       const err = await migrateToBullMQ({ from: env.url, queue: name, prefix: bp, hopperPrefix: env.prefix }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(MigrationError);
       expect((err as MigrationError).reason).toBe('locked');
+      // Bad options are refused before any connection: the way back has no bridge, and a version is 5 or 6.
+      for (const bad of [{ follow: true }, { bullmqVersion: '4' }]) {
+        const refused = await migrateToBullMQ({ from: env.url, queue: name, prefix: bp, hopperPrefix: env.prefix, ...bad }).catch(
+          (e: unknown) => e,
+        );
+        expect(refused).toBeInstanceOf(InvalidOptionsError);
+      }
       expect(await queue.getJobState('a1')).toBe('waiting');
       expect(await conn.exists(bullKeys(bp, name).wait)).toBe(0);
     } finally {
