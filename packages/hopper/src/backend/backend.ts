@@ -81,8 +81,18 @@ import type {
   MovedJobs,
 } from './records.js';
 
-export type { ImportedJob, ImportedState, ImportOutcome, ExternalChildOutcome, ImportOperations } from './import-records.js';
-import type { ImportOperations } from './import-records.js';
+export type {
+  ImportedJob,
+  ImportedState,
+  ImportOutcome,
+  ExternalChildOutcome,
+  ImportOperations,
+  ExportOperations,
+  ExportSource,
+  ExportTake,
+  ExportedJob,
+} from './import-records.js';
+import type { ExportOperations, ImportOperations } from './import-records.js';
 export { WriteCode, writeApplied } from './requests.js';
 export type {
   NewJob,
@@ -133,9 +143,10 @@ import type {
 /**
  * One queue's storage: every write as a named operation, and the reads beside them.
  * Obtained from {@link createBackend} (backend/create.ts). The migration writes
- * ({@link ImportOperations}) are optional: a backend that is no migration target leaves them out.
+ * ({@link ImportOperations}) and reads ({@link ExportOperations}) are optional: a backend that
+ * is no migration source or target leaves them out.
  */
-export interface QueueBackend extends Partial<ImportOperations> {
+export interface QueueBackend extends Partial<ImportOperations>, Partial<ExportOperations> {
   readonly queueName: string;
 
   /**

@@ -1,8 +1,10 @@
 /**
  * The seam's operations for moving jobs in from another queue system (`hopper migrate`, from
- * BullMQ): the jobs as they are written here, and the typed results. Plain data, no I/O.
+ * BullMQ) and back out to it (`hopper migrate --to-bullmq`): the jobs as they are written or read
+ * here, and the typed results. Plain data, no I/O.
  */
 import type { ChildFailurePolicy } from './requests.js';
+import type { JobRecord } from './records.js';
 
 /** The states a job may be imported in (active jobs are never moved: see docs/migrating.md). */
 export type ImportedState = 'waiting' | 'prioritized' | 'delayed' | 'waiting-children' | 'completed' | 'failed';
@@ -93,4 +95,71 @@ export interface ImportOperations {
    * entry whose child is no longer pending changes nothing. Returns how many changed the parent.
    */
   settleChildren(id: string, children: ExternalChildOutcome[], now?: number): Promise<number>;
+}
+
+/** Where the way back (`hopper migrate --to-bullmq`) takes jobs from: one structure of the queue. */
+export interface ExportSource {
+  /** What the jobs there are: a stalled job is an active one whose lock deadline passed. */
+  state: 'waiting' | 'prioritized' | 'delayed' | 'failed' | 'completed' | 'waiting-children' | 'stalled';
+  /** A group's queue of ready jobs (state 'waiting'; each job's priority tells). */
+  group?: string;
+}
+
+/** What one exportTake call did. */
+export interface ExportTake {
+  /** Entries looked at (0: nothing left in the structure past the offset). */
+  examined: number;
+  /** Ids taken into the moving set, in run order. */
+  taken: string[];
+  /** Ids left where they are (a scheduler's pending run: its scheduler moves it). */
+  skipped: string[];
+}
+
+/** A job in the way back's moving set, as read for writing to BullMQ. */
+export interface ExportedJob {
+  record: JobRecord;
+  /** Where it was taken from, and its score there ('' for the waiting list). */
+  from: ExportSource['state'] | 'scheduled';
+  score: string;
+  /** Its group (Hopper only), if any. */
+  group?: string;
+  /** Its run of turns (`continueWith`, Hopper only), if any. */
+  runId?: string;
+  /** The tenant its cost was charged to (budgets, Hopper only), if any. */
+  budgetTenant?: string;
+  /** Durable steps recorded (`job.step`, Hopper only). */
+  steps: number;
+  /** Its deduplication id and the ms its key has left (0: held until the job finishes), while it holds it. */
+  dedup?: { id: string; ttlMs: number };
+  /** The scheduler whose occurrence it is, if any. */
+  schedulerId?: string;
+  /** As a parent: children recorded (pending or finished). */
+  children: number;
+  /** The newest log lines (oldest first), and how many it has in all. */
+  logs: string[];
+  logCount: number;
+}
+
+/**
+ * The reads and writes `hopper migrate --to-bullmq` makes on the Hopper side (exportTake.lua,
+ * exportTakePending.lua, exportFinish.lua, exportGiveBack.lua): a job is taken into the queue's
+ * moving set (out of every structure, its keys kept), written to BullMQ, then finished (deleted
+ * here). A crash leaves it in the moving set; a re-run finishes it. Redis backend only.
+ */
+export interface ExportOperations {
+  /** Takes up to `count` jobs of `source` past `offset` (run order) into the moving set. */
+  exportTake(source: ExportSource, offset: number, count: number, now?: number): Promise<ExportTake>;
+  /** Takes scheduler `schedulerId`'s pending run `id` if it still waits for its time; true if it is in the moving set. */
+  exportTakePending(schedulerId: string, id: string): Promise<boolean>;
+  /** The ids in the moving set, oldest first. */
+  exportPending(): Promise<string[]>;
+  /**
+   * Reads jobs of the moving set (undefined: not in it any more, or gone), with the newest
+   * `maxLogs` log lines; with `inPlace`, jobs wherever they are (a dry run's read).
+   */
+  exportRead(ids: string[], maxLogs: number, inPlace?: boolean): Promise<(ExportedJob | undefined)[]>;
+  /** Deletes jobs of the moving set (written elsewhere); returns how many. */
+  exportFinish(ids: string[], now?: number): Promise<number>;
+  /** Puts jobs of the moving set back where they were taken from; returns how many. */
+  exportGiveBack(ids: string[]): Promise<number>;
 }

@@ -21,7 +21,8 @@ export interface BullScript {
   readonly sha: string;
 }
 
-function script(name: string, lua: string): BullScript {
+/** A script for BullMQ's Redis: its name, source and SHA1. */
+export function bullScript(name: string, lua: string): BullScript {
   return { name, lua, sha: createHash('sha1').update(lua).digest('hex') };
 }
 
@@ -47,7 +48,7 @@ export async function runBullScript(client: RedisClient, s: BullScript, keys: st
  * so is a job Hopper refused in this run (listed in `refused`).
  * Returns: { examined, taken ids..., '|', skipped ids... }; examined 0: nothing left to look at.
  */
-export const TAKE = script(
+export const TAKE = bullScript(
   'take',
   `
 local source, moving, info, seqKey, refused = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
@@ -108,7 +109,7 @@ return out
  * ARGV: id, info JSON
  * Returns: 1 taken, 0 not in the delayed set.
  */
-export const TAKE_ONE = script(
+export const TAKE_ONE = bullScript(
   'takeOne',
   `
 local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -130,7 +131,7 @@ return 1
  * ARGV: base, prefix, ...ids
  * Returns: the number of jobs finished (an id no longer in moving is skipped).
  */
-export const FINISH = script(
+export const FINISH = bullScript(
   'finish',
   `
 local moving, info, parents = KEYS[1], KEYS[2], KEYS[3]
@@ -167,7 +168,7 @@ return #todo
  * ARGV: triplets id, structure key, score ('' for the waiting list: back at its tail, next to run)
  * Returns: the number given back.
  */
-export const GIVE_BACK = script(
+export const GIVE_BACK = bullScript(
   'giveBack',
   `
 local n = 0
@@ -191,7 +192,7 @@ return n
  * ARGV: parent job key, parent id, count of completed keys, ...completed keys, count of failed keys, ...failed, ...unsuccessful
  * Returns: 1 when the parent's keys are gone (nothing pending), else 0.
  */
-export const SETTLE_PARENT = script(
+export const SETTLE_PARENT = bullScript(
   'settleParent',
   `
 local jk, id = ARGV[1], ARGV[2]
@@ -217,7 +218,7 @@ return 0
  * ARGV: id
  * Returns: 1 deleted, 0 already gone.
  */
-export const FINISH_SCHEDULER = script(
+export const FINISH_SCHEDULER = bullScript(
   'finishScheduler',
   `
 local removed = redis.call('ZREM', KEYS[1], ARGV[1])
@@ -232,7 +233,7 @@ return removed
  * ARGV: op ('take' | 'renew' | 'release'), token, ttl ms
  * Returns: 1 done; 0 refused (held by another token, or lost); take also returns the holder's ms left as { 0, pttl }.
  */
-export const LOCK = script(
+export const LOCK = bullScript(
   'lock',
   `
 local op, token, ttl = ARGV[1], ARGV[2], ARGV[3]
@@ -256,7 +257,7 @@ return { 1, 0 }
  * ARGV: base, maxLogs, ...ids
  * Returns: per id { info JSON or false, hash (flat), logs, logCount, deps, processed (flat), failed (flat), unsuccessful, dedupHolder, dedupPttl }
  */
-export const READ_JOBS = script(
+export const READ_JOBS = bullScript(
   'readJobs',
   `
 local base, maxLogs = ARGV[1], tonumber(ARGV[2])

@@ -8,6 +8,8 @@
  * console.log(summaryLine(report));
  */
 export { migrateFromBullMQ } from './to-hopper.js';
+export { migrateToBullMQ, DEFAULT_BULLMQ_VERSION } from './to-bullmq.js';
+export { HOPPER_ONLY, type HopperOnlyFeature } from './export-jobs.js';
 export {
   summaryLine,
   isComplete,

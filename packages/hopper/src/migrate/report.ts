@@ -3,6 +3,7 @@
  * both sides, and the one-line summary the CLI ends with.
  */
 import type { ConnectionOptions } from '../backend/create.js';
+import type { HopperOnlyFeature } from './export-jobs.js';
 
 /** The states a migration counts, BullMQ's names. */
 export const MIGRATED_STATES = ['waiting', 'prioritized', 'delayed', 'waiting-children', 'failed', 'completed'] as const;
@@ -48,6 +49,11 @@ export interface MigrationReport {
   refusedCount: number;
   /** Notes: logs cut to the newest lines, deduplication ids held by another job, parents not found. */
   notes: string[];
+  /**
+   * The way back only: Hopper-only state found (per kind: jobs, schedulers or settings carrying
+   * it) and, with `dropHopperOnly`, what was dropped. Absent going to Hopper.
+   */
+  hopperOnly?: { found: Partial<Record<HopperOnlyFeature, number>>; dropped: Partial<Record<HopperOnlyFeature, number>> };
   /** Counts per state read from the source before and after, and from the destination after. */
   counts: { sourceBefore: StateTally; sourceAfter: StateTally; destinationAfter: StateTally };
   /**
@@ -71,15 +77,19 @@ export type MigrationProgress =
   | { kind: 'waiting'; held: number; waitingForParent: number }
   | { kind: 'refused'; id: string; state: string; why: string };
 
-/** Options of {@link migrateFromBullMQ} and {@link migrateToBullMQ}. */
+/**
+ * Options of {@link migrateFromBullMQ} and {@link migrateToBullMQ}. `from` is the side jobs
+ * leave and `to` the side they enter: BullMQ then Hopper going to Hopper, Hopper then BullMQ
+ * on the way back. `prefix` is always BullMQ's and `hopperPrefix` always Hopper's.
+ */
 export interface MigrateOptions {
-  /** BullMQ's Redis: an ioredis client, options or a `redis://` URL. */
+  /** The source's Redis (BullMQ's; Hopper's on the way back): an ioredis client, options or a `redis://` URL. */
   from: ConnectionOptions;
   /** The queue's name (the same on both sides). */
   queue: string;
   /** BullMQ's key prefix. Default `bull`. */
   prefix?: string;
-  /** Hopper's Redis. Default: `from`. */
+  /** The target's Redis (Hopper's; BullMQ's on the way back). Default: `from`. */
   to?: ConnectionOptions;
   /** Hopper's key prefix. Default `hopper`. */
   hopperPrefix?: string;
@@ -95,8 +105,18 @@ export interface MigrateOptions {
   quietForMs?: number;
   /** Also moves completed jobs (history). Default false. */
   withHistory?: boolean;
-  /** Way back only: drop Hopper-only state (groups, steps, dead-letter routes, budgets) instead of refusing. */
+  /**
+   * Way back only: move jobs and schedulers that carry Hopper-only state (groups, steps,
+   * dead-letter routes, budgets, runs, timeouts, flows, scheduler policies, queue settings)
+   * without it, instead of refusing. The report's `hopperOnly.dropped` says what was dropped.
+   */
   dropHopperOnly?: boolean;
+  /**
+   * Way back only: the BullMQ version whose layout to write (`6`, `5`, or `x.y.z`, recorded in a
+   * new queue's meta) when the BullMQ queue does not exist yet; an existing queue's meta decides
+   * otherwise. Default `6.7.0`.
+   */
+  bullmqVersion?: string;
   /** Stops the run after the batch in hand (the report says `stopped`); a re-run resumes. */
   signal?: AbortSignal;
   onProgress?: (event: MigrationProgress) => void;

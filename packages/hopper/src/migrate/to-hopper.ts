@@ -5,13 +5,12 @@
  * state (parents first), carries children's outcomes over to moved parents, and, while active jobs
  * are held by BullMQ workers (or in bridge mode), waits on BullMQ's events stream and goes again.
  */
-import { randomBytes } from 'node:crypto';
 import { Queue } from '../api/queue.js';
 import { closeClient, duplicateClient, openClient, type RedisClient } from '../backend/redis/connection.js';
 import { InvalidOptionsError, MigrationError } from '../job/errors.js';
 import { bullKeys, type BullKeys } from './bullmq-keys.js';
 import { detectLayout } from './bullmq-layout.js';
-import { LOCK, runBullScript } from './bullmq-scripts.js';
+import { MigrationLock } from './migration-lock.js';
 import { moveScheduler, readSchedulers } from './bullmq-schedulers.js';
 import { bullCounts, hopperCounts } from './counts.js';
 import { dryRun } from './dry-run.js';
@@ -34,47 +33,6 @@ function sourcesOf(k: BullKeys, withHistory: boolean): Source[] {
   ];
   if (withHistory) sources.push({ key: k.completed, kind: 'zset', state: 'completed' });
   return sources;
-}
-
-/** The migration lock, renewed while the run lasts. */
-class MigrationLock {
-  private readonly token = randomBytes(12).toString('base64url');
-  private timer: NodeJS.Timeout | undefined;
-  lost = false;
-
-  constructor(
-    private readonly client: RedisClient,
-    private readonly key: string,
-    private readonly ttlMs: number,
-    private readonly queue: string,
-  ) {}
-
-  async take(): Promise<void> {
-    const [ok, pttl] = (await runBullScript(this.client, LOCK, [this.key], ['take', this.token, this.ttlMs])) as [number, number];
-    if (ok !== 1) {
-      throw new MigrationError(
-        'locked',
-        `Another hopper migrate is moving queue "${this.queue}" (lock ${this.key}, ${pttl} ms left). ` +
-          'Wait for it to end; if that process died, its lock expires by itself, then run again (it resumes where it stopped).',
-      );
-    }
-    this.timer = setInterval(
-      () => {
-        runBullScript(this.client, LOCK, [this.key], ['renew', this.token, this.ttlMs])
-          .then((reply) => {
-            if ((reply as number[])[0] !== 1) this.lost = true;
-          })
-          .catch(() => undefined);
-      },
-      Math.max(50, Math.floor(this.ttlMs / 3)),
-    );
-    this.timer.unref();
-  }
-
-  async release(): Promise<void> {
-    clearInterval(this.timer);
-    await runBullScript(this.client, LOCK, [this.key], ['release', this.token, this.ttlMs]).catch(() => undefined);
-  }
 }
 
 /**
@@ -273,7 +231,7 @@ async function earliestLockExpiry(client: RedisClient, k: BullKeys, held: string
 }
 
 /** The options every direction checks before connecting. */
-export function checkOptions(options: MigrateOptions): void {
+export function checkOptions(options: MigrateOptions, direction: 'to-hopper' | 'to-bullmq' = 'to-hopper'): void {
   const fail = (message: string): never => {
     throw new InvalidOptionsError(message);
   };
@@ -281,7 +239,21 @@ export function checkOptions(options: MigrateOptions): void {
   if (typeof options.queue !== 'string' || options.queue === '' || options.queue.includes(':')) {
     fail(`--queue must be a queue name without ':' (BullMQ refuses ':' in queue names), got ${JSON.stringify(options.queue)}.`);
   }
-  if (options.from === undefined) fail('--from (the BullMQ Redis) is required.');
+  if (options.from === undefined) fail(`--from (the ${direction === 'to-hopper' ? 'BullMQ' : 'Hopper'} Redis) is required.`);
+  if (direction === 'to-hopper' && (options.dropHopperOnly !== undefined || options.bullmqVersion !== undefined)) {
+    fail('dropHopperOnly and bullmqVersion (--drop-hopper-only, --bullmq-version) go with the way back (--to-bullmq).');
+  }
+  if (direction === 'to-bullmq' && options.follow) {
+    fail(
+      '--follow (the bridge) goes with the way to Hopper; on the way back stop the Hopper producers first, then run it (again for what they added).',
+    );
+  }
+  if (
+    options.bullmqVersion !== undefined &&
+    !(typeof options.bullmqVersion === 'string' && /^[56](\.\d+\.\d+)?$/.test(options.bullmqVersion))
+  ) {
+    fail(`--bullmq-version must be 5 or 6, or a 5.x.y / 6.x.y version, got ${JSON.stringify(options.bullmqVersion)}.`);
+  }
   for (const [name, value] of [
     ['--prefix', options.prefix],
     ['--hopper-prefix', options.hopperPrefix],

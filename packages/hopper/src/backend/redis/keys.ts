@@ -117,6 +117,15 @@ export interface QueueKeys {
   readonly histograms: string;
   /** Hash of the scheduler ids admitted as lateness labels (at most 50). */
   readonly schedulerLabels: string;
+  /**
+   * `hopper migrate --to-bullmq`: sorted set of the jobs taken out of this queue's structures and
+   * not yet removed once written to BullMQ (member id, score: order taken).
+   */
+  readonly exportMoving: string;
+  /** Hash: id -> JSON of where a job in exportMoving was taken from (state, score, group). */
+  readonly exportInfo: string;
+  /** Counter ordering the jobs taken into exportMoving. */
+  readonly exportSeq: string;
 }
 
 const TAG = /\{[^}]+\}/;
@@ -181,6 +190,9 @@ export function queueKeys(prefix: string, name: string): QueueKeys {
     counterNames: `${base}mn`,
     histograms: `${base}mh`,
     schedulerLabels: `${base}ml`,
+    exportMoving: `${base}xm`,
+    exportInfo: `${base}xi`,
+    exportSeq: `${base}xs`,
   };
 }
 

@@ -29,7 +29,8 @@ import { sameSlot } from './keys.js';
 import { asRedisFullError, BudgetExceededError, CostAboveRateLimitError, GroupMaxSizeExceededError } from '../../job/errors.js';
 import { RedisQueueJobWrites } from './redis-job-writes.js';
 import { importJobs, settleChildren } from './redis-import.js';
-import type { ExternalChildOutcome, ImportedJob, ImportOutcome } from '../import-records.js';
+import { exportFinish, exportGiveBack, exportRead, exportTake, exportTakePending } from './redis-export.js';
+import type { ExportedJob, ExportSource, ExportTake, ExternalChildOutcome, ImportedJob, ImportOutcome } from '../import-records.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import {
   parseClaim,
@@ -83,6 +84,30 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
 
   settleChildren(id: string, children: ExternalChildOutcome[], now?: number): Promise<number> {
     return settleChildren(this.client, this.options.prefix, this.keys, id, children, now);
+  }
+
+  exportTake(source: ExportSource, offset: number, count: number, now?: number): Promise<ExportTake> {
+    return exportTake(this.client, this.keys, source, offset, count, now);
+  }
+
+  exportTakePending(schedulerId: string, id: string): Promise<boolean> {
+    return exportTakePending(this.client, this.keys, schedulerId, id);
+  }
+
+  async exportPending(): Promise<string[]> {
+    return await this.client.zrange(this.keys.exportMoving, 0, -1);
+  }
+
+  exportRead(ids: string[], maxLogs: number, inPlace?: boolean): Promise<(ExportedJob | undefined)[]> {
+    return exportRead(this.client, this.keys, ids, maxLogs, inPlace);
+  }
+
+  exportFinish(ids: string[], now?: number): Promise<number> {
+    return exportFinish(this.client, this.keys, ids, now);
+  }
+
+  exportGiveBack(ids: string[]): Promise<number> {
+    return exportGiveBack(this.client, this.keys, ids);
   }
 
   async addJobs(jobs: NewJob[], request: AddRequest | undefined, now?: number, charge?: AddCharge): Promise<AddResult> {
