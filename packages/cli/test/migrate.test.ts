@@ -75,6 +75,38 @@ describe('hopper migrate', () => {
     }
   });
 
+  it('--to-bullmq: Hopper-only state refused (exit 1) unless dropped; then the jobs are back in BullMQ, exit 0', async () => {
+    const bp = `b${randomBytes(4).toString('hex')}`;
+    bullPrefixes.push(bp);
+    const name = env.queueName('back');
+    const queue = new Queue(name, { connection: env.url, prefix: env.prefix });
+    try {
+      await queue.addBulk(Array.from({ length: 3 }, (_, i) => ({ name: 'w', data: { i }, opts: { jobId: `w${i}` } })));
+      await queue.add('d', { x: 1 }, { jobId: 'd1', delay: 3_600_000 });
+      await queue.add('g', { x: 1 }, { jobId: 'g1', group: { id: 'tenant-a' } });
+    } finally {
+      await queue.close();
+    }
+    const common = ['--from', env.url, '--queue', name, '--prefix', bp, '--hopper-prefix', env.prefix, '--to-bullmq'];
+
+    const refused = await migrate(...common);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/group/i);
+    const conn = new Redis(env.url, { maxRetriesPerRequest: null });
+    const bq = new BullQueue(name, { connection: conn, prefix: bp });
+    try {
+      expect((await bq.getJobCounts('waiting', 'delayed')).waiting).toBe(0);
+      const run = await migrate(...common, '--drop-hopper-only');
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout.trim().split('\n').at(-1)).toBe('migrated 5 jobs (4 waiting, 1 delayed), 0 schedulers; lost 0');
+      expect(await bq.getJobCounts('waiting', 'delayed')).toEqual({ waiting: 4, delayed: 1 });
+      expect((await bq.getWaiting(0, -1)).map((j) => j.id).sort()).toEqual(['g1', 'w0', 'w1', 'w2']);
+    } finally {
+      await bq.close();
+      conn.disconnect();
+    }
+  });
+
   it('usage errors exit 2; an unknown queue exits 1 and says why', async () => {
     const missing = await migrate('--queue', 'q');
     expect(missing.code).toBe(2);

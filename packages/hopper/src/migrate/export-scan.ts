@@ -68,10 +68,13 @@ export async function scanHopper(backend: ExportingBackend, schedulers: HopperSc
   for (let start = 0; ; start += PAGE) {
     const groups = await backend.getGroups(start, start + PAGE - 1);
     for (const g of groups) {
-      add(out.found, 'groups', `group ${g.id}`);
+      // Its jobs are counted one by one (hopperOnlyOf); a group holding none is counted itself.
       for (let from = 0; ; from += PAGE) {
         const ids = await backend.getGroupJobIds(g.id, from, from + PAGE - 1);
-        if (ids.length === 0) break;
+        if (ids.length === 0) {
+          if (from === 0) add(out.found, 'groups', `group ${g.id}`);
+          break;
+        }
         await visit(ids, 'waiting');
         if (ids.length < PAGE) break;
       }
