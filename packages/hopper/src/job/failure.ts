@@ -8,15 +8,13 @@ import { TimeoutError, UnrecoverableError } from './errors.js';
 import type { Job } from './job.js';
 import { DEFAULT_STACK_TRACE_LIMIT } from './options.js';
 import { toRetention } from './retention.js';
+import { toError } from './thrown.js';
 
 /** A backoff strategy as the failure logic calls it. */
 export type StrategyFn = (attemptsMade: number, type: string, err: Error, job: BackoffJob) => number | Promise<number>;
 
-/** Turns anything thrown into an Error. */
-export function toError(value: unknown): Error {
-  if (value instanceof Error) return value;
-  return new Error(typeof value === 'string' ? value : `Processor threw a non-Error value: ${JSON.stringify(value)}`);
-}
+/** Turns anything thrown into an Error that is safe to read (job/thrown.ts). */
+export { toError } from './thrown.js';
 
 /**
  * Decides the fate of `job`'s failed attempt (fenced by `fence`): `-1` fail for good (unrecoverable,
