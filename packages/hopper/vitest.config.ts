@@ -94,6 +94,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/worker/rate-limit.test.ts',
   'test/worker/retries.test.ts',
   'test/worker/thrown-values.test.ts',
+  'test/worker/backoff-bounds.test.ts',
   'test/flows/failures.test.ts',
   'test/flows/chunked-resume.test.ts',
   'test/flows/crash.test.ts',

@@ -3,7 +3,7 @@
  * Shared by the worker and by manual processing (`job.moveToFailed`).
  */
 import type { Failure, Retention } from '../backend/backend.js';
-import { retryDelay, type BackoffJob } from './backoff.js';
+import { MAX_RETRY_DELAY_MS, retryDelay, type BackoffJob } from './backoff.js';
 import { TimeoutError, UnrecoverableError } from './errors.js';
 import type { Job } from './job.js';
 import { DEFAULT_STACK_TRACE_LIMIT } from './options.js';
@@ -38,7 +38,8 @@ export async function failureOf(
   } else {
     try {
       const computed = await retryDelay(job.opts.backoff, made, error, job, strategy);
-      delay = computed < 0 ? -1 : Math.round(computed);
+      // Capped: a retry due at an infinite (or past-any-date) score would never run.
+      delay = computed < 0 ? -1 : Math.min(Math.round(computed), MAX_RETRY_DELAY_MS);
     } catch (strategyError) {
       reason = `${reason} (and no retry: ${toError(strategyError).message})`;
       delay = -1;
