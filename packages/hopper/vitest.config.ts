@@ -35,6 +35,7 @@ import { defineConfig } from 'vitest/config';
  */
 export const SQLITE_TEST_FILES: string[] = [
   'test/streams/output.test.ts',
+  'test/streams/stream-attempts.test.ts',
   'test/limits/weighted.test.ts',
   'test/limits/budgets.test.ts',
   'test/steps/runs.test.ts',
