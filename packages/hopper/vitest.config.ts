@@ -38,6 +38,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/streams/stream-attempts.test.ts',
   'test/limits/weighted.test.ts',
   'test/limits/budgets.test.ts',
+  'test/limits/budget-decimals.test.ts',
   'test/steps/runs.test.ts',
   'test/dedup/keep-last.test.ts',
   'test/admin/admin.test.ts',
