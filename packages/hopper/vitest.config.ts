@@ -67,6 +67,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/job/manual-moves.test.ts',
   'test/job/methods.test.ts',
   'test/queue/add.test.ts',
+  'test/queue/same-tick-refusals.test.ts',
   'test/queue/deduplication.test.ts',
   'test/queue/getters.test.ts',
   'test/queue/management.test.ts',
