@@ -40,6 +40,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/limits/budgets.test.ts',
   'test/limits/budget-decimals.test.ts',
   'test/steps/runs.test.ts',
+  'test/steps/run-ids.test.ts',
   'test/dedup/keep-last.test.ts',
   'test/admin/admin.test.ts',
   'test/backend-sqlite/**/*.test.ts',
