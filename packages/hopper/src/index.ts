@@ -66,6 +66,7 @@ export type { BudgetOptions, BudgetUse } from './api/budget.js';
 export type { GroupStatus } from './backend/backend.js';
 export { MAX_PRIORITY, DEFAULT_REMOVE_ON_COMPLETE } from './job/options.js';
 export type { BackoffStrategy, BackoffJob } from './job/backoff.js';
+export { MAX_RETRY_DELAY_MS } from './job/backoff.js';
 export { JOB_STATES, type JobState, type JobStateOrUnknown, type JobCountType } from './job/states.js';
 export {
   ErrorCode,

@@ -35,7 +35,7 @@ import { toNewJob } from '../job/new-job.js';
 import { SpanKind, TelemetryAttributes, type Telemetry } from '../telemetry/telemetry.js';
 import { trace } from '../telemetry/trace.js';
 import { validateComponentOptions } from '../validation/component-options.js';
-import { checkArgument, checkFlowOpts, FLOW_NODE, NODE_OPTIONS } from '../validation/arguments.js';
+import { checkArgument, checkFlowIds, checkFlowOpts, FLOW_NODE, NODE_OPTIONS } from '../validation/arguments.js';
 import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
 
 /** Options of a FlowProducer. */
@@ -220,6 +220,7 @@ export class FlowProducer extends EventEmitter {
     // Every node and the per-queue defaults are checked here, before anything is written.
     checkFlowOpts(opts);
     const root = this.flatten(flow, opts, true);
+    checkFlowIds(root);
     await this.ready();
     checkFlowSlots(this.backendFor(root.queue), queuesOf(root));
     this.checkDeadLetters(root);
@@ -263,6 +264,7 @@ export class FlowProducer extends EventEmitter {
     if (!Array.isArray(flows))
       throw new InvalidOptionsError('addBulk takes an array of flows ({ name, queueName, data, opts, children }).');
     const roots = flows.map((flow) => this.flatten(flow, {}, true));
+    roots.forEach((root, i) => checkFlowIds(root, `addBulk(flows)[${i}]`));
     if (roots.length === 0) return [];
     await this.ready();
     const total = roots.reduce((sum, r) => sum + r.size, 0);

@@ -11,6 +11,7 @@
 import { OUTPUT_WAIT_MAX, type OutputEntry, type QueueBackend } from '../backend/backend.js';
 import { checkArgument, READ_STREAM_OPTIONS } from '../validation/arguments.js';
 import { InvalidDataError, InvalidOptionsError } from '../job/errors.js';
+import { sleep } from '../clock/timers.js';
 
 /** One chunk of a job's output, as `queue.readStream` yields it. */
 export interface StreamChunk<T = unknown> {
@@ -183,9 +184,39 @@ function checkOptions(opts: ReadStreamOptions): string {
 }
 
 /**
- * `queue.readStream(jobId, opts)`: replays the job's output, then follows it live; ends at the end
- * entry of the latest attempt (`job.stream.end()`), when the job finishes (completed, failed or
- * removed) and everything written was read, or when `signal` aborts.
+ * Whether job `jobId`'s output is over once attempt `ended` wrote its end entry: the job finished
+ * for good (completed, failed, removed), or that attempt was the last one its `attempts` allow.
+ * While the attempt still runs with a retry possible (its end written, its outcome not yet
+ * recorded), the job is looked at again after a short wait (25 ms, doubling to 1 s). False as
+ * soon as a retry is due or under way: its chunks follow.
+ */
+async function outputOver(backend: QueueBackend, jobId: string, ended: number, signal: AbortSignal | undefined): Promise<boolean> {
+  for (let wait = 25; ; wait = Math.min(wait * 2, 1_000)) {
+    const job = await backend.getJob(jobId);
+    if (!job || job.state === 'completed' || job.state === 'failed') return true;
+    if (job.state !== 'active' || job.attemptsStarted > ended) return false;
+    if (ended >= attemptsAllowed(job.opts)) return true;
+    if (signal?.aborted) return true;
+    await sleep(wait, { signal, ref: false });
+  }
+}
+
+/** The `attempts` a job's stored options allow (at least 1). */
+function attemptsAllowed(opts: string | undefined): number {
+  try {
+    const attempts = (JSON.parse(opts ?? '{}') as { attempts?: unknown }).attempts;
+    return typeof attempts === 'number' && attempts > 1 ? attempts : 1;
+  } catch {
+    return 1;
+  }
+}
+
+/**
+ * `queue.readStream(jobId, opts)`: replays the job's output, then follows it live, across its
+ * attempts: an attempt's end entry (`job.stream.end()`) ends the read only when the job is
+ * finished for good (completed, or failed with no retry left) or removed; otherwise the retry's
+ * chunks follow ('latest' and 'all' alike). It also ends when the job finishes and everything
+ * written was read, or when `signal` aborts.
  */
 export async function* readOutput(
   backend: QueueBackend,
@@ -199,29 +230,49 @@ export async function* readOutput(
   const latestOnly = (opts.attempts ?? 'latest') === 'latest';
   await ready();
   let attempt = latestOnly ? ((await backend.lastOutput(jobId))?.attempt ?? 0) : 0;
-  // Returns the chunks of `entries` to yield, and whether an end entry ends the read.
-  const take = (entries: OutputEntry[]): { chunks: StreamChunk[]; done: boolean } => {
+  /** The attempt whose end entry is the last entry read (nothing of a later attempt after it), if any. */
+  let ended: number | undefined;
+  // The chunks of `entries` to yield (an older attempt's skipped by 'latest'); notes an end entry.
+  const take = (entries: OutputEntry[]): StreamChunk[] => {
     const chunks: StreamChunk[] = [];
     for (const e of entries) {
       after = e.id;
       if (latestOnly && e.attempt < attempt) continue;
       attempt = Math.max(attempt, e.attempt);
       if (e.kind === 'end') {
-        if (e.attempt >= attempt) return { chunks, done: true };
+        if (e.attempt >= attempt) ended = e.attempt;
         continue;
       }
+      ended = undefined;
       chunks.push({ id: e.id, attempt: e.attempt, data: e.kind === 'json' ? JSON.parse(e.value) : e.value });
     }
-    return { chunks, done: false };
+    return chunks;
+  };
+  // The job writes nothing more: what is stored after the last entry read, then the end.
+  const drain = async function* (): AsyncGenerator<StreamChunk> {
+    for (;;) {
+      const page = await backend.readOutput(jobId, after, PAGE);
+      yield* take(page);
+      if (page.length < PAGE) return;
+    }
+  };
+  // Whether the end entry just read ends the read (else a retry follows: keep following).
+  const over = async (): Promise<boolean> => {
+    if (ended === undefined) return false;
+    const last = ended;
+    ended = undefined;
+    return outputOver(backend, jobId, last, opts.signal);
   };
   // Replay: pages of what is stored.
   for (;;) {
     if (opts.signal?.aborted) return;
     const page = await backend.readOutput(jobId, after, pageSize);
-    const { chunks, done } = take(page);
-    yield* chunks;
-    if (done) return;
+    yield* take(page);
     if (page.length < pageSize) break;
+  }
+  if (await over()) {
+    yield* drain();
+    return;
   }
   if (opts.follow === false) return;
   // Live: wait for entries after the last one read.
@@ -229,20 +280,18 @@ export async function* readOutput(
     const entries = await hub().wait(jobId, after, opts.signal);
     if (entries === null) return;
     if (entries.length > 0) {
-      const { chunks, done } = take(entries);
-      yield* chunks;
-      if (done) return;
+      yield* take(entries);
+      if (await over()) {
+        yield* drain();
+        return;
+      }
       continue;
     }
     // Nothing new for a while: a finished or removed job writes nothing more.
     const state = await backend.getState(jobId);
     if (state === 'completed' || state === 'failed' || state === 'unknown') {
-      for (;;) {
-        const page = await backend.readOutput(jobId, after, PAGE);
-        const { chunks, done } = take(page);
-        yield* chunks;
-        if (done || page.length < PAGE) return;
-      }
+      yield* drain();
+      return;
     }
   }
 }

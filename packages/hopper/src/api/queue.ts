@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddCharge, NewJob } from '../backend/backend.js';
 import { tenantOf, validateTenant, type BudgetOptions, type BudgetUse } from './budget.js';
 import { checkFlowSlots, explainRefusal, toFlowNode } from './flows.js';
-import { InvalidDataError, InvalidOptionsError } from '../job/errors.js';
+import { GroupMaxSizeExceededError, InvalidDataError, InvalidOptionsError } from '../job/errors.js';
 import { Job } from '../job/job.js';
 import { validateJobName, validateJobOptions, type JobsOptions } from '../job/options.js';
 import { checkDeadLetterRoute } from '../job/dead-letter-route.js';
@@ -211,9 +211,25 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
       if (batch.length === 0) continue;
       // Separate adds coalesced into one call: a job refused by its budget refuses only itself.
       this.send(batch, false).then(
-        (jobs) => batch.forEach((entry, i) => (jobs[i] instanceof Error ? entry.reject?.(jobs[i]) : entry.resolve?.(jobs[i]))),
-        (err: unknown) => batch.forEach((entry) => entry.reject?.(err)),
+        (jobs) => settleAdds(batch, jobs),
+        (err: unknown) => {
+          // A group's maxSize refuses the whole call (nothing was written): one add earned it, so
+          // the adds are sent again one by one, in order, and only that one fails.
+          if (batch.length > 1 && err instanceof GroupMaxSizeExceededError) void this.sendOneByOne(batch);
+          else batch.forEach((entry) => entry.reject?.(err));
+        },
       );
+    }
+  }
+
+  /** Sends coalesced adds one call each, in order: each settles with its own outcome. */
+  private async sendOneByOne(batch: PendingAdd<DataType, ResultType, NameType>[]): Promise<void> {
+    for (const entry of batch) {
+      try {
+        settleAdds([entry], await this.send([entry], false));
+      } catch (err) {
+        entry.reject?.(err);
+      }
     }
   }
 
@@ -406,4 +422,13 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
 function withContext(opts: JobsOptions | undefined, metadata: string | undefined): JobsOptions | undefined {
   if (metadata === undefined || opts?.telemetry?.omitContext || opts?.telemetry?.metadata !== undefined) return opts;
   return { ...opts, telemetry: { ...opts?.telemetry, metadata } };
+}
+
+/** Settles coalesced adds with the call's results: each its Job, or its own refusal. */
+function settleAdds<D, R, N extends string>(batch: PendingAdd<D, R, N>[], jobs: (Job<D, R, N> | Error)[]): void {
+  batch.forEach((entry, i) => {
+    const job = jobs[i];
+    if (job instanceof Error) entry.reject?.(job);
+    else entry.resolve?.(job);
+  });
 }

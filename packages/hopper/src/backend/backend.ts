@@ -366,6 +366,11 @@ export interface QueueBackend extends Partial<ImportOperations>, Partial<ExportO
   /** A run's record: its latest turn, cost so far, and cancel reason; undefined when it has none. */
   getRun(runId: string): Promise<RunRecord | undefined>;
   /**
+   * The run job `id` is a turn of, as its record says (set on the turns `continueJob` adds);
+   * undefined for a job added otherwise (a run's first turn), or a missing job.
+   */
+  runOf(id: string): Promise<string | undefined>;
+  /**
    * Appends a log line (fenced when `fence` is given). Applied once even when ioredis re-sends
    * the call after a lost reply: each call is numbered per backend (`request` overrides the
    * numbering; tests use it to replay a call). Returns the write's code and the lines the log holds.

@@ -195,6 +195,8 @@ export const WriteCode = {
   RefusedCancelled: 'refused-cancelled',
   /** A run's cost reached its budget (`continueWith({ maxCost })`): the next turn was not added. */
   OverBudget: 'over-budget',
+  /** The id a write would create is held by another job (a run's next turn taken by a job of another run). */
+  IdTaken: 'id-taken',
 } as const;
 export type WriteCode = (typeof WriteCode)[keyof typeof WriteCode];
 

@@ -5,6 +5,14 @@
 import { UnknownBackoffError } from './errors.js';
 import type { Job } from './job.js';
 import type { BackoffOptions } from './options.js';
+import { MAX_DELAY_MS } from '../validation/job-options.js';
+
+/**
+ * Longest retry delay, ms: 100 years, the bound of a job's `delay` and of a backoff's `delay`. A
+ * computed delay beyond it (a backoffStrategy returning Infinity, an exponential backoff doubled
+ * past it) is capped to it, so a retry is always due at a finite time.
+ */
+export const MAX_RETRY_DELAY_MS = MAX_DELAY_MS;
 
 /** The failed job, as a backoff strategy receives it. */
 export type BackoffJob = Job;
@@ -12,7 +20,8 @@ export type BackoffJob = Job;
 /**
  * A custom backoff: given the attempts made so far (including the one that just failed), the
  * backoff type, the error and the job, returns the delay in ms before the retry; a negative
- * value fails the job for good.
+ * value fails the job for good, and NaN or a non-number fails it for good with a reason that says
+ * so. A delay beyond MAX_RETRY_DELAY_MS (100 years; Infinity included) is capped to it.
  */
 export type BackoffStrategy = (attemptsMade: number, type?: string, err?: Error, job?: BackoffJob) => number | Promise<number>;
 

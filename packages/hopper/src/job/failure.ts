@@ -3,20 +3,18 @@
  * Shared by the worker and by manual processing (`job.moveToFailed`).
  */
 import type { Failure, Retention } from '../backend/backend.js';
-import { retryDelay, type BackoffJob } from './backoff.js';
+import { MAX_RETRY_DELAY_MS, retryDelay, type BackoffJob } from './backoff.js';
 import { TimeoutError, UnrecoverableError } from './errors.js';
 import type { Job } from './job.js';
 import { DEFAULT_STACK_TRACE_LIMIT } from './options.js';
 import { toRetention } from './retention.js';
+import { toError } from './thrown.js';
 
 /** A backoff strategy as the failure logic calls it. */
 export type StrategyFn = (attemptsMade: number, type: string, err: Error, job: BackoffJob) => number | Promise<number>;
 
-/** Turns anything thrown into an Error. */
-export function toError(value: unknown): Error {
-  if (value instanceof Error) return value;
-  return new Error(typeof value === 'string' ? value : `Processor threw a non-Error value: ${JSON.stringify(value)}`);
-}
+/** Turns anything thrown into an Error that is safe to read (job/thrown.ts). */
+export { toError } from './thrown.js';
 
 /**
  * Decides the fate of `job`'s failed attempt (fenced by `fence`): `-1` fail for good (unrecoverable,
@@ -40,7 +38,8 @@ export async function failureOf(
   } else {
     try {
       const computed = await retryDelay(job.opts.backoff, made, error, job, strategy);
-      delay = computed < 0 ? -1 : Math.round(computed);
+      // Capped: a retry due at an infinite (or past-any-date) score would never run.
+      delay = computed < 0 ? -1 : Math.min(Math.round(computed), MAX_RETRY_DELAY_MS);
     } catch (strategyError) {
       reason = `${reason} (and no retry: ${toError(strategyError).message})`;
       delay = -1;

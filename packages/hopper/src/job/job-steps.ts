@@ -2,7 +2,7 @@
  * Durable steps and loop continuations of a job (`job.step`, `job.getSteps`, `job.continueWith`):
  * the logic behind those Job methods, kept apart so job.ts stays readable. See docs/steps.md.
  */
-import { CancelledError, InvalidDataError, InvalidOptionsError, UnrecoverableError } from './errors.js';
+import { CancelledError, InvalidDataError, InvalidOptionsError, InvalidStateError, UnrecoverableError } from './errors.js';
 import { WriteCode } from '../backend/backend.js';
 import { toError } from './failure.js';
 import type { Job } from './job.js';
@@ -88,7 +88,8 @@ export async function continueLoop(
   const id = job.requireId();
   // maxTurns NaN or 'x' would silently remove the runaway-loop guard: refused with the rest.
   validateContinueOptions(opts);
-  const { loopId, turn } = turnOf(id);
+  await job.ctx.ready();
+  const { loopId, turn } = await turnOf(job, id);
   const nextId = `${loopId}:${turn + 1}`;
   const { name, maxTurns, maxCost, ...rest } = opts;
   if (maxTurns !== undefined && turn + 1 > maxTurns) {
@@ -103,7 +104,6 @@ export async function continueLoop(
   const { jobId: _jobId, delay: _delay, repeat: _repeat, repeatJobKey: _key, prevMillis: _prev, ...inherited } = job.opts;
   checkDeadLetterRoute(job.ctx.backend, (rest.deadLetter ?? inherited.deadLetter)?.queue);
   const next = toNewJob(name ?? job.name, data, { ...inherited, ...rest, jobId: nextId });
-  await job.ctx.ready();
   const result = await job.ctx.backend.continueJob(id, job.fence, '__continue', next, job.ctx.clock.backendNow(), { id: loopId, maxCost });
   if (result.code === WriteCode.RefusedCancelled) {
     throw new CancelledError(`Run "${loopId}" was cancelled (${result.detail}): turn ${turn + 1} was not added.`);
@@ -113,15 +113,34 @@ export async function continueLoop(
       `Run "${loopId}" has cost ${result.detail}, reaching its maxCost (${maxCost}): turn ${turn + 1} was not added.`,
     );
   }
+  if (result.code === WriteCode.IdTaken) {
+    throw new InvalidStateError(
+      `continueWith of job ${id}: turn ${turn + 1} of run "${loopId}" would be job "${nextId}", but another job (not a turn of this run) has that id: nothing was added. Give the run's first turn an id no other job's id starts with.`,
+    );
+  }
   throwOnWriteCode(job, result.code, 'continue');
   if (result.nextId === undefined) throw new Error(`continueWith of job ${id}: the stored continue step names no next turn.`);
   return result.nextId;
 }
 
-/** The run (loop) a job id belongs to and its turn: `<runId>:<n>` is turn n, any other id is turn 0 of a run of that id. */
-export function turnOf(id: string): { loopId: string; turn: number } {
-  const match = /^(.*):(\d+)$/.exec(id);
-  return match ? { loopId: match[1], turn: Number(match[2]) } : { loopId: id, turn: 0 };
+/**
+ * The run (loop) job `id` belongs to and its turn, from its record: a turn `continueWith` added
+ * records its run (its id is then `<runId>:<n>`, turn n). Any other job is turn 0 of a run: of the
+ * id without its `:0` when it ends so (the documented `${runId}:0`), else of its own id (`conv:42`
+ * is run `conv:42`, never turn 42 of `conv`).
+ */
+export async function turnOf(job: Job, id: string): Promise<{ loopId: string; turn: number }> {
+  const recorded = await job.ctx.backend.runOf(id);
+  if (recorded !== undefined && id.startsWith(`${recorded}:`)) {
+    const turn = Number(id.slice(recorded.length + 1));
+    if (Number.isSafeInteger(turn) && turn >= 0) return { loopId: recorded, turn };
+  }
+  return firstTurnOf(id);
+}
+
+/** A run's first turn: `<runId>:0` is run `<runId>`, any other id the run of that id. */
+export function firstTurnOf(id: string): { loopId: string; turn: 0 } {
+  return { loopId: id.length > 2 && id.endsWith(':0') ? id.slice(0, -2) : id, turn: 0 };
 }
 
 /** `job.reportCost(cost)`: see the Job method. */
@@ -131,7 +150,7 @@ export async function reportJobCost(job: Job, cost: number): Promise<number | un
     throw new InvalidDataError(`job.reportCost takes a finite number >= 0 (tokens, cents: any unit), got ${String(cost)}.`);
   }
   await job.ctx.ready();
-  const result = await job.ctx.backend.reportCost(id, turnOf(id).loopId, cost, job.fence);
+  const result = await job.ctx.backend.reportCost(id, (await turnOf(job, id)).loopId, cost, job.fence);
   throwOnWriteCode(job, result.code, 'report the cost of');
   return result.runCost;
 }

@@ -82,13 +82,23 @@ export class JobStream {
     return this.enqueue(undefined);
   }
 
+  /**
+   * @internal resolves once every write made so far is stored or refused (never rejects), or
+   * undefined when none is in flight. The attempt's outcome is recorded after it (runtime/executor.ts).
+   */
+  inFlight(): Promise<void> | undefined {
+    return this.flushing;
+  }
+
   private enqueue(chunk: Pending['chunk']): Promise<void> {
     const fence = this.fenceOrThrow();
-    if (this.broken !== undefined) return Promise.reject(this.broken);
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ chunk, settle: (err) => (err === undefined ? resolve() : reject(err)) });
-      this.flushing ??= this.flush(fence);
-    });
+    if (this.broken !== undefined) return handled(Promise.reject(this.broken));
+    return handled(
+      new Promise<void>((resolve, reject) => {
+        this.pending.push({ chunk, settle: (err) => (err === undefined ? resolve() : reject(err)) });
+        this.flushing ??= this.flush(fence);
+      }),
+    );
   }
 
   private fenceOrThrow(): Fence {
@@ -103,7 +113,12 @@ export class JobStream {
 
   /** Sends what is pending, in calls of at most CHUNKS_PER_CALL chunks, until nothing is left. */
   private async flush(fence: Fence): Promise<void> {
-    await this.job.ctx.ready();
+    try {
+      await this.job.ctx.ready();
+    } catch (err) {
+      this.broken = err instanceof Error ? err : new Error(String(err));
+      for (const p of this.pending.splice(0)) p.settle(this.broken);
+    }
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, CHUNKS_PER_CALL);
       const ended = batch.at(-1)?.chunk === undefined;
@@ -125,4 +140,14 @@ export class JobStream {
     }
     this.flushing = undefined;
   }
+}
+
+/**
+ * `promise`, marked handled: a processor that does not await a write (`void job.stream.write(x)`)
+ * must not crash the process with an unhandled rejection when the write is refused (its attempt
+ * lost the job). Whoever awaits it still gets the rejection.
+ */
+function handled(promise: Promise<void>): Promise<void> {
+  promise.catch(() => undefined);
+  return promise;
 }

@@ -66,6 +66,14 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     return (this.#stream ??= new JobStream(this));
   }
 
+  /**
+   * @internal the output writes still being sent (the attempt's outcome waits for them), or
+   * undefined when there are none: a job that never used its stream costs nothing here.
+   */
+  outputInFlight(): Promise<void> | undefined {
+    return this.#stream?.inFlight();
+  }
+
   /** @internal builds the Job a processor receives from a claim. */
   static fromClaimed<D, R, N extends string>(
     ctx: JobContext,

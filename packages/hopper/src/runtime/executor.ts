@@ -5,8 +5,15 @@
  * worker claimed the job again), and each has its own entry, abort signal, lock and token.
  */
 import type { Clock } from '../clock/clock.js';
+import { safeTimeout } from '../clock/timers.js';
 import { TimeoutError } from '../job/errors.js';
 import type { Job } from '../job/job.js';
+
+/**
+ * Longest wait, after a processor settled, for the output writes it did not await to be stored,
+ * ms: past it the outcome is recorded, and a write still unsent is refused (its attempt is over).
+ */
+export const OUTPUT_SETTLE_MS = 10_000;
 
 /** A processor, as the runtime calls it. */
 export type RunProcessor = (job: Job, token: string | undefined, signal: AbortSignal) => unknown;
@@ -138,17 +145,17 @@ export class Executor {
     try {
       result = this.o.processor(job, job.token, this.o.readsSignal ? signalOf(entry) : undefined);
     } catch (error) {
-      this.settle(entry, { ok: false, error });
+      this.finish(entry, { ok: false, error });
       return entry;
     }
     if (result instanceof Promise) {
       result.then(
-        (value: unknown) => this.settle(entry, { ok: true, value }),
-        (error: unknown) => this.settle(entry, { ok: false, error }),
+        (value: unknown) => this.finish(entry, { ok: true, value }),
+        (error: unknown) => this.finish(entry, { ok: false, error }),
       );
     } else {
       // A synchronous processor: settle on a microtask so callers see a uniform order.
-      queueMicrotask(() => this.settle(entry, { ok: true, value: result }));
+      queueMicrotask(() => this.finish(entry, { ok: true, value: result }));
     }
     const timeout = job.opts.timeout;
     if (timeout !== undefined && !entry.settled) {
@@ -175,6 +182,25 @@ export class Executor {
         else this.giveUp(entry, { ok: false, error });
       }, this.o.timeoutGrace),
     );
+  }
+
+  /**
+   * The processor settled: the attempt settles once the output writes it made are stored (a
+   * processor need not await `job.stream.write`), for at most OUTPUT_SETTLE_MS. Meanwhile it keeps
+   * its slot and its lock is renewed. A job that never used its stream settles at once.
+   */
+  private finish(entry: RunningJob, outcome: Outcome): void {
+    const writes = entry.job.outputInFlight();
+    if (writes === undefined) {
+      this.settle(entry, outcome);
+      return;
+    }
+    const done = (): void => {
+      bound.cancel();
+      this.settle(entry, outcome);
+    };
+    const bound = safeTimeout(done, OUTPUT_SETTLE_MS, { ref: false });
+    void writes.then(done, done);
   }
 
   /**

@@ -61,8 +61,21 @@ export interface OutcomesOptions {
 export class Outcomes {
   constructor(private readonly o: OutcomesOptions) {}
 
-  /** An attempt settled: records its outcome (or drops it: lock lost, released), and frees its slot. */
+  /**
+   * An attempt settled: records its outcome (or drops it: lock lost, released), and frees its slot.
+   * Never throws, whatever the processor threw or returned: a step that throws records a failure.
+   */
   settled(entry: RunningJob, outcome: Outcome): void {
+    try {
+      this.record(entry, outcome);
+    } catch (err) {
+      // Not reached with any value a processor can produce (job/thrown.ts reads them safely); kept
+      // so a defect here fails the job instead of leaving it active with its slot taken.
+      this.recordFailure(entry, toError(err));
+    }
+  }
+
+  private record(entry: RunningJob, outcome: Outcome): void {
     if (this.o.isClosed()) return;
     const claim = this.o.claims.get(entry.token);
     if (entry.lost || !claim || claim.releasing) {
@@ -74,15 +87,19 @@ export class Outcomes {
     const job = entry.job;
     // A cancelled or timed-out attempt fails, whatever the processor returned.
     if (entry.cancelled) outcome = { ok: false, error: new CancelledError(`Job ${job.id} was cancelled.`) };
-    else if (entry.timedOut && (outcome.ok || !(outcome.error instanceof TimeoutError))) {
-      outcome = { ok: false, error: new TimeoutError(`Job ${job.id} timed out (its timeout option).`) };
+    else {
+      // Anything thrown, read once and safely (a BigInt, a cycle, an Error whose getters throw).
+      if (!outcome.ok) outcome = { ok: false, error: toError(outcome.error) };
+      if (entry.timedOut && (outcome.ok || !(outcome.error instanceof TimeoutError))) {
+        outcome = { ok: false, error: new TimeoutError(`Job ${job.id} timed out (its timeout option).`) };
+      }
     }
     if (outcome.ok) {
       let returnvalue: string;
       try {
         returnvalue = outcome.value === undefined || outcome.value === null ? 'null' : serialize(outcome.value, 'The return value');
       } catch (err) {
-        return this.settled(entry, { ok: false, error: err });
+        return this.record(entry, { ok: false, error: err });
       }
       claim.recording = true;
       this.o.completer.addCompletion({
@@ -99,7 +116,7 @@ export class Outcomes {
       this.o.schedulePump();
       return;
     }
-    const error = toError(outcome.error);
+    const error = outcome.error as Error;
     // The processor moved the job itself (moveToDelayed, moveToWait, moveToWaitingChildren): nothing to record.
     if (error instanceof DelayedError || error instanceof WaitingError || error instanceof WaitingChildrenError) {
       this.o.claims.drop(entry.token);

@@ -163,6 +163,45 @@ export function checkFlowOpts(opts: unknown): void {
   validate(FLOW_OPTS, opts, 'add(flow, opts)');
 }
 
+/** A node of a flow as checkFlowIds walks it: its queue, its custom id if any, its children. */
+export interface FlowIdNode {
+  queue: string;
+  opts: { jobId?: string; parent?: { id: string; queue: string } };
+  children: FlowIdNode[];
+}
+
+/**
+ * Refuses a flow in which two nodes would be one job: a child with its root's id (the root would
+ * become its own parent), two nodes of one queue with one `jobId`, or a root whose `parent` is
+ * itself. Checked before anything is written: without it the second node silently became the
+ * first (a `duplicated` add), and a tree could wait on itself for ever.
+ */
+export function checkFlowIds(root: FlowIdNode, path = 'flow'): void {
+  const seen = new Map<string, string>();
+  const parent = root.opts.parent;
+  if (parent && root.opts.jobId !== undefined && parent.id === root.opts.jobId && parent.queue.endsWith(`:${root.queue}`)) {
+    throw refuse(`${path}.opts.parent`, parent, "a job other than the flow's root itself", `the root's jobId is "${root.opts.jobId}"`);
+  }
+  const visit = (node: FlowIdNode, at: string): void => {
+    const id = node.opts.jobId;
+    if (id !== undefined) {
+      const key = `${node.queue}\u0000${id}`;
+      const first = seen.get(key);
+      if (first !== undefined) {
+        throw refuse(
+          `${at}.opts.jobId`,
+          id,
+          `an id no other node of the flow in queue "${node.queue}" has`,
+          `${first} has it too: one job cannot be two nodes of a flow (a child with its root's id would make the root its own parent)`,
+        );
+      }
+      seen.set(key, at);
+    }
+    node.children.forEach((child, i) => visit(child, `${at}.children[${i}]`));
+  };
+  visit(root, path);
+}
+
 /** A flow node's own fields (its `opts` and `children` are checked as the tree is walked). */
 export const FLOW_NODE = object(
   {

@@ -267,7 +267,15 @@ describe('typed backend seam', () => {
 
   it('names every write code with a string (no script number reaches a caller)', () => {
     expectTypeOf<WriteCode>().toEqualTypeOf<
-      'done' | 'failed-for-good' | 'cancelled' | 'missing' | 'stale-attempt' | 'not-active' | 'refused-cancelled' | 'over-budget'
+      | 'done'
+      | 'failed-for-good'
+      | 'cancelled'
+      | 'missing'
+      | 'stale-attempt'
+      | 'not-active'
+      | 'refused-cancelled'
+      | 'over-budget'
+      | 'id-taken'
     >();
     for (const code of Object.values(WriteCode)) expect(typeof code).toBe('string');
     expect(Object.values(WriteCode).filter(writeApplied)).toEqual(['done', 'failed-for-good', 'cancelled']);

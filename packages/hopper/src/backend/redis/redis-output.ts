@@ -61,6 +61,10 @@ export abstract class RedisQueueOutput extends RedisQueueRelease {
     return reply.map(toEntry);
   }
 
+  async runOf(id: string): Promise<string | undefined> {
+    return (await this.client.hget(this.keys.job(id), 'ru')) ?? undefined;
+  }
+
   async lastOutput(id: string): Promise<OutputEntry | undefined> {
     const reply = (await this.client.call('XREVRANGE', [this.keys.output(id), '+', '-', 'COUNT', 1])) as RawEntry[];
     return reply[0] && toEntry(reply[0]);

@@ -170,6 +170,7 @@ const WRITE_CODES: Readonly<Record<number, WriteCode>> = {
   [-3]: 'not-active',
   [-5]: 'refused-cancelled',
   [-7]: 'over-budget',
+  [-8]: 'id-taken',
 };
 
 /** A fenced write's script code as a WriteCode (`script` names the script in the error for an unknown code). */

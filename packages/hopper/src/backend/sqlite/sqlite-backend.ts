@@ -49,7 +49,7 @@ import { readLimits, writeLimits } from './sqlite-limits.js';
 import { applyQueueChange, groupColumnChanges } from './sqlite-settings.js';
 import { continued, decodeStep, encodeStep, encodeTurnStep, isStoredSuccess } from '../step-records.js';
 import { replayDeadLetter } from './sqlite-deadletters.js';
-import { budgetUse, cancelRun, forgetKept, checkRun, getRun, recordTurn, reportCost } from './sqlite-runs.js';
+import { budgetUse, cancelRun, forgetKept, checkRun, getRun, recordTurn, reportCost, type RunColumns } from './sqlite-runs.js';
 import { SqliteQueueOutput } from './sqlite-output.js';
 import { configureGroup, groupOfOpts, requeueParked } from './sqlite-groups.js';
 import { advanceScheduler, pauseScheduler, pendingRunOf, removeScheduler, runScheduled, upsertScheduler } from './sqlite-schedulers.js';
@@ -281,7 +281,10 @@ export class SqliteQueueBackend extends SqliteQueueOutput implements QueueBacken
       const checked = checkRun(tx, id, run);
       if ('code' in checked) return { code: checked.code, nextId: undefined, detail: checked.record };
       const nextId = next.customId;
-      if (!tx.exists(nextId)) {
+      const holder = tx.job(nextId) as unknown as RunColumns | undefined;
+      // A job of another run (or none) holds the next turn's id: refused, nothing written.
+      if (holder && holder.run_id !== run.id) return { code: WriteCode.IdTaken, nextId: undefined, detail: '' };
+      if (!holder) {
         // A grouped turn (the group is inherited with the job's options) joins its group, as an add.
         const group = groupOfOpts(next.opts)?.id ?? null;
         tx.s

@@ -124,6 +124,13 @@ export abstract class SqliteQueueOutput extends SqliteQueueManagement {
     return readAfter(s, this.queueId(s), id, after, count);
   }
 
+  async runOf(id: string): Promise<string | undefined> {
+    const s = await this.store();
+    const row = s.stmt('SELECT run_id FROM jobs WHERE qid = ? AND id = ?').get(this.queueId(s), id) as
+      { run_id: string | null } | undefined;
+    return row?.run_id ?? undefined;
+  }
+
   async lastOutput(id: string): Promise<OutputEntry | undefined> {
     const s = await this.store();
     const row = s

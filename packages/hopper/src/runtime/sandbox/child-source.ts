@@ -32,16 +32,42 @@ function send(message, callback) {
   }
 }
 
-function serializeError(value) {
-  if (typeof value === 'object' && value !== null && typeof value.message === 'string') {
-    const out = { name: typeof value.name === 'string' && value.name ? value.name : 'Error', message: value.message };
-    if (typeof value.stack === 'string') out.stack = value.stack;
-    if (typeof value.code === 'string' || typeof value.code === 'number') out.code = value.code;
-    return out;
-  }
+// Never throws, whatever was thrown (a BigInt, a cycle, a Symbol, getters that throw): the
+// parent's job/thrown.ts reads values the same way (JSON, else Node's inspection, else the type).
+function readField(value, key) {
+  try { const field = value[key]; return field; } catch { return undefined; }
+}
+
+function showValue(value) {
   let shown;
   try { shown = JSON.stringify(value); } catch { shown = undefined; }
-  return { name: 'Error', message: 'A non-Error value was thrown: ' + (shown === undefined ? String(value) : shown) };
+  if (shown === undefined) {
+    try {
+      shown = require('node:util').inspect(value, { depth: 2, breakLength: Infinity, getters: false, customInspect: false, showProxy: true });
+    } catch { shown = 'a value of type ' + typeof value; }
+  }
+  return shown.length > 2000 ? shown.slice(0, 2000) + '...' : shown;
+}
+
+function isError(value) {
+  try { return value instanceof Error; } catch { return false; }
+}
+
+function serializeError(value) {
+  const message = typeof value === 'object' && value !== null ? readField(value, 'message') : undefined;
+  if (typeof message === 'string' || isError(value)) {
+    const name = readField(value, 'name');
+    const out = {
+      name: typeof name === 'string' && name ? name : 'Error',
+      message: typeof message === 'string' ? message : "(the error's message could not be read: its getter threw or is not a string)",
+    };
+    const stack = readField(value, 'stack');
+    if (typeof stack === 'string') out.stack = stack;
+    const code = readField(value, 'code');
+    if (typeof code === 'string' || typeof code === 'number') out.code = code;
+    return out;
+  }
+  return { name: 'Error', message: 'A non-Error value was thrown: ' + showValue(value) };
 }
 
 function deserializeError(encoded) {

@@ -22,6 +22,8 @@
  * The child's side is written in plain JavaScript in `child-source.ts`; keep the two in step.
  */
 
+import { showValue, thrownParts } from '../../job/thrown.js';
+
 /** An error as it crosses between parent and child: enough to rebuild it on the other side. */
 export interface SerializedError {
   /** `error.name` (`'UnrecoverableError'`, `'TypeError'`, ...): the worker recognises errors by it. */
@@ -87,22 +89,43 @@ export type ChildMessage =
   /** An error nobody caught (thrown from a timer, a promise nobody awaited): the child exits next. */
   | { type: 'fatal'; error: SerializedError };
 
-/** Encodes any thrown value. A non-Error becomes an `Error` whose message shows the value. */
+/**
+ * Encodes any thrown value; never throws (job/thrown.ts reads it). A non-Error becomes an `Error`
+ * whose message shows the value.
+ */
 export function serializeError(value: unknown): SerializedError {
-  if (typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string') {
-    const e = value as { name?: unknown; message: string; stack?: unknown; code?: unknown };
-    const out: SerializedError = { name: typeof e.name === 'string' && e.name ? e.name : 'Error', message: e.message };
-    if (typeof e.stack === 'string') out.stack = e.stack;
-    if (typeof e.code === 'string' || typeof e.code === 'number') out.code = e.code;
+  const message = readField(value, 'message');
+  if (typeof message === 'string' || isError(value)) {
+    const name = readField(value, 'name');
+    const stack = readField(value, 'stack');
+    const out: SerializedError = {
+      name: typeof name === 'string' && name ? name : 'Error',
+      message: typeof message === 'string' ? message : thrownParts(value).message,
+    };
+    if (typeof stack === 'string') out.stack = stack;
+    const code = readField(value, 'code');
+    if (typeof code === 'string' || typeof code === 'number') out.code = code;
     return out;
   }
-  let shown: string;
+  return { name: 'Error', message: `A non-Error value was thrown: ${showValue(value)}` };
+}
+
+/** `value[key]` when `value` is an object and reading it does not throw. */
+function readField(value: unknown, key: string): unknown {
+  if (typeof value !== 'object' || value === null) return undefined;
   try {
-    shown = JSON.stringify(value) ?? String(value);
+    return (value as Record<string, unknown>)[key];
   } catch {
-    shown = String(value);
+    return undefined;
   }
-  return { name: 'Error', message: `A non-Error value was thrown: ${shown}` };
+}
+
+function isError(value: unknown): boolean {
+  try {
+    return value instanceof Error;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -289,8 +289,8 @@ for n = 1, #plan do
     if t ~= '' and c > 0 then
       -- Charged to its tenant; job.reportCost(actual) replaces the entry (reportCost.lua).
       local tw = tenants[t]
-      windowAdd(tw.zkey, tw.skey, now, budget.w, id, c)
-      redis.call('HSET', jobKey(base, id), 'bt', t, 'bc', c)
+      local _, charged = windowAdd(tw.zkey, tw.skey, now, budget.w, id, c)
+      redis.call('HSET', jobKey(base, id), 'bt', t, 'bc', charged)
     end
   end
   result[#result + 1] = e.id

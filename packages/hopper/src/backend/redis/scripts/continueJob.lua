@@ -12,7 +12,8 @@
     maxCost: '' for none.
   Returns: { code, step record } — code 1 added (or already added: the stored record names the
     next turn's id), -1 job missing, -2 stale token or attempt; { -5, reason } the run was
-    cancelled; { -7, cost } the run's cost reached maxCost. ]]
+    cancelled; { -7, cost } the run's cost reached maxCost; { -8, '' } the next turn's id is held
+    by a job that is not a turn of this run. ]]
 --@include base
 --@include fence
 
@@ -33,7 +34,10 @@ local runCost = tonumber(run[2]) or tonumber(redis.call('HGET', jk, 'rc')) or 0
 if argv.maxCost ~= '' and runCost >= tonumber(argv.maxCost) then return { -7, tostring(runCost) } end
 local nextId = argv.nextId
 local njk = jobKey(base, nextId)
-if redis.call('EXISTS', njk) == 0 then
+local taken = redis.call('EXISTS', njk) == 1
+-- A job of another run (or none) holds the next turn's id: refused, nothing written.
+if taken and redis.call('HGET', njk, 'ru') ~= argv.runId then return { -8, '' } end
+if not taken then
   local priority = tonumber(argv.priority) or 0
   local fields = { 'n', argv.name, 't', now, 'ru', argv.runId }
   local group = groupOfOpts(argv.opts)

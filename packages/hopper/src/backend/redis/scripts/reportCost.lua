@@ -30,10 +30,12 @@ if f[3] then
 end
 redis.call('HSET', k.job, 'rc', argv.cost)
 if charged then
+  -- The entry's member and `bc` hold the same string (weightStr), so the next report finds it.
+  local cs = weightStr(cost)
   redis.call('ZREM', charged[1], charged[3])
-  redis.call('ZADD', charged[1], charged[4], argv.id .. ':' .. cost)
-  redis.call('INCRBYFLOAT', charged[2], cost - charged[5])
-  redis.call('HSET', k.job, 'bc', cost)
+  redis.call('ZADD', charged[1], charged[4], argv.id .. ':' .. cs)
+  redis.call('INCRBYFLOAT', charged[2], weightStr(cost - charged[5]))
+  redis.call('HSET', k.job, 'bc', cs)
 end
 if not f[2] and redis.call('EXISTS', k.run) == 0 then return { 1, '' } end
 local total = redis.call('HINCRBYFLOAT', k.run, 'c', delta)

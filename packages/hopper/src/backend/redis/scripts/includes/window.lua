@@ -21,7 +21,8 @@ local function windowUse(zkey, sumKey, now, duration)
   local freed = 0
   for i = 1, #expired do freed = freed + entryWeight(expired[i]) end
   local use = sum - freed
-  if use < 0 then use = 0 end
+  -- Every entry left: nothing is in use (not the float residue of the sum's additions).
+  if use < 0 or (#expired > 0 and #expired == redis.call('ZCARD', zkey)) then use = 0 end
   return use, expired, freed
 end
 
@@ -37,14 +38,25 @@ local function windowTrim(zkey, sumKey, expired, freed)
   end
 end
 
--- Records weight `w` taken now by `id` (member '<id>:<w>'); both keys live for the window's duration.
+-- A weight as the one string every script stores it as: in a window entry's member, in the sum's
+-- INCRBYFLOAT, in a job's `bc` (its charge). Joining a number to a string formats it with '%.14g'
+-- and redis.call with '%.17g': a decimal cost (2.3) would differ between the two ('2.3' and
+-- '2.2999999999999998'), and reportCost would not find the entry to correct. Integers as '%d'.
+local function weightStr(w)
+  if w % 1 == 0 and w >= -9007199254740992 and w <= 9007199254740992 then return string.format('%d', w) end
+  return string.format('%.17g', w)
+end
+
+-- Records weight `w` taken now by `id` (member '<id>:<w>'); both keys live for the window's
+-- duration. Returns the member and the weight's string (weightStr).
 local function windowAdd(zkey, sumKey, now, duration, id, w)
-  local member = id .. ':' .. w
+  local ws = weightStr(w)
+  local member = id .. ':' .. ws
   redis.call('ZADD', zkey, now, member)
-  redis.call('INCRBYFLOAT', sumKey, w)
+  redis.call('INCRBYFLOAT', sumKey, ws)
   redis.call('PEXPIRE', zkey, duration)
   redis.call('PEXPIRE', sumKey, duration)
-  return member
+  return member, ws
 end
 
 -- When the window, holding `use`, has room for `w` more under `max` (ms from now; 0 if it has
