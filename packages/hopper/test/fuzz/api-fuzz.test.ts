@@ -20,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackendError, FlowProducer, hopperErrorCode, Queue, QueueEvents, ScriptError, Worker, type Job } from '../../src/index.js';
 import { JOB_OPTIONS_SPEC } from '../../src/validation/job-options.js';
 import { COMPONENT_OPTION_SPECS } from '../../src/validation/component-options.js';
+import { JOB_STATES } from '../../src/job/states.js';
 import { assertInvariants, testConnection, TEST_BACKEND } from '../helpers/hopper.js';
 import { storeSnapshots } from '../helpers/store-snapshot.js';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -115,6 +116,21 @@ function or(...good: fc.Arbitrary<unknown>[]): fc.Arbitrary<unknown> {
   return fc.oneof(...good, hostile);
 }
 
+/** State names, real and not: where a method takes one, a wrong one is the likeliest mistake. */
+const stateName: fc.Arbitrary<unknown> = fc.constantFrom<unknown>(
+  ...JOB_STATES,
+  'wait',
+  'paused',
+  'repeat',
+  'bogus',
+  'constructor',
+  '__proto__',
+  'meta',
+);
+
+/** What a list of jobs should not hold: anything but a `{ name, data, opts }` entry. */
+const notAnEntry: fc.Arbitrary<unknown> = fc.constantFrom<unknown>(null, undefined, 0, 'job', [], [null]);
+
 /** An options object drawn from an option set's declared fields (and now and then a typo). */
 function optionsOf(fields: Iterable<string>, avoid: readonly string[] = []): fc.Arbitrary<Record<string, unknown>> {
   const names = [...fields].filter((name) => !avoid.includes(name));
@@ -138,7 +154,9 @@ const calls: fc.Arbitrary<Call> = fc.oneof(
     .tuple(fc.oneof(fc.constant('job'), hostile), fc.oneof(fc.jsonValue({ maxDepth: 2 }), hostile), jobOptions)
     .map((args) => ({ op: 'add', args })),
   fc
-    .array(fc.oneof(fc.record({ name: fc.constant('bulk'), data: fc.constant({}), opts: jobOptions }), hostile), { maxLength: 3 })
+    .array(fc.oneof(fc.record({ name: fc.constant('bulk'), data: fc.constant({}), opts: jobOptions }), notAnEntry, hostile), {
+      maxLength: 3,
+    })
     .map((list) => ({
       op: 'addBulk',
       args: [list],
@@ -149,8 +167,10 @@ const calls: fc.Arbitrary<Call> = fc.oneof(
     .map((args) => ({ op: 'queue', args })),
   eventsOptions.map((opts) => ({ op: 'events', args: [opts] })),
   fc.tuple(jobOptions, jobOptions, fc.oneof(fc.constant(undefined), jobOptions, hostile)).map((args) => ({ op: 'flow', args })),
-  fc.array(value, { maxLength: 3 }).map((types) => ({ op: 'getJobCounts', args: types })),
-  fc.oneof(optionsOf(['state', 'count', 'timestamp']), hostile).map((opts) => ({ op: 'retryJobs', args: [opts] })),
+  fc.array(fc.oneof(stateName, value), { maxLength: 3 }).map((types) => ({ op: 'getJobCounts', args: types })),
+  fc
+    .oneof(fc.record({ state: stateName, count: fc.constantFrom(undefined, 10) }), optionsOf(['state', 'count', 'timestamp']), hostile)
+    .map((opts) => ({ op: 'retryJobs', args: [opts] })),
   fc
     .tuple(
       or(fc.constantFrom(10, 100)),
