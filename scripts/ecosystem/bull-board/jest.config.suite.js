@@ -5,7 +5,7 @@
 //
 // SUITE_IMPL=hopper swaps BullMQ for Hopper the way a migrating application swaps it: `bullmq`
 // resolves to hopper-queue, and Bull Board's BullMQAdapter (from '@bull-board/api/bullMQAdapter',
-// or the package's own source in tests/queueAdapters) to HopperAdapter (hopper-swap/bullMQAdapter.ts).
+// or the package's own source in tests/queueAdapters) to HopperAdapter (hopper-swap/bullMQAdapter.cjs).
 // Hopper's packages are installed from their `npm pack` tarballs. hopper-queue-bull-board and
 // hopper-queue-dashboard (and temporal-polyfill, which hopper-queue uses) ship ES modules only and jest runs this suite as CommonJS, so jest compiles
 // those two to CommonJS (what a jest user of an ESM-only package configures); hopper-queue ships
@@ -23,7 +23,7 @@ const config = {
 };
 
 if (process.env.SUITE_IMPL === 'hopper') {
-  const adapter = '<rootDir>/hopper-swap/bullMQAdapter.ts';
+  const adapter = '<rootDir>/hopper-swap/bullMQAdapter.cjs';
   Object.assign(config, {
     displayName: 'bull-board api on hopper',
     moduleNameMapper: {

@@ -4,7 +4,7 @@
 # baseline) or against Hopper swapped in the way a migrating user swaps it (IMPL=hopper): the
 # `npm pack` tarballs of hopper-queue and hopper-queue-bull-board (with hopper-queue-dashboard and
 # hopper-queue-metrics, which it depends on) installed into the work directory, `bullmq` resolved
-# to hopper-queue, and Bull Board's BullMQAdapter replaced by HopperAdapter (bullMQAdapter.ts here).
+# to hopper-queue, and Bull Board's BullMQAdapter replaced by HopperAdapter (bullMQAdapter.cjs here).
 # No test file is changed.
 #
 #   BULL_BOARD_GIT=/work/.mirror/felixmosh+bull-board/repo IMPL=hopper scripts/ecosystem/bull-board/run.sh
@@ -91,7 +91,7 @@ CONFIG="$PKG/jest.config.suite.js"
 cp "$HERE/jest.config.suite.js" "$CONFIG"
 if [ "$IMPL" = "hopper" ]; then
   mkdir -p "$PKG/hopper-swap"
-  cp "$HERE/bullMQAdapter.ts" "$PKG/hopper-swap/bullMQAdapter.ts"
+  cp "$HERE/bullMQAdapter.cjs" "$PKG/hopper-swap/bullMQAdapter.cjs"
 fi
 
 # --- 4. a private Redis ---
