@@ -5,6 +5,8 @@
  * this one speaks to Hopper's Queue API instead. Secure by default: read-only unless
  * `readOnlyMode: false`, every value redacted as Hopper's dashboard redacts it, no Redis server
  * facts unless `exposeServerInfo: true`; mount `bullBoardGuard()` in front for headers and CSRF.
+ * The adapter holds no connection of its own between requests: Redis's INFO and the flow view
+ * open one for the request and close it.
  *
  * Example: `createBullBoard({ queues: [new HopperAdapter(queue)], serverAdapter })`.
  */
@@ -18,14 +20,16 @@ import type {
   JobStatus,
   MetricsType,
   QueueAdapterOptions,
+  QueueDefaultJobOptions,
   QueueJob,
   QueueJobOptions,
   QueueMetrics,
   QueueWorker,
   Status,
 } from '@bull-board/api/dist/types.js';
-import { Admin, JOB_STATES, type Job, type JobState, type Queue } from 'hopper-queue';
+import { Admin, JOB_STATES, type Job, type JobSchedulerState, type JobState, type Queue } from 'hopper-queue';
 import { Redactor, defaultRedact, defaultRedactText, type Redact, type RedactText } from 'hopper-queue-dashboard/redaction';
+import { flowReader, type FlowReader } from './flow.js';
 import { RefusedError, holdsPlaceholder, jobView } from './job-view.js';
 
 export { bullBoardGuard, BULL_BOARD_CSP, type BullBoardGuardOptions } from './guard.js';
@@ -45,18 +49,28 @@ export interface HopperAdapterOptions extends Partial<QueueAdapterOptions> {
   exposeServerInfo?: boolean;
 }
 
-/** Bull Board's statuses in the order its UI lists them. */
-const STATUSES = ['latest', 'active', 'waiting', 'waiting-children', 'prioritized', 'completed', 'failed', 'delayed', 'paused'] as const;
+/**
+ * Bull Board's statuses in the order its UI lists them. No 'paused': a paused Hopper queue keeps
+ * its jobs waiting (as BullMQ 6 does, for which Bull Board shows no paused tab either).
+ */
+const STATUSES = ['latest', 'active', 'waiting', 'waiting-children', 'prioritized', 'completed', 'failed', 'delayed'] as const;
 
-/** Hopper's state for a Bull Board status ('paused' has no jobs of its own in Hopper: a paused queue keeps them waiting). */
+/** Hopper's state for a Bull Board status (none for 'paused' or 'latest'). */
 function stateOf(status: string): JobState | undefined {
   if (status === 'wait') return 'waiting';
   return (JOB_STATES as readonly string[]).includes(status) ? (status as JobState) : undefined;
 }
 
+/**
+ * The id of scheduler `schedulerId`'s run for `instant`: `sched:<schedulerId>:<instant>` (BullMQ
+ * names its runs `repeat:<schedulerId>:<instant>`; see docs/schedules.md).
+ */
+function schedulerRunId(schedulerId: string, instant: number): string {
+  return `sched:${schedulerId}:${instant}`;
+}
+
 /** A Hopper Queue as a Bull Board queue. */
 export class HopperAdapter extends BaseAdapter {
-  private admin: Admin | undefined;
   private readonly redactor: Redactor;
   private readonly exposeServerInfo: boolean;
 
@@ -94,14 +108,46 @@ export class HopperAdapter extends BaseAdapter {
     return `${this.prefix}${this.queue.name}`;
   }
 
+  /** The queue's name in Hopper (Bull Board's flow view finds a job's queue by it). */
+  getQueueName(): string {
+    return this.queue.name;
+  }
+
+  /** `<prefix>:<name>`, what a child job's `opts.parent.queue` names (Bull Board's flow view matches it). */
+  getQueueQualifiedName(): string {
+    return this.queue.qualifiedName;
+  }
+
+  /** The queue's key prefix in Hopper (`hopper` by default). */
+  getQueuePrefix(): string {
+    return this.queue.prefix;
+  }
+
   /**
-   * Redis's INFO text, through a connection of the adapter's own (opened on first use), when
-   * `exposeServerInfo` is set; otherwise null, and Bull Board answers `/api/redis/stats` with a 404.
+   * What Bull Board's flow view reads a job's flow with: a reader that opens a FlowProducer on
+   * the queue's connection for each request and closes it (see flow.ts), values redacted.
+   */
+  getFlowProducer(): Promise<FlowReader> {
+    return Promise.resolve(flowReader({ connection: this.queue.opts.connection, prefix: this.queue.prefix, redactor: this.redactor }));
+  }
+
+  /** The queue's `defaultJobOptions` (redacted), shown by Bull Board's "add job" form. */
+  override getQueueDefaultJobOptions(): QueueDefaultJobOptions {
+    return (this.redactor.value(this.queue.opts.defaultJobOptions ?? {}) ?? {}) as QueueDefaultJobOptions;
+  }
+
+  /**
+   * Redis's INFO text when `exposeServerInfo` is set, read through a connection opened for the
+   * request and closed; otherwise null, and Bull Board answers `/api/redis/stats` with a 404.
    */
   async getRedisInfo(): Promise<string | null> {
     if (!this.exposeServerInfo) return null;
-    this.admin ??= new Admin({ connection: this.queue.opts.connection, prefix: this.queue.prefix });
-    return this.admin.redisInfo();
+    const admin = new Admin({ connection: this.queue.opts.connection, prefix: this.queue.prefix });
+    try {
+      return await admin.redisInfo();
+    } finally {
+      await admin.close();
+    }
   }
 
   async getJob(id: string): Promise<QueueJob | undefined> {
@@ -117,8 +163,7 @@ export class HopperAdapter extends BaseAdapter {
   }
 
   async getJobCounts(): Promise<JobCounts> {
-    const counts = await this.queue.getJobCounts(...JOB_STATES);
-    return { ...counts, paused: 0 };
+    return this.queue.getJobCounts(...JOB_STATES);
   }
 
   async getJobLogs(id: string): Promise<string[]> {
@@ -184,26 +229,45 @@ export class HopperAdapter extends BaseAdapter {
   }
 
   getJobStatuses(): JobStatus[] {
-    return STATUSES.filter<JobStatus>((s): s is JobStatus => s !== 'latest');
+    return STATUSES.filter((s) => s !== 'latest');
   }
 
   async getGlobalConcurrency(): Promise<number | null> {
     return this.queue.getGlobalConcurrency();
   }
 
+  /** Sets the queue's global concurrency; 0 (Bull Board's "no limit") removes it. */
   async setGlobalConcurrency(concurrency: number): Promise<void> {
     this.writable();
-    await this.queue.setGlobalConcurrency(concurrency);
+    if (concurrency <= 0) await this.queue.removeGlobalConcurrency();
+    else await this.queue.setGlobalConcurrency(concurrency);
   }
 
+  /**
+   * The queue's live workers, from Hopper's worker records (not Redis's CLIENT LIST): `id` is
+   * Hopper's worker id, `name` the Worker's `name` option (null when it has none), `addr` its host
+   * name and process id (`host:pid`), `age` seconds since it started.
+   */
   override async getWorkers(): Promise<QueueWorker[] | null> {
     const workers = await this.queue.getWorkers();
     return workers.map((w) => ({
       id: w.id,
-      name: w.name ?? w.rawname,
-      addr: w.hostname ?? '',
-      age: w.startedAt ? Math.round((Date.now() - w.startedAt) / 1000) : 0,
+      name: w.name ?? null,
+      addr: w.pid === undefined ? (w.hostname ?? '') : `${w.hostname ?? ''}:${w.pid}`,
+      age: w.startedAt ? Math.max(0, Math.round((Date.now() - w.startedAt) / 1000)) : 0,
     }));
+  }
+
+  /**
+   * The scheduler whose pending run `job` is (Bull Board then refuses to remove the job alone,
+   * naming the scheduler: removing it would stop the schedule), or null. Past runs of a scheduler
+   * carry its id too (`repeatJobKey`) but are ordinary jobs.
+   */
+  override async getArmedJobSchedulerId(job: QueueJob): Promise<string | null> {
+    const { id, repeatJobKey } = job as { id?: string; repeatJobKey?: string };
+    if (!id || !repeatJobKey) return null;
+    const state = await this.queue.getJobSchedulerState(repeatJobKey);
+    return state?.next !== undefined && schedulerRunId(repeatJobKey, state.next) === id ? repeatJobKey : null;
   }
 
   async removeJobScheduler(id: string): Promise<boolean> {
@@ -213,19 +277,39 @@ export class HopperAdapter extends BaseAdapter {
 
   async getJobSchedulers(): Promise<Omit<AppJobScheduler, 'queueName'>[]> {
     const states = await this.queue.getJobSchedulerStates(0, -1, true);
-    return states.map((s) => ({
-      id: s.key,
-      name: s.name,
-      ...(s.pattern !== undefined ? { pattern: s.pattern } : {}),
-      ...(s.every !== undefined ? { every: s.every } : {}),
-      ...(s.tz ? { tz: s.tz } : {}),
-      ...(s.limit !== undefined ? { limit: s.limit } : {}),
-      ...(s.startDate !== undefined ? { startDate: s.startDate } : {}),
-      ...(s.endDate !== undefined ? { endDate: s.endDate } : {}),
-      ...(s.next !== undefined ? { next: s.next } : {}),
-      iterationCount: s.created,
-      template: { data: this.redactor.value(s.template?.data), opts: this.redactor.value(s.template?.opts) as Record<string, unknown> },
-    }));
+    return Promise.all(
+      states.map(async (s) => ({
+        id: s.key,
+        name: s.name,
+        ...(s.pattern !== undefined ? { pattern: s.pattern } : {}),
+        ...(s.every !== undefined ? { every: s.every } : {}),
+        ...(s.tz ? { tz: s.tz } : {}),
+        ...(s.limit !== undefined ? { limit: s.limit } : {}),
+        ...(s.startDate !== undefined ? { startDate: s.startDate } : {}),
+        ...(s.endDate !== undefined ? { endDate: s.endDate } : {}),
+        ...(s.next !== undefined ? { next: s.next } : {}),
+        iterationCount: s.created,
+        template: { data: this.redactor.value(s.template?.data), opts: this.redactor.value(s.template?.opts) as Record<string, unknown> },
+        ...(await this.schedulerRuns(s)),
+      })),
+    );
+  }
+
+  /**
+   * What Bull Board shows of a scheduler's runs: the pending run (`nextRunJobId`, the job waiting
+   * for `next`); once the schedule has run (more than one run created), when the previous run
+   * started (`lastRun`: a worker plans the pending run as it takes the previous one, so the
+   * pending run's creation time) and, for an interval schedule, the previous run's id while that
+   * job is kept (`lastRunJobId`: runs are `every` ms apart). A cron schedule's previous run is not
+   * named (it would take walking the pattern backwards).
+   */
+  private async schedulerRuns(s: JobSchedulerState): Promise<{ nextRunJobId?: string; lastRun?: number; lastRunJobId?: string }> {
+    if (s.next === undefined) return {};
+    const pending = await this.queue.getJob(schedulerRunId(s.key, s.next));
+    if (!pending?.id) return {};
+    if (s.created <= 1) return { nextRunJobId: pending.id };
+    const previous = s.every ? await this.queue.getJob(schedulerRunId(s.key, s.next - s.every)) : undefined;
+    return { nextRunJobId: pending.id, lastRun: pending.timestamp, ...(previous?.id ? { lastRunJobId: previous.id } : {}) };
   }
 
   getJobSchedulersCount(): Promise<number> {
@@ -259,9 +343,11 @@ export class HopperAdapter extends BaseAdapter {
     return job ? this.view(job) : 'not-found';
   }
 
-  /** Closes the adapter's own connection (the Queue stays open: it is yours). */
+  /**
+   * Nothing to close: the adapter holds no connection between requests (the Queue is yours to
+   * close). Kept so that code written for earlier versions, which held one, still runs.
+   */
   async close(): Promise<void> {
-    await this.admin?.close();
-    this.admin = undefined;
+    // no connection is held
   }
 }

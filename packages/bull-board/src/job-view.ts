@@ -4,7 +4,7 @@
  * Hopper's dashboard) and, while the adapter is read-only, refuses every method that changes the
  * job. Other properties pass through, so Bull Board features that read more of a job keep working.
  */
-import type { Job } from 'hopper-queue';
+import { SchedulerJobError, type Job } from 'hopper-queue';
 import { REDACTED, TOO_DEEP, type Redactor } from 'hopper-queue-dashboard/redaction';
 
 /** Methods of a job that only read it (anything else changes it). */
@@ -90,7 +90,14 @@ export function jobView(job: Job, redactor: Redactor, readOnly: () => boolean): 
               400,
             ),
           );
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        // Removing a scheduler's pending run is refused (it would stop the schedule): a 400 that
+        // says so, not Bull Board's 500. (The adapter's getArmedJobSchedulerId catches it first.)
+        return prop === 'remove' && result instanceof Promise
+          ? result.catch((err: unknown) => {
+              throw err instanceof SchedulerJobError ? new RefusedError(err.message, 400) : err;
+            })
+          : result;
       };
     },
   });

@@ -14,6 +14,9 @@ import { QueueMetrics } from './queue-metrics.js';
 /** Most jobs one bulk-management call (drain, clean, retry, promote, obliterate) handles. */
 const BATCH = 1000;
 
+/** BullMQ's refusal to obliterate a queue with active jobs (Bull Board matches it whole to answer 409). */
+const OBLITERATE_ACTIVE = 'Cannot obliterate queue with active jobs';
+
 // `any` defaults keep BullMQ's generic signature (`Queue` alone accepts any data).
 /* eslint-disable @typescript-eslint/no-explicit-any */
 export abstract class QueueManagement<DataType = any, ResultType = any, NameType extends string = string> extends QueueMetrics<
@@ -101,7 +104,10 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
 
   /**
    * Destroys the queue and everything in it, irreversibly: pauses it, then deletes its keys in
-   * batches of `count` (default 1,000). Refuses while jobs are active unless `force`.
+   * batches of `count` (default 1,000). Refuses while jobs are active unless `force`, with a
+   * JobActiveError whose message is BullMQ's, word for word (`Cannot obliterate queue with active
+   * jobs`): tools match it whole (Bull Board answers it with a 409). Close the workers first, or
+   * pass `{ force: true }`.
    */
   async obliterate(opts: { force?: boolean; count?: number } = {}): Promise<void> {
     const count = opts.count ?? BATCH;
@@ -112,9 +118,8 @@ export abstract class QueueManagement<DataType = any, ResultType = any, NameType
     do {
       const step = await this.backend.obliterate(opts.force ?? false, count, cursor);
       if (step === 'active') {
-        throw new JobActiveError(
-          `Cannot obliterate queue with active jobs (queue "${this.name}"): close its workers first, or pass { force: true }.`,
-        );
+        // BullMQ's message exactly, with no advice after it: tools compare it whole.
+        throw new JobActiveError(OBLITERATE_ACTIVE);
       }
       cursor = step.cursor;
     } while (cursor !== '0');
