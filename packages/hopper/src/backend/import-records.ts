@@ -95,6 +95,11 @@ export interface ImportOperations {
    * entry whose child is no longer pending changes nothing. Returns how many changed the parent.
    */
   settleChildren(id: string, children: ExternalChildOutcome[], now?: number): Promise<number>;
+  /**
+   * Moves the queue's job id counter to at least `atLeast` (never back), so no later add takes an
+   * automatic id at or below it; 0 only reads it. Returns the counter after the call.
+   */
+  reserveJobIds(atLeast: number): Promise<number>;
 }
 
 /** Where the way back (`hopper migrate --to-bullmq`) takes jobs from: one structure of the queue. */

@@ -44,6 +44,8 @@ export interface BullKeys {
   readonly refused: string;
   /** Set of parents moved to Hopper whose children were still pending here (their dependency keys are kept). */
   readonly movedParents: string;
+  /** Hash: which side's automatic ids are above (`high`), and where that range starts (`fence`): see id-ranges.ts. */
+  readonly idRanges: string;
 }
 
 /** BullMQ's keys of queue `queue` under `prefix` (default `bull`). */
@@ -77,6 +79,7 @@ export function bullKeys(prefix: string, queue: string): BullKeys {
     movingSeq: `${m}seq`,
     movedParents: `${m}parents`,
     refused: `${m}refused`,
+    idRanges: `${m}ids`,
   };
 }
 

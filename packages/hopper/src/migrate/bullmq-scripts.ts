@@ -103,6 +103,26 @@ return out
 );
 
 /**
+ * raiseCounter: moves BullMQ's job id counter to at least `atLeast` (never back), so no later
+ * BullMQ add takes an automatic id at or below it; 0 only reads it (see id-ranges.ts).
+ * KEYS: id
+ * ARGV: atLeast
+ * Returns: the counter after the call.
+ */
+export const RAISE_COUNTER = bullScript(
+  'raiseCounter',
+  `
+local current = tonumber(redis.call('GET', KEYS[1])) or 0
+local atLeast = tonumber(ARGV[1])
+if atLeast > current then
+  redis.call('SET', KEYS[1], string.format('%d', atLeast))
+  return atLeast
+end
+return current
+`,
+);
+
+/**
  * takeOne: moves one named job (a scheduler's planned occurrence) from the delayed set into the
  * moving set, if it is there.
  * KEYS: delayed, moving, movingInfo, movingSeq
@@ -124,7 +144,8 @@ return 1
 
 /**
  * finish: deletes moved jobs from BullMQ once Hopper holds them: the hash, logs, lock, its
- * deduplication key (if it still names the job), its entry in its parent's pending set; as a
+ * deduplication key (if it still names the job and has no ttl: one with a ttl stays until it
+ * expires, deduplicating BullMQ adds onto the moved job), its entry in its parent's pending set; as a
  * parent with children still pending here, it keeps its dependency keys (listed in movedParents)
  * so that those children's outcomes can be carried over to Hopper.
  * KEYS: moving, movingInfo, movedParents
@@ -142,12 +163,18 @@ for i = 3, #ARGV do
   if redis.call('ZSCORE', moving, id) then
     local jk = base .. id
     local f = redis.call('HMGET', jk, 'parentKey', 'deid')
-    todo[#todo + 1] = { id = id, jk = jk, parentKey = f[1], deid = f[2], pending = redis.call('SCARD', jk .. ':dependencies') }
+    -- Its deduplication key goes when it names this job and has no ttl (it would hold the id
+    -- until a finish BullMQ never sees); one with a ttl stays until it expires, so a BullMQ add
+    -- with that id meanwhile is deduplicated onto the moved job, as it would have been.
+    local dropDedup = false
+    if f[2] and redis.call('GET', base .. 'de:' .. f[2]) == id then dropDedup = redis.call('PTTL', base .. 'de:' .. f[2]) < 0 end
+    todo[#todo + 1] = { id = id, jk = jk, parentKey = f[1], deid = f[2], dropDedup = dropDedup,
+      pending = redis.call('SCARD', jk .. ':dependencies') }
   end
 end
 for _, t in ipairs(todo) do
   if t.parentKey then redis.call('SREM', t.parentKey .. ':dependencies', t.jk) end
-  if t.deid and redis.call('GET', base .. 'de:' .. t.deid) == t.id then redis.call('DEL', base .. 'de:' .. t.deid) end
+  if t.dropDedup then redis.call('DEL', base .. 'de:' .. t.deid) end
   redis.call('DEL', t.jk, t.jk .. ':logs', t.jk .. ':lock')
   if t.pending > 0 then
     redis.call('SADD', parents, t.id)

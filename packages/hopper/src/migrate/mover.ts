@@ -20,7 +20,7 @@ export const MAX_LOGS = 1000;
 const MAX_WEIGHT = 2000;
 
 /** A Hopper backend that can receive migrated jobs (the Redis backend). */
-export type ImportingBackend = QueueBackend & Required<Pick<QueueBackend, 'importJobs' | 'settleChildren'>>;
+export type ImportingBackend = QueueBackend & Required<Pick<QueueBackend, 'importJobs' | 'settleChildren' | 'reserveJobIds'>>;
 
 /** A BullMQ structure the mover takes from, and what its jobs become. */
 export interface Source {

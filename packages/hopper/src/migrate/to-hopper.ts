@@ -14,6 +14,7 @@ import { MigrationLock } from './migration-lock.js';
 import { moveScheduler, readSchedulers } from './bullmq-schedulers.js';
 import { bullCounts, hopperCounts } from './counts.js';
 import { dryRun } from './dry-run.js';
+import { IdRanges } from './id-ranges.js';
 import { Mover, type ImportingBackend, type MoveTally, type Source } from './mover.js';
 import { MIGRATED_STATES, type MigrateOptions, type MigrationReport } from './report.js';
 
@@ -59,7 +60,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     options.onProgress?.({ kind: 'layout', version: layout.version, recorded: layout.recorded, paused: layout.paused });
     await queue.waitUntilReady();
     const backend = queue.backend;
-    if (!backend.importJobs || !backend.settleChildren) {
+    if (!backend.importJobs || !backend.settleChildren || !backend.reserveJobIds) {
       throw new MigrationError(
         'unsupported-target',
         'The Hopper connection given (--to) is not a Redis one: hopper migrate writes to Hopper on Redis only (the SQLite backend is not a migration target).',
@@ -107,6 +108,8 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     if (layout.paused && !(await queue.isPaused())) await queue.pause();
     const progress = options.onProgress ?? (() => undefined);
     const mover = new Mover(src, k, backend as ImportingBackend, ctx, tally, options.batchSize ?? 200, progress);
+    // Automatic ids given on both sides from now on never meet (producers may add on both).
+    const idRanges = new IdRanges(src, k, backend as ImportingBackend);
     const lockRef = lock;
     const stop = () => options.signal?.aborted === true || lockRef.lost;
     let schedulers = 0;
@@ -121,6 +124,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     await mover.moveTaken(pending);
     for (;;) {
       let movedThisPass = 0;
+      await idRanges.keep();
       const scheds = await readSchedulers(src, k, now);
       for (const r of scheds.refused) tallyRefusal(tally, { id: r.id, state: 'scheduler', why: r.why });
       for (const s of scheds.planned) {

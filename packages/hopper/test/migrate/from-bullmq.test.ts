@@ -52,8 +52,18 @@ describe.each([6, 5] as const)('from BullMQ %i', (version) => {
     // Nothing left in BullMQ but its meta and events.
     const r = new Redis(env.url);
     try {
-      const left = (await r.keys(`${bp}:${name}:*`)).filter((k) => !/:(meta|events|id|pc|marker|hopper-migrate:seq)$/.test(k));
-      expect(left).toEqual([]);
+      const left = (await r.keys(`${bp}:${name}:*`)).filter((k) => !/:(meta|events|id|pc|marker|hopper-migrate:(seq|ids))$/.test(k));
+      // The deduplication key with a ttl stays until it expires, naming the moved job: a BullMQ
+      // add with that id meanwhile is deduplicated onto it (and adds no job).
+      const dedupKey = `${bp}:${name}:de:${dep.dedup.key}`;
+      expect(left).toEqual([dedupKey]);
+      expect(await r.get(dedupKey)).toBe(dep.dedup.id);
+      expect(await r.pttl(dedupKey)).toBeGreaterThan(0);
+      const bq = new bull.Queue(name, { connection: r, prefix: bp });
+      const again = await bq.add('dedup', { x: 2 }, { deduplication: { id: dep.dedup.key, ttl: 600_000 } });
+      await bq.close();
+      expect(again.id).toBe(dep.dedup.id);
+      expect(await r.exists(`${bp}:${name}:${dep.dedup.id}`)).toBe(0);
     } finally {
       r.disconnect();
     }

@@ -28,7 +28,7 @@ import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
 import { asRedisFullError, BudgetExceededError, CostAboveRateLimitError, GroupMaxSizeExceededError } from '../../job/errors.js';
 import { RedisQueueJobWrites } from './redis-job-writes.js';
-import { importJobs, settleChildren } from './redis-import.js';
+import { importJobs, reserveJobIds, settleChildren } from './redis-import.js';
 import { exportFinish, exportGiveBack, exportRead, exportTake, exportTakePending } from './redis-export.js';
 import type { ExportedJob, ExportSource, ExportTake, ExternalChildOutcome, ImportedJob, ImportOutcome } from '../import-records.js';
 import type { RedisBackendOptions } from './redis-connection.js';
@@ -80,6 +80,10 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
 
   importJobs(jobs: ImportedJob[], now?: number): Promise<ImportOutcome[]> {
     return importJobs(this.client, this.options.prefix, this.keys, jobs, now);
+  }
+
+  reserveJobIds(atLeast: number): Promise<number> {
+    return reserveJobIds(this.client, this.keys, atLeast);
   }
 
   settleChildren(id: string, children: ExternalChildOutcome[], now?: number): Promise<number> {

@@ -86,6 +86,11 @@ export async function importJobs(
   }));
 }
 
+/** reserveJobIds.lua: see ImportOperations.reserveJobIds. */
+export async function reserveJobIds(client: RedisClient, k: QueueKeys, atLeast: number): Promise<number> {
+  return Number(await runScript(client, SCRIPTS.reserveJobIds, { id: k.id }, { atLeast: String(atLeast) }, []));
+}
+
 /** settleChildren.lua: see ImportOperations.settleChildren. */
 export async function settleChildren(
   client: RedisClient,
