@@ -2,7 +2,7 @@
  * What a migration reports: per-state counts moved, what stayed and why, the counts read back from
  * both sides, and the one-line summary the CLI ends with.
  */
-import type { ConnectionOptions } from '../backend/create.js';
+import type { QueueConnection } from '../backend/create.js';
 
 /** The states a migration counts, BullMQ's names. */
 export const MIGRATED_STATES = ['waiting', 'prioritized', 'delayed', 'waiting-children', 'failed', 'completed'] as const;
@@ -74,13 +74,13 @@ export type MigrationProgress =
 /** Options of {@link migrateFromBullMQ} and {@link migrateToBullMQ}. */
 export interface MigrateOptions {
   /** BullMQ's Redis: an ioredis client, options or a `redis://` URL. */
-  from: ConnectionOptions;
+  from: QueueConnection;
   /** The queue's name (the same on both sides). */
   queue: string;
   /** BullMQ's key prefix. Default `bull`. */
   prefix?: string;
   /** Hopper's Redis. Default: `from`. */
-  to?: ConnectionOptions;
+  to?: QueueConnection;
   /** Hopper's key prefix. Default `hopper`. */
   hopperPrefix?: string;
   /** Reads and reports what would move (and what cannot, and why); writes nothing. */

@@ -33,8 +33,11 @@ export const MAX_CONCURRENCY = 1_000_000;
 /** Longest `drainDelay`, seconds (its wait is a timer: 2^31 - 1 ms). */
 export const MAX_DRAIN_DELAY_S = Math.floor(MAX_TIMER_MS / 1000);
 
-/** The components whose options are described here. */
-export type Component = 'Queue' | 'Worker' | 'QueueEvents' | 'FlowProducer';
+/**
+ * The components whose options are described here. `QueueBase`: a class of the user's own that
+ * extends QueueBase (as BullMQ allows): the base options are checked, its own are its business.
+ */
+export type Component = 'Queue' | 'Worker' | 'QueueEvents' | 'FlowProducer' | 'QueueBase';
 
 const clockSpec = custom('a Clock ({ real, backendNow(), now(), setTimeout() }: SystemClock or FakeClock)', (value, path) => {
   const c = value as Record<string, unknown>;
@@ -248,7 +251,13 @@ const FLOW_PRODUCER_OPTIONS: ObjectSpec = object(
   { what: 'FlowProducer options ({ connection, prefix, telemetry })' },
 );
 
+const QUEUE_BASE_OPTIONS: ObjectSpec = object(BASE_FIELDS, {
+  open: true,
+  what: "QueueBase options ({ connection, prefix, ... } and the subclass's own)",
+});
+
 const SPECS: Record<Component, ObjectSpec> = {
+  QueueBase: QUEUE_BASE_OPTIONS,
   Queue: QUEUE_OPTIONS,
   Worker: WORKER_OPTIONS,
   QueueEvents: QUEUE_EVENTS_OPTIONS,
