@@ -60,13 +60,13 @@ export type { RemoveOptions } from './job/job-changes.js';
 export { QueueBase, DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
 export { Job, type JobJson, type JobJsonRaw, type JobJsonSandbox, type JobProgress } from './job/job.js';
 export type { NextJobReply } from './job/job-manual.js';
-export type { JobsOptions, BackoffOptions, KeepJobs, DeduplicationOptions, GroupOptions } from './job/options.js';
+export type { JobsOptions, DefaultJobOptions, BackoffOptions, KeepJobs, DeduplicationOptions, GroupOptions } from './job/options.js';
 export type { GroupInfo, GroupSettings, RateLimiterOptions } from './api/queue-groups.js';
 export type { BudgetOptions, BudgetUse } from './api/budget.js';
 export type { GroupStatus } from './backend/backend.js';
 export { MAX_PRIORITY, DEFAULT_REMOVE_ON_COMPLETE } from './job/options.js';
 export type { BackoffStrategy, BackoffJob } from './job/backoff.js';
-export { JOB_STATES, type JobState, type JobStateOrUnknown, type JobCountType } from './job/states.js';
+export { JOB_STATES, type JobState, type FinishedStatus, type JobStateOrUnknown, type JobCountType } from './job/states.js';
 export {
   ErrorCode,
   HopperError,

@@ -46,6 +46,12 @@ const clockSpec = custom('a Clock ({ real, backendNow(), now(), setTimeout() }: 
   }
 });
 
+// A component's options (Queue, Worker, QueueEvents, FlowProducer: `typosOnly`): a name it does
+// not know is refused when it is close to one it knows (a typo: "did you mean"), and otherwise left
+// alone, as BullMQ leaves it: libraries built on BullMQ pass one options object holding settings of
+// their own too (bullmq-extra's Router gives its `optsOverride` to a Worker). Job options stay
+// strict: every unknown name is refused.
+
 /** Options every component takes (QueueBaseOptions). */
 const BASE_FIELDS: Record<string, Spec> = {
   connection: custom('a connection: a redis:// or rediss:// URL, a sqlite: URL, ioredis options or an ioredis client', (v, p) =>
@@ -125,7 +131,7 @@ const QUEUE_OPTIONS: ObjectSpec = object(
     budget: budgetSpec,
     ...unsupportedFields('Queue', 'a Queue option'),
   },
-  { what: 'Queue options ({ connection, prefix, defaultJobOptions, ... })' },
+  { what: 'Queue options ({ connection, prefix, defaultJobOptions, ... })', typosOnly: true },
 );
 
 /** A positive integer of ms, refused with BullMQ's phrase ('<name> must be greater than 0'). */
@@ -211,6 +217,7 @@ const WORKER_OPTIONS: ObjectSpec = object(
   },
   {
     what: 'Worker options ({ connection, concurrency, lockDuration, ... })',
+    typosOnly: true,
     refine(o) {
       const sandbox = o.sandbox as { minChildren?: number } | undefined;
       const concurrency = (o.concurrency as number | undefined) ?? 1;
@@ -243,12 +250,12 @@ const QUEUE_EVENTS_OPTIONS: ObjectSpec = object(
     blockingTimeout: duration(1),
     ...unsupportedFields('QueueEvents', 'a QueueEvents option'),
   },
-  { what: 'QueueEvents options ({ connection, prefix, autorun, lastEventId, blockingTimeout })' },
+  { what: 'QueueEvents options ({ connection, prefix, autorun, lastEventId, blockingTimeout })', typosOnly: true },
 );
 
 const FLOW_PRODUCER_OPTIONS: ObjectSpec = object(
   { ...BASE_FIELDS, telemetry: telemetrySpec('FlowProducer'), ...unsupportedFields('FlowProducer', 'a FlowProducer option') },
-  { what: 'FlowProducer options ({ connection, prefix, telemetry })' },
+  { what: 'FlowProducer options ({ connection, prefix, telemetry })', typosOnly: true },
 );
 
 const QUEUE_BASE_OPTIONS: ObjectSpec = object(BASE_FIELDS, {

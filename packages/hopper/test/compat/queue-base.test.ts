@@ -2,7 +2,9 @@
  * BullMQ's QueueBase and helpers, as libraries built on BullMQ use them (bullmq-extra's Router
  * extends QueueBase and runs stream commands on `await this.client`): a subclass of QueueBase
  * with its own options, `client` and `waitUntilReady()` giving the ioredis client on Redis (a
- * BackendUnsupportedError on SQLite), `close()`, and `delay`.
+ * BackendUnsupportedError on SQLite), `close()`, and `delay`; and `job.opts` as BullMQ shows a
+ * loaded job's options (its Router forwards `job.opts` to other queues): the custom `jobId`, and
+ * `attempts` 0 when none was given.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,6 +13,7 @@ import {
   InvalidOptionsError,
   QueueBase,
   delay,
+  type Job,
   type QueueBaseOptions,
 } from '../../src/index.js';
 import { TEST_BACKEND, useHopper } from '../helpers/hopper.js';
@@ -90,5 +93,25 @@ describe('delay', () => {
     expect(() => delay(-1)).toThrow(InvalidOptionsError);
     expect(() => delay(Number.NaN)).toThrow(InvalidOptionsError);
     expect(() => delay(2 ** 31)).toThrow(InvalidOptionsError);
+  });
+});
+
+describe('job.opts, as BullMQ shows a loaded job', () => {
+  it('holds the custom jobId and attempts 0 by default, in a processor and from the getters', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.add('custom', { n: 1 }, { jobId: 'order-1' });
+    await queue.add('auto', { n: 2 });
+    await queue.add('tried', { n: 3 }, { jobId: 'order-3', attempts: 3 });
+    const waiting = await queue.getWaiting();
+    expect(waiting.map((job) => job.opts)).toEqual([{ jobId: 'order-1', attempts: 0 }, { attempts: 0 }, { jobId: 'order-3', attempts: 3 }]);
+    const seen: Job['opts'][] = [];
+    const worker = env.worker(name, async (job) => void seen.push(job.opts));
+    await new Promise<void>((resolve) => worker.on('drained', resolve));
+    expect(seen).toEqual([{ jobId: 'order-1', attempts: 0 }, { attempts: 0 }, { jobId: 'order-3', attempts: 3 }]);
+    // Forwarding a job's options to another queue, as a router does, keeps its id.
+    const target = env.queue(env.queueName());
+    await target.add('copy', {}, waiting[0].opts);
+    expect((await target.getJob('order-1'))?.opts).toEqual({ jobId: 'order-1', attempts: 0 });
   });
 });
