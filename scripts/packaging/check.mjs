@@ -10,7 +10,7 @@
 //    typescript...) are found in this repository's node_modules, one level up, as Node, Jest and
 //    TypeScript all resolve them. So the check needs no network, only `npm ci` once.
 //    - esm:        Node, `import` of every entry point of every package; a job added and processed;
-//    - cjs:        Node, `require()` of hopper-queue and its subpaths with require(esm) switched off
+//    - cjs:        Node, `require()` of hopper-queue, its subpaths and hopper-queue-metrics with require(esm) switched off
 //                  (an ES module anywhere in the require graph fails), a job added and processed;
 //                  and the ESM-only packages through require(esm);
 //    - jest-ts:    Jest + ts-jest (type checking on), default config; a job added and processed;
@@ -45,7 +45,7 @@ const PACKAGES = {
   'hopper-queue-bull-board': 'packages/bull-board',
 };
 /** Packages that ship ES modules only (no CommonJS build): attw's esm-only profile. docs/compatibility.md says where they load. */
-const ESM_ONLY = new Set(['hopper-queue-metrics', 'hopper-queue-dashboard', 'hopper-queue-nestjs', 'hopper-queue-bull-board']);
+const ESM_ONLY = new Set(['hopper-queue-dashboard', 'hopper-queue-nestjs', 'hopper-queue-bull-board']);
 /** Packages with no entry point to import (a command only): publint, no attw. */
 const BIN_ONLY = new Set(['hopper-queue-cli']);
 
