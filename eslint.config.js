@@ -21,7 +21,15 @@ const seam = {
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', 'packages/hopper/src/backend/redis/scripts.generated.ts', 'bench/results/**'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      'packages/hopper/src/backend/redis/scripts.generated.ts',
+      'bench/results/**',
+      // Users' projects, compiled and run by the packaging check against the packed packages.
+      'scripts/packaging/fixtures/**',
+      '.packaging-work/**',
+    ],
   },
   js.configs.recommended,
   {

@@ -49,6 +49,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/cancel/worker-cancel.test.ts',
   'test/compat/behaviour.test.ts',
   'test/compat/bullmq-options.test.ts',
+  'test/compat/queue-base.test.ts',
   'test/deadletter/deadletter.test.ts',
   'test/dedup/removal.test.ts',
   'test/events/queue-events.test.ts',

@@ -12,7 +12,7 @@
  * root's children are asked for); a parent whose children were cut shows as truncated (its counts
  * say how many it has). Every value shown is redacted as the rest of the adapter redacts.
  */
-import { FlowProducer, type ConnectionOptions, type Job } from 'hopper-queue';
+import { FlowProducer, type QueueConnection, type Job } from 'hopper-queue';
 import type { Redactor } from 'hopper-queue-dashboard/redaction';
 
 /** Most nodes one flow read returns (Bull Board's own cap on what it shows). */
@@ -59,7 +59,7 @@ export interface FlowReader {
 
 /** Where the flows are: the queue's connection and key prefix, and how values are shown. */
 export interface FlowSource {
-  connection: ConnectionOptions | undefined;
+  connection: QueueConnection | undefined;
   prefix: string;
   redactor: Redactor;
 }

@@ -5,7 +5,7 @@
  * (dispatch.ts): hardening checks, authentication, per-caller limits, CSRF and role checks on
  * changes, redaction of every value shown, byte-bounded replies, an audit entry per action.
  */
-import { Admin, ErrorCode, hopperErrorCode, type ConnectionOptions, type Job, type Queue, type QueueOverview } from 'hopper-queue';
+import { Admin, ErrorCode, hopperErrorCode, type QueueConnection, type Job, type Queue, type QueueOverview } from 'hopper-queue';
 import { HttpError, checkAuth, type AuthOptions } from './security.js';
 import { invalidOption } from './invalid.js';
 import { Redactor, defaultRedact, defaultRedactText, type Redact, type RedactText } from './redaction.js';
@@ -25,7 +25,7 @@ import { SECURITY_HEADERS } from './security.js';
 /** Options of {@link createDashboard}. */
 export interface DashboardOptions {
   /** How to reach Redis (as for a Queue). */
-  connection?: ConnectionOptions;
+  connection?: QueueConnection;
   /** The key prefix of the queues (default `hopper`). */
   prefix?: string;
   /** Where the dashboard is mounted (default `/`): its API is under `<basePath>api/`. */

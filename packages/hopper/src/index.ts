@@ -57,17 +57,17 @@ export {
 export type { DependenciesOpts, DependenciesResult, DependenciesCount, DependencyPage } from './job/job-flow.js';
 export type { StepInfo } from './job/job-steps.js';
 export type { RemoveOptions } from './job/job-changes.js';
-export { DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
+export { QueueBase, DEFAULT_PREFIX, type QueueBaseOptions } from './api/queue-base.js';
 export { Job, type JobJson, type JobJsonRaw, type JobJsonSandbox, type JobProgress } from './job/job.js';
 export type { NextJobReply } from './job/job-manual.js';
-export type { JobsOptions, BackoffOptions, KeepJobs, DeduplicationOptions, GroupOptions } from './job/options.js';
+export type { JobsOptions, DefaultJobOptions, BackoffOptions, KeepJobs, DeduplicationOptions, GroupOptions } from './job/options.js';
 export type { GroupInfo, GroupSettings, RateLimiterOptions } from './api/queue-groups.js';
 export type { BudgetOptions, BudgetUse } from './api/budget.js';
 export type { GroupStatus } from './backend/backend.js';
 export { MAX_PRIORITY, DEFAULT_REMOVE_ON_COMPLETE } from './job/options.js';
 export type { BackoffStrategy, BackoffJob } from './job/backoff.js';
 export { MAX_RETRY_DELAY_MS } from './job/backoff.js';
-export { JOB_STATES, type JobState, type JobStateOrUnknown, type JobCountType } from './job/states.js';
+export { JOB_STATES, type JobState, type FinishedStatus, type JobStateOrUnknown, type JobCountType } from './job/states.js';
 export {
   ErrorCode,
   HopperError,
@@ -119,9 +119,10 @@ export {
 export { Admin, AUDIT_LOG_MAX, type AdminOptions, type AuditEntry, type QueueOverview } from './admin/admin.js';
 export type { DoctorOptions, DoctorReport, Finding, Severity } from './admin/doctor.js';
 export type { ServerFacts } from './backend/backend.js';
-export type { ConnectionOptions } from './backend/create.js';
+export type { ConnectionOptions, QueueConnection, RedisClient, RedisOptions } from './backend/create.js';
 export { type Clock, type ClockTimer, SystemClock } from './clock/clock.js';
 export { FakeClock } from './clock/fake-clock.js';
+export { delay } from './clock/delay.js';
 export {
   nextFireTimes,
   validateRepeat,

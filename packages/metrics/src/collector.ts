@@ -4,7 +4,7 @@
  * share one snapshot), so a scrape costs a few round trips per queue, and nothing runs between
  * scrapes.
  */
-import { Admin, InvalidOptionsError, type ConnectionOptions } from 'hopper-queue';
+import { Admin, InvalidOptionsError, type QueueConnection } from 'hopper-queue';
 
 /** The longest delay one Node timer takes (2^31-1 ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -15,7 +15,7 @@ import { readSnapshot, type Snapshot } from './snapshot.js';
 /** Options of {@link HopperMetrics}. */
 export interface HopperMetricsOptions {
   /** How to reach Redis (ioredis options, a URL, or an ioredis instance you keep). Ignored with `admin`. */
-  connection?: ConnectionOptions;
+  connection?: QueueConnection;
   /** The key prefix of the queues (default `hopper`). Ignored with `admin`. */
   prefix?: string;
   /** An Admin to read through (you keep ownership: close() does not close it). */

@@ -3,7 +3,7 @@
  * Queue to act on each. The `hopper` CLI, the metrics exporter and the dashboard share it, so
  * they list and count the same way.
  */
-import { createAdmin, type ConnectionOptions } from '../backend/create.js';
+import { createAdmin, type QueueConnection } from '../backend/create.js';
 import type { BackendAdmin } from '../backend/backend.js';
 import { ClosedError, QueueNotFoundError } from '../job/errors.js';
 import { validatePrefix, validateQueueName } from '../job/options.js';
@@ -16,7 +16,7 @@ import { checkQueue, checkServer, sortFindings, type DoctorOptions, type DoctorR
 /** Options of {@link Admin}. */
 export interface AdminOptions {
   /** How to reach Redis (ioredis options, a URL, or an ioredis instance you keep ownership of). Default: localhost:6379. */
-  connection?: ConnectionOptions;
+  connection?: QueueConnection;
   /** The key prefix of the queues to operate (default `hopper`). */
   prefix?: string;
 }
@@ -70,7 +70,7 @@ export interface QueueOverview {
 export class Admin {
   /** The key prefix this Admin operates. */
   readonly prefix: string;
-  private readonly connection: ConnectionOptions | undefined;
+  private readonly connection: QueueConnection | undefined;
   private readonly backend: BackendAdmin;
   private readonly queues = new Map<string, Queue>();
   private closed = false;

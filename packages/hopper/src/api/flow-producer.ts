@@ -21,7 +21,7 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import type { AddRequest, FlowNodeWrite, QueueBackend } from '../backend/backend.js';
-import { createBackend, type ConnectionOptions } from '../backend/create.js';
+import { createBackend, type QueueConnection } from '../backend/create.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { ClosedError, InvalidOptionsError } from '../job/errors.js';
 import { Job, type JobContext } from '../job/job.js';
@@ -46,7 +46,7 @@ export interface FlowProducerOptions {
    */
   name?: string;
   /** How to reach Redis (ioredis options, a URL, or an ioredis instance you keep ownership of). */
-  connection?: ConnectionOptions;
+  connection?: QueueConnection;
   /** Key prefix of every queue of the flows (default `hopper`); a `{tag}` in it puts them in one Redis Cluster slot. */
   prefix?: string;
   /** The clock deciding due times (tests pass a FakeClock). */

@@ -4,10 +4,10 @@
  */
 import { EventEmitter } from 'node:events';
 import type { QueueBackend, ServerInfo } from '../backend/backend.js';
-import { createBackend, type ConnectionOptions } from '../backend/create.js';
+import { createBackend, type QueueConnection, type RedisClient } from '../backend/create.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 import { randomBytes } from 'node:crypto';
-import { ClosedError, DatasetResetError, UnsupportedRedisError } from '../job/errors.js';
+import { BackendUnsupportedError, ClosedError, DatasetResetError, UnsupportedRedisError } from '../job/errors.js';
 import { validateComponentOptions, type Component } from '../validation/component-options.js';
 import type { JobContext } from '../job/job.js';
 import { Starter } from './starter.js';
@@ -16,7 +16,7 @@ import { safeTimeout, type SafeTimer } from '../clock/timers.js';
 /** Options every Hopper component takes. */
 export interface QueueBaseOptions {
   /** How to reach Redis (ioredis options, a URL, or an ioredis instance you keep ownership of). Default: localhost:6379. */
-  connection?: ConnectionOptions;
+  connection?: QueueConnection;
   /** Prefix of every key (default `hopper`). A `{tag}` in it sets the Redis Cluster hash tag for all queues under it. */
   prefix?: string;
   /**
@@ -60,7 +60,23 @@ export function checkServer(info: ServerInfo): void {
   }
 }
 
-export abstract class QueueBase extends EventEmitter implements JobContext {
+/**
+ * The base of Queue, Worker and QueueEvents, as BullMQ's `QueueBase`: one queue's connection, its
+ * start, readiness and closing. A class of your own may extend it (as in BullMQ) to run Redis
+ * commands of its own on the queue's connection: `await this.client` is the ioredis client.
+ *
+ * @example
+ * class StreamWriter extends QueueBase {
+ *   async write(entry: string): Promise<void> {
+ *     const client = await this.client;
+ *     await client.xadd(this.name, '*', 'entry', entry);
+ *   }
+ * }
+ * const writer = new StreamWriter('audit', { connection: { host: '127.0.0.1' } });
+ * await writer.write('started');
+ * await writer.close();
+ */
+export class QueueBase extends EventEmitter implements JobContext {
   /** The queue's name. */
   readonly name: string;
   readonly queueName: string;
@@ -77,16 +93,25 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
   /** The start: connect, check, set up; tried again until it succeeds (api/starter.ts). */
   protected readonly starter: Starter;
 
+  /** The options it was created with (BullMQ's `opts`). */
+  readonly opts: QueueBaseOptions;
+
   /**
-   * Checks the queue name and every option of `component`'s set (the validation layer) before
-   * anything is opened: a refused option leaves no connection behind.
+   * Opens the queue's connection (in the background: calls wait for it). Checks the queue name and
+   * every option of `component`'s set (the validation layer) before anything is opened: a refused
+   * option leaves no connection behind. A subclass of your own passes `name` and `opts` only: the
+   * base options are checked, the others are left to it.
+   *
+   * @param role internal: the connection's role (Hopper's components).
+   * @param component internal: whose option set to check (Hopper's components).
    */
-  protected constructor(name: string, opts: QueueBaseOptions, role: 'command' | 'worker', component: Component) {
+  constructor(name: string, opts: QueueBaseOptions = {}, role: 'command' | 'worker' = 'command', component: Component = 'QueueBase') {
     super();
     validateComponentOptions(component, name, opts);
     const prefix = opts.prefix ?? DEFAULT_PREFIX;
     this.name = name;
     this.queueName = name;
+    this.opts = opts;
     this.prefix = prefix;
     this.clock = opts.clock ?? systemClock;
     // Errors of a connection being closed on purpose are not worth reporting.
@@ -182,13 +207,44 @@ export abstract class QueueBase extends EventEmitter implements JobContext {
   }
 
   /**
-   * Resolves once the connection is up and the server checked (Redis 7+). Rejects within the start
-   * bound (Redis: the connection's `connectTimeout`, default 10 s; SQLite: 10 s) with a typed
-   * error (ConnectionError, ConnectionTimeoutError) if the backend does not answer; the component
-   * keeps trying, and a later call waits again.
+   * Resolves once the connection is up and the server checked (Redis 7+), to the Redis client of
+   * the queue's command connection, as in BullMQ (on SQLite: to `undefined`, typed as BullMQ's).
+   * Rejects within the start bound (Redis: the connection's `connectTimeout`, default 10 s;
+   * SQLite: 10 s) with a typed error (ConnectionError, ConnectionTimeoutError) if the backend does
+   * not answer; the component keeps trying, and a later call waits again.
    */
-  async waitUntilReady(): Promise<void> {
+  async waitUntilReady(): Promise<RedisClient> {
     await this.ready();
+    return this.backend.redisClient() as RedisClient;
+  }
+
+  /**
+   * The ioredis client (`Redis` or `Cluster`) of the queue's command connection, once ready (as
+   * BullMQ's `client`), for Redis commands of your own. Hopper's keys are its own: read and change
+   * jobs through the API, never through this client. Rejects with BackendUnsupportedError on
+   * SQLite, and as {@link waitUntilReady} does while the server cannot be reached.
+   */
+  get client(): Promise<RedisClient> {
+    return this.ready().then(() => {
+      const client = this.backend.redisClient() as RedisClient | undefined;
+      if (client === undefined) {
+        throw new BackendUnsupportedError(
+          `${this.constructor.name} "${this.name}": client is a Redis client, and this queue is on SQLite.`,
+        );
+      }
+      return client;
+    });
+  }
+
+  /**
+   * Closes the queue's connections (those Hopper opened; a client you passed in stays open). Queue,
+   * Worker and QueueEvents first end their own work (see theirs).
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closing = true;
+    await this.closeBackend();
+    this.closed = true;
   }
 
   /**

@@ -38,7 +38,7 @@ function parseValue(raw: string | undefined): unknown {
 }
 
 export class QueueEvents extends QueueBase implements JobFinishWaiter {
-  readonly opts: QueueEventsOptions;
+  override readonly opts: QueueEventsOptions;
   private lastId: string;
   private running = false;
   private runPromise: Promise<void> | undefined;
@@ -292,7 +292,7 @@ export class QueueEvents extends QueueBase implements JobFinishWaiter {
    * connections, as long again for the reader to end), whatever the server does: a reader still
    * waiting to start stops waiting.
    */
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     if (this.closed) return;
     this.running = false;
     for (const check of [...this.readWaiters]) check();

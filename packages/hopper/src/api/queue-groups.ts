@@ -252,10 +252,15 @@ export abstract class QueueGroups<DataType = any, ResultType = any, NameType ext
     return this.backend.rateLimit(0);
   }
 
-  /** Removes the queue's rate limit. */
-  async removeGlobalRateLimit(): Promise<void> {
+  /**
+   * Removes the queue's rate limit. Resolves, as in BullMQ, to the number of settings removed: 2
+   * (its max and its duration) when the queue had one, else 0.
+   */
+  async removeGlobalRateLimit(): Promise<number> {
     await this.ready();
+    const had = (await this.backend.getQueueSettings()).rateLimit != null;
     await this.backend.configureQueue({ rateLimit: null });
+    return had ? 2 : 0;
   }
 
   /**

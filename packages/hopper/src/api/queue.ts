@@ -97,7 +97,7 @@ interface PendingAdd<DataType, ResultType, NameType extends string> {
 export class Queue<DataType = any, ResultType = any, NameType extends string = string> extends QueueJobOps<DataType, ResultType, NameType> {
   /* eslint-enable @typescript-eslint/no-explicit-any */
   /** The options this queue was created with. */
-  readonly opts: QueueOptions;
+  override readonly opts: QueueOptions;
   /** Options merged into every job added here. */
   defaultJobOptions: JobsOptions;
   private readonly producerId = randomBytes(6).toString('base64url');
@@ -405,7 +405,7 @@ export class Queue<DataType = any, ResultType = any, NameType extends string = s
   }
 
   /** Closes the queue's connection (a connection you passed in stays open); open readStream iterations end. */
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     this.outputHub?.close();

@@ -51,7 +51,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   /* eslint-enable @typescript-eslint/no-explicit-any */
   /** This worker's id; its lock tokens are `id:n:i`. */
   readonly id = randomBytes(6).toString('base64url');
-  readonly opts: WorkerOptions;
+  override readonly opts: WorkerOptions;
   private readonly processor: Processor<DataType, ResultType, NameType> | undefined;
   private readonly sandbox: SandboxedProcessor | undefined;
   private readonly executor: Executor;
@@ -459,7 +459,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
    * @example
    * process.on('SIGTERM', () => worker.close().catch((err) => console.error(err.message)));
    */
-  close(force = false): Promise<void> {
+  override close(force = false): Promise<void> {
     // The CloseTimeoutError goes to the first caller; later calls resolve once the worker is closed.
     if (this.closePromise) return this.closePromise.catch(() => undefined);
     this.closePromise = this.doClose(force).finally(() => {

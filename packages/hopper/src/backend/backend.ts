@@ -176,6 +176,11 @@ export interface QueueBackend extends Partial<ImportOperations>, Partial<ExportO
   sibling(name: string): QueueBackend;
   /** Reads the queue's epoch ('' when its meta is gone). */
   getEpoch(): Promise<string>;
+  /**
+   * The Redis client of the command connection (an ioredis `Redis` or `Cluster`), for BullMQ's
+   * `client` and `waitUntilReady()`; undefined on a backend that has none (SQLite).
+   */
+  redisClient(): unknown;
   /** Closes connections the backend owns; borrowed ones are left open. */
   close(): Promise<void>;
   /** Forcibly drops the connections (pending commands reject); for close timeouts. */

@@ -6,16 +6,16 @@ import type { BackendAdmin, QueueBackend } from './backend.js';
 import { guardBackend, toTypedError } from './guard.js';
 import { RedisAdmin } from './redis/redis-admin.js';
 import { RedisQueueBackend } from './redis/redis-backend.js';
-import type { ConnectionOptions } from './redis/connection.js';
+import type { QueueConnection } from './redis/connection.js';
 import { isSqliteUrl, sqlitePath } from './sqlite/database.js';
 import { SqliteAdmin } from './sqlite/sqlite-admin.js';
 import { SqliteQueueBackend } from './sqlite/sqlite-backend.js';
 
-export type { ConnectionOptions } from './redis/connection.js';
+export type { ConnectionOptions, QueueConnection, RedisClient, RedisOptions } from './redis/connection.js';
 
 /** What a component needs to reach one queue's storage. */
 export interface BackendOptions {
-  connection?: ConnectionOptions;
+  connection?: QueueConnection;
   /** Key prefix (default `hopper`). */
   prefix: string;
   queueName: string;
@@ -49,7 +49,7 @@ export function createBackend(options: BackendOptions): QueueBackend {
 }
 
 /** Creates the admin reader for every queue under `prefix`. */
-export function createAdmin(options: { connection?: ConnectionOptions; prefix: string }): BackendAdmin {
+export function createAdmin(options: { connection?: QueueConnection; prefix: string }): BackendAdmin {
   if (isSqliteUrl(options.connection)) return guardBackend(new SqliteAdmin(options.connection, options.prefix), 'sqlite', '');
   return guardBackend(new RedisAdmin(options.connection, options.prefix), 'redis', '');
 }

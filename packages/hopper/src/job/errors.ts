@@ -91,8 +91,22 @@ export class HopperError extends Error {
   }
 }
 
+/**
+ * What {@link branded} returns: a HopperError subclass with a fixed code. Declared (rather than
+ * inferred) so that the published types say the error classes extend HopperError, hence Error:
+ * an inferred anonymous class is written into the .d.ts as a bare object type, and
+ * typescript-eslint's only-throw-error then refused `throw new UnrecoverableError()` in users' code.
+ */
+interface BrandedErrorClass {
+  new (message: string, options?: { cause?: unknown }): HopperError;
+  readonly prototype: HopperError;
+  /** The code this class answers to in `instanceof`. */
+  readonly brandCode: ErrorCode;
+  [Symbol.hasInstance](value: unknown): boolean;
+}
+
 /** Declares the brand code a subclass answers to in `instanceof` across module copies. */
-function branded<C extends ErrorCode>(code: C) {
+function branded<C extends ErrorCode>(code: C): BrandedErrorClass {
   return class extends HopperError {
     static readonly brandCode: ErrorCode = code;
     constructor(message: string, options?: { cause?: unknown }) {

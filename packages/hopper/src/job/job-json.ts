@@ -94,12 +94,17 @@ const optsCache = new Map<string, JobsOptions>();
 const OPTS_CACHE_MAX_CHARS = 1 << 20;
 let optsCacheChars = 0;
 
-// Many jobs share the same options string: parse each distinct one once.
+/**
+ * A stored job's options as a Job shows them, BullMQ's way: `attempts` is 0 when none was given.
+ * Many jobs share the same options string: each distinct one is parsed once (the result is shared:
+ * never changed in place).
+ */
 export function parseOpts(raw: string | undefined): JobsOptions {
-  if (!raw) return {};
+  if (!raw) return { attempts: 0 };
   let opts = optsCache.get(raw);
   if (opts === undefined) {
     opts = JSON.parse(raw) as JobsOptions;
+    opts.attempts ??= 0;
     if (optsCacheChars + raw.length > OPTS_CACHE_MAX_CHARS) {
       optsCache.clear();
       optsCacheChars = 0;
@@ -109,6 +114,18 @@ export function parseOpts(raw: string | undefined): JobsOptions {
   }
   return opts;
 }
+
+/**
+ * A loaded job's options with its custom id as `jobId` (as BullMQ's `job.opts.jobId`): Hopper stores
+ * the id once, as the job's id, not in the options. Automatic ids are integers, custom ids never
+ * are (validateJobId), so an id that is not an integer was given as `jobId` (or made by Hopper
+ * for a scheduler's occurrence, whose BullMQ counterpart also carries it). Only such jobs get an
+ * object of their own; the others keep the shared one.
+ */
+export function optsWithId(opts: JobsOptions, id: string): JobsOptions {
+  return AUTOMATIC_ID.test(id) ? opts : { ...opts, jobId: id };
+}
+const AUTOMATIC_ID = /^\d+$/;
 
 export function parseJson(raw: string | undefined): unknown {
   return raw === undefined || raw === '' ? undefined : (JSON.parse(raw) as unknown);

@@ -4,7 +4,7 @@
  */
 import type { ClaimedJob, JobRecord } from '../backend/backend.js';
 import type { Job } from './job.js';
-import { parseJson, parseOpts, type JobContext, type JobProgress } from './job-json.js';
+import { optsWithId, parseJson, parseOpts, type JobContext, type JobProgress } from './job-json.js';
 import { parentFromOpts } from './job-key.js';
 
 /** `Job.fromClaimed`: the claimed job, with its attempt's fence. `JobClass` is Job (passed in: no import cycle). */
@@ -15,7 +15,13 @@ export function loadClaimed<D, R, N extends string>(
   processedOn: number,
   processedBy?: string,
 ): Job<D, R, N> {
-  const job = new JobClass<D, R, N>(ctx, claimed.name as N, JSON.parse(claimed.data) as D, parseOpts(claimed.opts), claimed.id);
+  const job = new JobClass<D, R, N>(
+    ctx,
+    claimed.name as N,
+    JSON.parse(claimed.data) as D,
+    optsWithId(parseOpts(claimed.opts), claimed.id),
+    claimed.id,
+  );
   job.timestamp = claimed.timestamp;
   job.attemptsMade = claimed.attemptsMade;
   job.attemptsStarted = claimed.attemptsStarted;
@@ -35,7 +41,13 @@ export function loadClaimed<D, R, N extends string>(
 
 /** `Job.fromRecord`: the job as stored. `JobClass` is Job (passed in: no import cycle). */
 export function loadRecord<D, R, N extends string>(JobClass: typeof Job, ctx: JobContext, record: JobRecord): Job<D, R, N> {
-  const job = new JobClass<D, R, N>(ctx, record.name as N, JSON.parse(record.data) as D, parseOpts(record.opts), record.id);
+  const job = new JobClass<D, R, N>(
+    ctx,
+    record.name as N,
+    JSON.parse(record.data) as D,
+    optsWithId(parseOpts(record.opts), record.id),
+    record.id,
+  );
   job.timestamp = record.timestamp;
   job.attemptsMade = record.attemptsMade;
   job.attemptsStarted = record.attemptsStarted;

@@ -134,6 +134,9 @@ export interface JobsOptions {
   cost?: number;
 }
 
+/** The options a Queue's `defaultJobOptions` holds (BullMQ's `DefaultJobOptions`): job options. */
+export type DefaultJobOptions = JobsOptions;
+
 /** A job's group (BullMQ Pro's option). */
 export interface GroupOptions {
   /** The group's id: a non-empty string of at most 256 characters. */

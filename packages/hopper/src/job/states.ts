@@ -8,6 +8,9 @@ export const JOB_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'waiti
 /** One of the job states. */
 export type JobState = (typeof JOB_STATES)[number];
 
+/** The states a job ends in (BullMQ's `FinishedStatus`). */
+export type FinishedStatus = 'completed' | 'failed';
+
 /** A state a job can be found in, or `unknown` when the job does not exist. */
 export type JobStateOrUnknown = JobState | 'unknown';
 

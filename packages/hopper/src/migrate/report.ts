@@ -2,7 +2,7 @@
  * What a migration reports: per-state counts moved, what stayed and why, the counts read back from
  * both sides, and the one-line summary the CLI ends with.
  */
-import type { ConnectionOptions } from '../backend/create.js';
+import type { QueueConnection } from '../backend/create.js';
 import type { HopperOnlyFeature } from './export-jobs.js';
 
 /** The states a migration counts, BullMQ's names. */
@@ -84,13 +84,13 @@ export type MigrationProgress =
  */
 export interface MigrateOptions {
   /** The source's Redis (BullMQ's; Hopper's on the way back): an ioredis client, options or a `redis://` URL. */
-  from: ConnectionOptions;
+  from: QueueConnection;
   /** The queue's name (the same on both sides). */
   queue: string;
   /** BullMQ's key prefix. Default `bull`. */
   prefix?: string;
   /** The target's Redis (Hopper's; BullMQ's on the way back). Default: `from`. */
-  to?: ConnectionOptions;
+  to?: QueueConnection;
   /** Hopper's key prefix. Default `hopper`. */
   hopperPrefix?: string;
   /** Reads and reports what would move (and what cannot, and why); writes nothing. */

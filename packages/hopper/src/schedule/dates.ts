@@ -2,7 +2,7 @@
  * Reads `startDate` / `endDate` as instants. A string without a UTC offset is a wall time in the
  * schedule's zone, never in the process's zone (which `new Date(string)` would use).
  */
-import { Temporal } from 'temporal-polyfill';
+import { Temporal } from './temporal.js';
 import { invalidSchedule } from './schedule-error.js';
 import { describe } from './timezone.js';
 

@@ -3,7 +3,7 @@
  * and the instants where it changes. Everything takes an explicit zone, so the process's own `TZ`
  * never changes a result.
  */
-import { Temporal } from 'temporal-polyfill';
+import { Temporal } from './temporal.js';
 import { invalidSchedule } from './schedule-error.js';
 
 /** The zone used when a schedule gives none: UTC, never the process's local zone. */

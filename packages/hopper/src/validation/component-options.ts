@@ -33,8 +33,11 @@ export const MAX_CONCURRENCY = 1_000_000;
 /** Longest `drainDelay`, seconds (its wait is a timer: 2^31 - 1 ms). */
 export const MAX_DRAIN_DELAY_S = Math.floor(MAX_TIMER_MS / 1000);
 
-/** The components whose options are described here. */
-export type Component = 'Queue' | 'Worker' | 'QueueEvents' | 'FlowProducer';
+/**
+ * The components whose options are described here. `QueueBase`: a class of the user's own that
+ * extends QueueBase (as BullMQ allows): the base options are checked, its own are its business.
+ */
+export type Component = 'Queue' | 'Worker' | 'QueueEvents' | 'FlowProducer' | 'QueueBase';
 
 const clockSpec = custom('a Clock ({ real, backendNow(), now(), setTimeout() }: SystemClock or FakeClock)', (value, path) => {
   const c = value as Record<string, unknown>;
@@ -42,6 +45,24 @@ const clockSpec = custom('a Clock ({ real, backendNow(), now(), setTimeout() }: 
     throw refuse(path, value, 'a Clock ({ real, backendNow(), now(), setTimeout() }: SystemClock or FakeClock)');
   }
 });
+
+// A component's options (Queue, Worker, QueueEvents, FlowProducer: `typosOnly`): a name it does
+// not know is refused when it is close to one it knows (a typo: "did you mean"), and otherwise left
+// alone, as BullMQ leaves it: libraries built on BullMQ pass one options object holding settings of
+// their own too (bullmq-extra's Router gives its `optsOverride` to a Worker). Left alone, never
+// silently: a HopperWarning names it, once per component and name. Job options stay strict: every
+// unknown name is refused.
+const warned = new Set<string>();
+function ignoredBy(component: string): (key: string) => void {
+  return (key) => {
+    if (warned.has(`${component}.${key}`)) return;
+    warned.add(`${component}.${key}`);
+    process.emitWarning(
+      `${component} option '${key}' is not one Hopper knows: it is ignored (as BullMQ ignores it). If it is meant as one of Hopper's, check its name in docs/api.md.`,
+      { type: 'HopperWarning', code: 'HOPPER_UNKNOWN_OPTION' },
+    );
+  };
+}
 
 /** Options every component takes (QueueBaseOptions). */
 const BASE_FIELDS: Record<string, Spec> = {
@@ -122,7 +143,7 @@ const QUEUE_OPTIONS: ObjectSpec = object(
     budget: budgetSpec,
     ...unsupportedFields('Queue', 'a Queue option'),
   },
-  { what: 'Queue options ({ connection, prefix, defaultJobOptions, ... })' },
+  { what: 'Queue options ({ connection, prefix, defaultJobOptions, ... })', typosOnly: ignoredBy('Queue') },
 );
 
 /** A positive integer of ms, refused with BullMQ's phrase ('<name> must be greater than 0'). */
@@ -208,6 +229,7 @@ const WORKER_OPTIONS: ObjectSpec = object(
   },
   {
     what: 'Worker options ({ connection, concurrency, lockDuration, ... })',
+    typosOnly: ignoredBy('Worker'),
     refine(o) {
       const sandbox = o.sandbox as { minChildren?: number } | undefined;
       const concurrency = (o.concurrency as number | undefined) ?? 1;
@@ -240,7 +262,7 @@ const QUEUE_EVENTS_OPTIONS: ObjectSpec = object(
     blockingTimeout: duration(1),
     ...unsupportedFields('QueueEvents', 'a QueueEvents option'),
   },
-  { what: 'QueueEvents options ({ connection, prefix, autorun, lastEventId, blockingTimeout })' },
+  { what: 'QueueEvents options ({ connection, prefix, autorun, lastEventId, blockingTimeout })', typosOnly: ignoredBy('QueueEvents') },
 );
 
 const FLOW_PRODUCER_OPTIONS: ObjectSpec = object(
@@ -250,10 +272,16 @@ const FLOW_PRODUCER_OPTIONS: ObjectSpec = object(
     telemetry: telemetrySpec('FlowProducer'),
     ...unsupportedFields('FlowProducer', 'a FlowProducer option'),
   },
-  { what: 'FlowProducer options ({ connection, prefix, name, telemetry })' },
+  { what: 'FlowProducer options ({ connection, prefix, name, telemetry })', typosOnly: ignoredBy('FlowProducer') },
 );
 
+const QUEUE_BASE_OPTIONS: ObjectSpec = object(BASE_FIELDS, {
+  open: true,
+  what: "QueueBase options ({ connection, prefix, ... } and the subclass's own)",
+});
+
 const SPECS: Record<Component, ObjectSpec> = {
+  QueueBase: QUEUE_BASE_OPTIONS,
   Queue: QUEUE_OPTIONS,
   Worker: WORKER_OPTIONS,
   QueueEvents: QUEUE_EVENTS_OPTIONS,

@@ -236,13 +236,20 @@ export function closest(key: string, known: Iterable<string>): string | undefine
 
 /**
  * An object with known fields. A field it does not know is refused (with the closest known name),
- * unless `open` (an object another library defines: ioredis's options). `refine` runs after every
- * field was accepted, for rules across fields. `what` names the object in the message when the
- * value is not an object at all.
+ * unless `open` (an object another library defines: ioredis's options), or `typosOnly` and no
+ * known name is close to it (see {@link closest}): then it is left alone, as BullMQ leaves it, and
+ * `typosOnly` (a function) hears its name once, to say so.
+ * `refine` runs after every field was accepted, for rules across fields. `what` names the object
+ * in the message when the value is not an object at all.
  */
 export function object(
   fields: Record<string, Spec>,
-  options: { what?: string; open?: boolean; refine?: (value: Record<string, unknown>, path: string) => void } = {},
+  options: {
+    what?: string;
+    open?: boolean;
+    typosOnly?: (key: string) => void;
+    refine?: (value: Record<string, unknown>, path: string) => void;
+  } = {},
 ): ObjectSpec {
   const map = new Map(Object.entries(fields));
   const names = [...map.keys()];
@@ -261,6 +268,10 @@ export function object(
         if (spec === undefined) {
           if (options.open || v === undefined) continue;
           const near = closest(key, names);
+          if (near === undefined && options.typosOnly) {
+            options.typosOnly(key);
+            continue;
+          }
           throw InvalidOptionsError.unknown(`${at}${key}`, v, near === undefined ? names : [near], near !== undefined);
         }
         if (v !== undefined) spec.check(v, `${at}${key}`);

@@ -247,7 +247,7 @@ function expectTypedRefusal(err: unknown, call: Call): void {
 }
 
 /** Waits for a component the call made to be ready; if it never is, closes it before rethrowing (nothing left running). */
-async function readyOrClose(made: { waitUntilReady(): Promise<void>; close(): Promise<void> }): Promise<void> {
+async function readyOrClose(made: { waitUntilReady(): Promise<unknown>; close(): Promise<void> }): Promise<void> {
   try {
     await made.waitUntilReady();
   } catch (err) {

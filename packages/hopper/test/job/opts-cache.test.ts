@@ -25,8 +25,9 @@ describe('parseOpts', () => {
     expect(again).toEqual(a);
   });
 
-  it('gives empty options for an absent or empty string', () => {
-    expect(parseOpts(undefined)).toEqual({});
-    expect(parseOpts('')).toEqual({});
+  it("gives BullMQ's default options for an absent or empty string (attempts 0), and adds attempts 0 where none is stored", () => {
+    expect(parseOpts(undefined)).toEqual({ attempts: 0 });
+    expect(parseOpts('')).toEqual({ attempts: 0 });
+    expect(parseOpts('{"priority":2}')).toEqual({ priority: 2, attempts: 0 });
   });
 });

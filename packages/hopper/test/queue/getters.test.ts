@@ -119,7 +119,9 @@ describe('Queue getters', () => {
     await queue.setGlobalRateLimit(10, 500);
     expect(await queue.getMeta()).toEqual({ paused: true, maxLenEvents: 500, version, concurrency: 3, max: 10, duration: 500 });
     await queue.removeGlobalConcurrency();
-    await queue.removeGlobalRateLimit();
+    // As BullMQ: the number of settings removed (max and duration), 0 once there is none.
+    expect(await queue.removeGlobalRateLimit()).toBe(2);
     expect(await queue.getMeta()).toEqual({ paused: true, maxLenEvents: 500, version });
+    expect(await queue.removeGlobalRateLimit()).toBe(0);
   });
 });

@@ -25,6 +25,27 @@ export const queueOptions: H.QueueOptions = bullQueueOptions;
 export const workerOptions: H.WorkerOptions = bullWorkerOptions;
 export const queueEventsOptions: H.QueueEventsOptions = bullQueueEventsOptions;
 export const jobState: H.JobState = bullJobState;
+declare const bullFinished: B.FinishedStatus;
+export const finished: H.FinishedStatus = bullFinished;
+export const defaults: H.DefaultJobOptions = bullDefaultJobOptions;
+
+// QueueBase, as libraries built on BullMQ extend it (bullmq-extra's Router): the constructor BullMQ
+// code calls, `client` and `waitUntilReady()` as the Redis client, `close()`, `delay`.
+export class StreamWriter extends H.QueueBase {
+  constructor(name: string, opts?: H.QueueBaseOptions & { maxLen?: number }) {
+    super(name, { blockingConnection: false, ...opts });
+  }
+  async write(entry: string): Promise<string | null> {
+    const client: H.RedisClient = await this.client;
+    return client.xadd(this.name, '*', 'entry', entry);
+  }
+  async port(): Promise<unknown> {
+    return (await this.waitUntilReady()).options;
+  }
+}
+export const redisOptions: H.RedisOptions = { port: 6379, maxRetriesPerRequest: null };
+export const waited: Promise<void> = H.delay(1, new AbortController());
+export const removed: Promise<number> = ({} as H.Queue).removeGlobalRateLimit();
 
 // The Job surface BullMQ code reads and calls in a processor: Hopper's Job provides it.
 type JobSurface = Pick<

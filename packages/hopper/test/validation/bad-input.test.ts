@@ -59,6 +59,34 @@ describe('one validation layer: typed errors naming the option, nothing written'
     expect(() => new Queue(env.queueName(), { connection: env.url, prefix: env.prefix, defaultJobOption: {} } as object)).toThrow(
       "did you mean 'defaultJobOptions'",
     );
+    expect(() => new Worker(env.queueName(), null, { connection: env.url, prefix: env.prefix, concurency: 2 } as object)).toThrow(
+      "did you mean 'concurrency'",
+    );
+  });
+
+  it("leaves a component option alone when it is no typo of a known one (a library's own setting, as BullMQ does)", async () => {
+    // bullmq-extra's Router passes its options, optsOverride among them, to a Worker and a Queue.
+    const own = { optsOverride: (data: unknown) => ({ data }), batchSize: 10 };
+    const name = env.queueName();
+    // Left alone, but not silently: a warning names each, the first time a component meets it.
+    const warnings: string[] = [];
+    const onWarning = (w: Error & { code?: string }) => {
+      if (w.code === 'HOPPER_UNKNOWN_OPTION') warnings.push(w.message);
+    };
+    process.on('warning', onWarning);
+    const worker = env.worker(name, async () => 'ok', own as object);
+    const queue = env.queue(name, own as object);
+    const done = new Promise<unknown>((resolve) => worker.on('completed', (_job, result) => resolve(result)));
+    await queue.add('x', {});
+    expect(await done).toBe('ok');
+    await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+    process.off('warning', onWarning);
+    expect(warnings).toContain(
+      "Worker option 'optsOverride' is not one Hopper knows: it is ignored (as BullMQ ignores it). If it is meant as one of Hopper's, check its name in docs/api.md.",
+    );
+    expect(warnings.some((w) => w.startsWith("Queue option 'batchSize'"))).toBe(true);
+    // Job options stay strict.
+    await expect(queue.add('x', {}, own as JobsOptions)).rejects.toThrow(/Unknown option optsOverride/);
   });
 
   it('refuses a typo in setGlobalRateLimit options instead of setting a job-count limit', async () => {

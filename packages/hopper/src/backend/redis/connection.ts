@@ -8,15 +8,27 @@ import { MAX_TIMER_MS } from '../../clock/timers.js';
 import { ClosedError, ConnectionError, hopperErrorCode, InvalidOptionsError } from '../../job/errors.js';
 import { describeClient, watchAvailability } from './availability.js';
 
+/** ioredis's connection options (BullMQ's `RedisOptions`). */
+export type { RedisOptions };
+
 /**
- * How to reach Redis: ioredis options, a `redis://` URL, or an ioredis `Redis`/`Cluster`
- * instance (shared with your app, never closed by Hopper).
+ * BullMQ's `ConnectionOptions`: ioredis options or an ioredis `Redis`/`Cluster` instance (shared
+ * with your app, never closed by Hopper). The `connection` option also takes a URL: see
+ * {@link QueueConnection}. A function typed on BullMQ's `ConnectionOptions` takes this type.
  *
  * @example new Queue('mail', { connection: { host: '127.0.0.1', port: 6379 } })
- * @example new Queue('mail', { connection: 'redis://127.0.0.1:6379' })
  * @example new Queue('mail', { connection: new Redis(process.env.REDIS_URL) })
  */
-export type ConnectionOptions = RedisOptions | string | Redis | Cluster;
+export type ConnectionOptions = RedisOptions | Redis | Cluster;
+
+/**
+ * What the `connection` option of every Hopper component takes: {@link ConnectionOptions}, or a
+ * URL: `redis://` / `rediss://` for Redis, `sqlite:<path>` or `sqlite::memory:` for SQLite.
+ *
+ * @example new Queue('mail', { connection: 'redis://127.0.0.1:6379' })
+ * @example new Queue('mail', { connection: 'sqlite:./jobs.db' })
+ */
+export type QueueConnection = ConnectionOptions | string;
 
 /** A Redis or Cluster client. */
 export type RedisClient = Redis | Cluster;
@@ -77,7 +89,7 @@ export function blockingSocketTimeout(blockMs: number | undefined, userTimeout: 
 }
 
 /** The `socketTimeout` the user set on `connection` (options or a client), if any. */
-export function userSocketTimeout(connection: ConnectionOptions | undefined): number | undefined {
+export function userSocketTimeout(connection: QueueConnection | undefined): number | undefined {
   if (connection === undefined || typeof connection === 'string') return undefined;
   if (isRedisClient(connection)) {
     const options = (connection as { options?: RedisOptions & { redisOptions?: RedisOptions } }).options;
@@ -118,7 +130,7 @@ function isClientLike(value: unknown): value is RedisClient {
 }
 
 /** Opens (or borrows) the client for `role`. */
-export function openClient(connection: ConnectionOptions | undefined, role: ClientRole): ClientHandle {
+export function openClient(connection: QueueConnection | undefined, role: ClientRole): ClientHandle {
   if (isRedisClient(connection)) {
     if (role === 'blocking') return { client: duplicateClient(connection, role), owned: true };
     // A client you pass keeps its own behaviour; Hopper's calls only check it is available.

@@ -3,7 +3,7 @@
  * prefix-wide delete for tests and tools.
  */
 import type { BackendAdmin, ServerFacts } from '../backend.js';
-import { checkDatabase, closeClient, openClient, type ClientHandle, type ConnectionOptions } from './connection.js';
+import { checkDatabase, closeClient, openClient, type ClientHandle, type QueueConnection } from './connection.js';
 import { auditLogKey, metaKeyPattern, parseMetaKey } from './keys.js';
 
 async function scan(client: ClientHandle['client'], pattern: string, onKeys: (keys: string[]) => Promise<void> | void): Promise<void> {
@@ -19,7 +19,7 @@ export class RedisAdmin implements BackendAdmin {
   private readonly handle: ClientHandle;
 
   constructor(
-    connection: ConnectionOptions | undefined,
+    connection: QueueConnection | undefined,
     private readonly prefix: string,
   ) {
     this.handle = openClient(connection, 'command');

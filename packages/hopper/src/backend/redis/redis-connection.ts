@@ -17,7 +17,7 @@ import {
   setSocketTimeout,
   userSocketTimeout,
   type ClientHandle,
-  type ConnectionOptions,
+  type QueueConnection,
   type RedisClient,
 } from './connection.js';
 import { queueKeys, type QueueKeys } from './keys.js';
@@ -43,7 +43,7 @@ function asServerError(err: unknown, where: string): unknown {
 }
 
 export interface RedisBackendOptions {
-  connection?: ConnectionOptions;
+  connection?: QueueConnection;
   prefix: string;
   queueName: string;
   /** 'worker' connections ride out reconnects; 'command' is for producers. */

@@ -21,13 +21,17 @@ import { isJobState, type JobState, type JobStateOrUnknown } from '../../job/sta
 import { checkQueueInvariants } from './invariants.js';
 import { Cluster } from 'ioredis';
 import { RedisQueueConnection } from './redis-connection.js';
-import { blockTime } from './connection.js';
+import { blockTime, type RedisClient } from './connection.js';
 import { compareStreamIds, toRecord } from './replies.js';
 import { queueSettingsOf } from './redis-settings.js';
 import { decodeStep } from '../step-records.js';
 import { getExactMetrics, getMetrics, recordLatency, recordMetrics } from './redis-metrics.js';
 
 export abstract class RedisQueueReads extends RedisQueueConnection {
+  redisClient(): RedisClient {
+    return this.client;
+  }
+
   async getEpoch(): Promise<string> {
     return (await this.client.hget(this.keys.meta, 'epoch')) ?? '';
   }

@@ -294,6 +294,11 @@ export abstract class SqliteQueueReads {
     return row.seq === null ? '0-0' : `${row.seq}-0`;
   }
 
+  /** SQLite has no Redis client. */
+  redisClient(): undefined {
+    return undefined;
+  }
+
   async getEpoch(): Promise<string> {
     const { s, qid } = await this.q();
     return (s.stmt('SELECT epoch FROM queues WHERE qid = ?').get(qid) as { epoch: string | null }).epoch ?? '';
