@@ -153,7 +153,7 @@ describe("Bull Board's API on Hopper queues: what its own tests ask of BullMQ", 
 
     const before = (await api('GET', '/job-schedulers')).json.schedulers!;
     const nightly = before.find((s) => s.id === 'nightly')!;
-    expect(nightly.nextRunJobId).toBe(`sched:nightly:${nightly.next}`);
+    expect(nightly.nextRunJobId).toBe(`repeat:nightly:${nightly.next}`);
     expect(await q.getJobState(nightly.nextRunJobId as string)).toBe('delayed');
     expect(nightly.lastRun).toBeUndefined();
     expect(nightly.lastRunJobId).toBeUndefined();
@@ -167,8 +167,8 @@ describe("Bull Board's API on Hopper queues: what its own tests ask of BullMQ", 
 
     const after = (await api('GET', '/job-schedulers')).json.schedulers!;
     const ticker = after.find((s) => s.id === 'ticker')!;
-    expect(ticker.nextRunJobId).toBe(`sched:ticker:${ticker.next}`);
-    expect(ticker.lastRunJobId).toBe(`sched:ticker:${ticker.next - 500}`);
+    expect(ticker.nextRunJobId).toBe(`repeat:ticker:${ticker.next}`);
+    expect(ticker.lastRunJobId).toBe(`repeat:ticker:${ticker.next - 500}`);
     const last = await q.getJob(ticker.lastRunJobId as string);
     expect(last?.finishedOn).toEqual(expect.any(Number));
     // The pending run was planned as the previous run was taken.
