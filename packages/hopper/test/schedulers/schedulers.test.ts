@@ -54,6 +54,19 @@ describe('job schedulers', () => {
     expect(info).toMatchObject({ id: 'poll', every: MINUTE, fired: 3, missed: 0, skippedByOverlap: 0, created: 4 });
   });
 
+  it("an occurrence's toJSON() and asJSON() carry its scheduler's id as repeatJobKey, as BullMQ's; a plain job's do not", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const pending = await queue.upsertJobScheduler('nightly', { pattern: '0 3 * * *' }, { name: 'report' });
+    expect(pending!.toJSON().repeatJobKey).toBe('nightly');
+    const reloaded = await queue.getJob(pending!.id!);
+    expect(reloaded!.toJSON().repeatJobKey).toBe('nightly');
+    expect(reloaded!.asJSON().repeatJobKey).toBe('nightly');
+    const plain = await queue.add('plain', {});
+    expect('repeatJobKey' in plain.toJSON()).toBe(false);
+    expect('repeatJobKey' in plain.asJSON()).toBe(false);
+  });
+
   it('upsert is idempotent: same spec keeps the pending occurrence; a changed one replaces it', async () => {
     const name = env.queueName();
     const queue = env.queue(name);
