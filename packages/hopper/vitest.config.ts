@@ -81,6 +81,7 @@ export const SQLITE_TEST_FILES: string[] = [
   'test/schedulers/occurrence-retries.test.ts',
   'test/schedulers/legacy-repeat.test.ts',
   'test/schedulers/pending-run.test.ts',
+  'test/schedulers/earlier-ids.test.ts',
   'test/schedulers/ready-at-once.test.ts',
   'test/schedulers/schedulers.test.ts',
   'test/telemetry/exact-metrics.test.ts',

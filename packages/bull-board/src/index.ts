@@ -62,11 +62,12 @@ function stateOf(status: string): JobState | undefined {
 }
 
 /**
- * The id of scheduler `schedulerId`'s run for `instant`: `sched:<schedulerId>:<instant>` (BullMQ
- * names its runs `repeat:<schedulerId>:<instant>`; see docs/schedules.md).
+ * The ids scheduler `schedulerId`'s run for `instant` may have: `repeat:<schedulerId>:<instant>`
+ * (BullMQ's form, which Hopper writes), or `sched:<schedulerId>:<instant>` (a pending run written by
+ * an earlier Hopper; see docs/schedules.md).
  */
-function schedulerRunId(schedulerId: string, instant: number): string {
-  return `sched:${schedulerId}:${instant}`;
+function schedulerRunIds(schedulerId: string, instant: number): [string, string] {
+  return [`repeat:${schedulerId}:${instant}`, `sched:${schedulerId}:${instant}`];
 }
 
 /** A Hopper Queue as a Bull Board queue. */
@@ -267,7 +268,7 @@ export class HopperAdapter extends BaseAdapter {
     const { id, repeatJobKey } = job as { id?: string; repeatJobKey?: string };
     if (!id || !repeatJobKey) return null;
     const state = await this.queue.getJobSchedulerState(repeatJobKey);
-    return state?.next !== undefined && schedulerRunId(repeatJobKey, state.next) === id ? repeatJobKey : null;
+    return state?.next !== undefined && schedulerRunIds(repeatJobKey, state.next).includes(id) ? repeatJobKey : null;
   }
 
   async removeJobScheduler(id: string): Promise<boolean> {
@@ -305,11 +306,20 @@ export class HopperAdapter extends BaseAdapter {
    */
   private async schedulerRuns(s: JobSchedulerState): Promise<{ nextRunJobId?: string; lastRun?: number; lastRunJobId?: string }> {
     if (s.next === undefined) return {};
-    const pending = await this.queue.getJob(schedulerRunId(s.key, s.next));
+    const pending = await this.runOf(s.key, s.next);
     if (!pending?.id) return {};
     if (s.created <= 1) return { nextRunJobId: pending.id };
-    const previous = s.every ? await this.queue.getJob(schedulerRunId(s.key, s.next - s.every)) : undefined;
+    const previous = s.every ? await this.runOf(s.key, s.next - s.every) : undefined;
     return { nextRunJobId: pending.id, lastRun: pending.timestamp, ...(previous?.id ? { lastRunJobId: previous.id } : {}) };
+  }
+
+  /** Scheduler `schedulerId`'s run for `instant`, under either form of its id. */
+  private async runOf(schedulerId: string, instant: number): Promise<Job | undefined> {
+    for (const id of schedulerRunIds(schedulerId, instant)) {
+      const job = await this.queue.getJob(id);
+      if (job) return job;
+    }
+    return undefined;
   }
 
   getJobSchedulersCount(): Promise<number> {

@@ -14,6 +14,7 @@ import { createBullBoard } from '@bull-board/api';
 import { ExpressAdapter } from '@bull-board/express';
 import { Queue, type QueueOptions } from 'hopper-queue';
 import { afterEach, describe, expect, it } from 'vitest';
+import { renamePendingRun } from '../../hopper/test/helpers/earlier-version.js';
 import { useHopper } from '../../hopper/test/helpers/hopper.js';
 import { collect, signal, until } from '../../hopper/test/helpers/wait.js';
 import { HopperAdapter, RefusedError } from '../src/index.js';
@@ -153,7 +154,7 @@ describe("Bull Board's API on Hopper queues: what its own tests ask of BullMQ", 
 
     const before = (await api('GET', '/job-schedulers')).json.schedulers!;
     const nightly = before.find((s) => s.id === 'nightly')!;
-    expect(nightly.nextRunJobId).toBe(`sched:nightly:${nightly.next}`);
+    expect(nightly.nextRunJobId).toBe(`repeat:nightly:${nightly.next}`);
     expect(await q.getJobState(nightly.nextRunJobId as string)).toBe('delayed');
     expect(nightly.lastRun).toBeUndefined();
     expect(nightly.lastRunJobId).toBeUndefined();
@@ -167,8 +168,8 @@ describe("Bull Board's API on Hopper queues: what its own tests ask of BullMQ", 
 
     const after = (await api('GET', '/job-schedulers')).json.schedulers!;
     const ticker = after.find((s) => s.id === 'ticker')!;
-    expect(ticker.nextRunJobId).toBe(`sched:ticker:${ticker.next}`);
-    expect(ticker.lastRunJobId).toBe(`sched:ticker:${ticker.next - 500}`);
+    expect(ticker.nextRunJobId).toBe(`repeat:ticker:${ticker.next}`);
+    expect(ticker.lastRunJobId).toBe(`repeat:ticker:${ticker.next - 500}`);
     const last = await q.getJob(ticker.lastRunJobId as string);
     expect(last?.finishedOn).toEqual(expect.any(Number));
     // The pending run was planned as the previous run was taken.
@@ -194,6 +195,22 @@ describe("Bull Board's API on Hopper queues: what its own tests ask of BullMQ", 
       statusCode: 400,
     });
     expect(await q.getJobState(pending!.id!)).toBe('delayed');
+  });
+
+  it('names and protects a pending run an earlier Hopper stored as sched:<id>:<instant>', async () => {
+    const name = env.queueName('bbe');
+    const q = queue(name);
+    const pending = await q.upsertJobScheduler('nightly', { pattern: '0 3 * * *' }, { name: 'report' });
+    const earlier = pending!.id!.replace(/^repeat:/, 'sched:');
+    await renamePendingRun(env.url, env.prefix, name, 'nightly', pending!.id!, earlier);
+    const { api } = await board(q);
+
+    const nightly = (await api('GET', '/job-schedulers')).json.schedulers!.find((s) => s.id === 'nightly')!;
+    expect(nightly.nextRunJobId).toBe(earlier);
+    const refused = await api('PUT', `/queues/${name}/${encodeURIComponent(earlier)}/clean`);
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({ code: 'JOB_BELONGS_TO_JOB_SCHEDULER', jobSchedulerId: 'nightly' });
+    expect(await q.getJobState(earlier)).toBe('delayed');
   });
 
   it('removes the global concurrency when Bull Board sets 0', async () => {

@@ -5,6 +5,7 @@
  * code), and `instanceof` checks the brand as well as the prototype chain. An app that loads
  * Hopper twice (an ESM and a CommonJS copy, say) still recognises errors made by the other copy.
  */
+import { parseOccurrenceId } from '../schedule/occurrence-id.js';
 
 const BRAND = Symbol.for('hopper.error');
 
@@ -555,10 +556,9 @@ export class SchedulerJobError extends branded(ErrorCode.SchedulerJob) {
     return err;
   }
 
-  /** The scheduler id in a pending run's id (`sched:<schedulerId>:<instant>`). */
+  /** The scheduler id in a pending run's id (`repeat:<schedulerId>:<instant>`, or an earlier version's `sched:`). */
   static schedulerOf(jobId: string): string {
-    const match = /^sched:(.*):-?\d+$/s.exec(jobId);
-    return match ? match[1] : jobId;
+    return parseOccurrenceId(jobId, true)?.schedulerId ?? jobId;
   }
 }
 

@@ -58,6 +58,8 @@ export interface JobJsonRaw {
   stacktrace?: string;
   returnvalue: string;
   stalledCounter: number;
+  /** A job scheduler's occurrence: the scheduler's id (as BullMQ; absent on other jobs). */
+  repeatJobKey?: string;
 }
 
 /** `asJSON()` plus where the job lives (BullMQ's `JobJsonSandbox`). */
@@ -82,6 +84,8 @@ export interface JobJson {
   delay: number;
   priority: number;
   queueName: string;
+  /** A job scheduler's occurrence: the scheduler's id (as BullMQ; absent on other jobs). */
+  repeatJobKey?: string;
 }
 
 /**
@@ -150,6 +154,7 @@ export function rawJsonOf(job: Job): JobJsonRaw {
     stacktrace: JSON.stringify(job.stacktrace),
     returnvalue: JSON.stringify(job.returnvalue ?? null),
     stalledCounter: job.stalledCounter,
+    ...(job.repeatJobKey === undefined ? {} : { repeatJobKey: job.repeatJobKey }),
   };
 }
 
@@ -173,5 +178,6 @@ export function plainJsonOf(job: Job): JobJson {
     delay: job.delay,
     priority: job.priority,
     queueName: job.queueName,
+    ...(job.repeatJobKey === undefined ? {} : { repeatJobKey: job.repeatJobKey }),
   };
 }

@@ -11,6 +11,7 @@
 import type { QueueBackend } from '../backend/backend.js';
 import type { Clock, ClockTimer } from '../clock/clock.js';
 import { planAdvance } from '../schedule/advance-plan.js';
+import { isOccurrenceId } from '../schedule/occurrence-id.js';
 import type { ScheduleSpec } from '../schedule/repeat-options.js';
 
 /** Most schedulers advanced per run. */
@@ -72,7 +73,7 @@ export async function advanceTaken(backend: QueueBackend, clock: Clock, schedule
  * (a retry is an ordinary job); else undefined.
  */
 export function takenOccurrence(job: { id?: string; repeatJobKey?: string; attemptsStarted: number }): string | undefined {
-  if (job.attemptsStarted !== 1 || !job.repeatJobKey || !job.id?.startsWith('sched:')) return undefined;
+  if (job.attemptsStarted !== 1 || !job.repeatJobKey || job.id === undefined || !isOccurrenceId(job.id)) return undefined;
   return job.repeatJobKey;
 }
 

@@ -12,6 +12,7 @@
 import { BackendUnsupportedError } from '../job/errors.js';
 import type { LastRunOutcome, LatencyEntry, LatencyKind, QueueBackend, SchedulerLastRun } from '../backend/backend.js';
 import type { Clock, ClockTimer } from '../clock/clock.js';
+import { parseOccurrenceId } from '../schedule/occurrence-id.js';
 
 /** Bucket upper bounds, ms (Prometheus `le`, in seconds: 0.005 ... 3600; then +Inf). */
 export const LATENCY_BUCKETS_MS: readonly number[] = [
@@ -21,7 +22,6 @@ export const LATENCY_BUCKETS_MS: readonly number[] = [
 export const LATENCY_FLUSH_MS = 5_000;
 /** Most labels a worker keeps in memory between flushes (more go under `other`). */
 const MAX_LABELS = 190;
-const SCHEDULED = /^sched:(.+):(\d+)$/;
 
 /** The bucket of a duration (index into LATENCY_BUCKETS_MS; its length for +Inf). */
 export function latencyBucket(ms: number): number {
@@ -69,15 +69,16 @@ export class LatencyRecorder {
     const started = job.processedOn;
     if (started === undefined || started <= 0) return;
     this.add('run', job.name, now - started);
-    const scheduled = job.id !== undefined && job.id.startsWith('sched:') ? SCHEDULED.exec(job.id) : null;
+    const occurrence = job.id === undefined ? undefined : parseOccurrenceId(job.id);
+    const scheduler = occurrence?.schedulerId;
     if (job.attemptsStarted === 1) {
       this.add('wait', job.name, started - job.timestamp - (job.delay > 0 ? job.delay : 0));
-      if (scheduled) this.add('lateness', scheduled[1], started - Number(scheduled[2]));
+      if (occurrence) this.add('lateness', occurrence.schedulerId, started - occurrence.instant);
     }
-    if (scheduled) {
-      const last = this.lastRuns.get(scheduled[1]);
+    if (scheduler !== undefined) {
+      const last = this.lastRuns.get(scheduler);
       if ((last || this.lastRuns.size < MAX_LABELS) && (!last || last.finishedAt <= now)) {
-        this.lastRuns.set(scheduled[1], { scheduler: scheduled[1], finishedAt: now, durationMs: Math.max(0, now - started), outcome });
+        this.lastRuns.set(scheduler, { scheduler, finishedAt: now, durationMs: Math.max(0, now - started), outcome });
       }
     }
     if (this.stopped || this.timer) return;

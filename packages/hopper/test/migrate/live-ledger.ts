@@ -78,8 +78,8 @@ export class Ledger {
     const startedAt = Date.now();
     const id = job.id!;
     if (job.name.startsWith('tick-')) {
-      // An occurrence's id ends with its instant on both sides (BullMQ `repeat:<id>:<ms>`, Hopper
-      // `sched:<id>:<ms>`); BullMQ's `every` occurrences carry no prevMillis.
+      // An occurrence's id ends with its instant on both sides (`repeat:<id>:<ms>`, as BullMQ);
+      // BullMQ's `every` occurrences carry no prevMillis.
       const list = this.occurrences.get(job.name) ?? [];
       const instant = Number(id.slice(id.lastIndexOf(':') + 1));
       list.push({ instant: Number.isInteger(instant) && instant > 0 ? instant : -1, side });

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import { migrateFromBullMQ, migrateToBullMQ, isComplete } from '../../src/migrate/index.js';
+import { Queue } from '../../src/index.js';
 import { bullPrefix, deleteKeys, loadBull } from './bullmq-deployment.js';
 
 const env = useHopper();
@@ -81,6 +82,15 @@ describe('round trip', () => {
 
       const there = await migrateFromBullMQ({ from: env.url, queue: name, prefix: bp, hopperPrefix: env.prefix });
       expect(isComplete(there)).toBe(true);
+      // In Hopper, the scheduler's pending run keeps BullMQ's id (repeat:<id>:<instant>).
+      const hopper = new Queue(name, { connection: env.url, prefix: env.prefix });
+      try {
+        const pending = `repeat:nightly:${String(schedBefore!.next)}`;
+        expect(await hopper.getJobState(pending)).toBe('delayed');
+        expect((await hopper.getJobs(['delayed'])).map((j) => j.id)).toContain(pending);
+      } finally {
+        await hopper.close();
+      }
       const back = await migrateToBullMQ({ from: env.url, queue: name, prefix: bp, hopperPrefix: env.prefix });
       expect(isComplete(back)).toBe(true);
       expect(back.lost).toBe(0);

@@ -15,6 +15,7 @@
 import type { AdvanceSchedulerResult, OccurrencePlan, SchedulerPauseResult, SchedulerUpsertResult, SchedulerWrite } from '../backend.js';
 import type { JobRow, Tx } from './sqlite-ops.js';
 import { groupOfOpts } from './sqlite-groups.js';
+import { occurrenceId, triggeredOccurrenceId } from '../../schedule/occurrence-id.js';
 
 /** Most fired instants a scheduler remembers (backfill never repeats one of them). */
 const FIRED_RECORD_MAX = 1000;
@@ -320,7 +321,7 @@ export function advanceScheduler(
   let prev = sched.last;
   for (const o of occurrences) {
     if (o.instant <= last) continue;
-    const id = `sched:${schedId}:${o.instant}`;
+    const id = occurrenceId(schedId, o.instant);
     const made = !tx.exists(id);
     if (made) {
       created++;
@@ -423,7 +424,7 @@ export function runScheduled(tx: Tx, schedId: string, trigger: boolean, instants
   let fired = sched.fired;
   let run = sched.run;
   for (const instant of trigger ? [tx.now] : instants) {
-    const id = trigger ? `sched:${schedId}:trigger:${instant}` : `sched:${schedId}:${instant}`;
+    const id = trigger ? triggeredOccurrenceId(schedId, instant) : occurrenceId(schedId, instant);
     const firedBefore =
       !trigger &&
       tx.s.stmt('SELECT 1 FROM scheduler_fired WHERE qid = ? AND sched_id = ? AND instant = ?').get(tx.qid, schedId, instant) !== undefined;

@@ -1,8 +1,10 @@
 --[[ occurrence: creates a scheduler's occurrence job from the scheduler's template. The job's id is
-  sched:<schedulerId>:<instant ms>; `sk` names the scheduler and `si` holds the instant. A
-  template with `rep` (the schedule's public repeat options, JSON) gives each occurrence BullMQ's
-  options `repeat` (with the iteration `count`), `prevMillis` (the instant), `repeatJobKey` (the
-  scheduler id) and `delay` (ms from creation to due), prepended to the template's options. ]]
+  repeat:<schedulerId>:<instant ms> (BullMQ's form; earlier versions wrote sched:, and no script
+  reads the id: an occurrence is known by its fields); `sk` names the scheduler and `si` holds
+  the instant. A template with `rep` (the schedule's public repeat options, JSON) gives each
+  occurrence BullMQ's options `repeat` (with the iteration `count`), `prevMillis` (the instant),
+  `repeatJobKey` (the scheduler id) and `delay` (ms from creation to due), prepended to the
+  template's options. ]]
 
 -- The options JSON of one occurrence: the template's, with the schedule's fields in front.
 local function occurrenceOpts(tpl, schedId, instant, count, delay)
