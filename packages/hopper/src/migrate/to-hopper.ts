@@ -8,6 +8,7 @@
 import { Queue } from '../api/queue.js';
 import { closeClient, duplicateClient, openClient, type RedisClient } from '../backend/redis/connection.js';
 import { InvalidOptionsError, MigrationError } from '../job/errors.js';
+import { DedupKeeper } from './bullmq-dedup.js';
 import { bullKeys, type BullKeys } from './bullmq-keys.js';
 import { detectLayout } from './bullmq-layout.js';
 import { MigrationLock } from './migration-lock.js';
@@ -60,7 +61,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     options.onProgress?.({ kind: 'layout', version: layout.version, recorded: layout.recorded, paused: layout.paused });
     await queue.waitUntilReady();
     const backend = queue.backend;
-    if (!backend.importJobs || !backend.settleChildren || !backend.reserveJobIds) {
+    if (!backend.importJobs || !backend.settleChildren || !backend.reserveJobIds || !backend.importDedupKeys) {
       throw new MigrationError(
         'unsupported-target',
         'The Hopper connection given (--to) is not a Redis one: hopper migrate writes to Hopper on Redis only (the SQLite backend is not a migration target).',
@@ -110,6 +111,8 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     const mover = new Mover(src, k, backend as ImportingBackend, ctx, tally, options.batchSize ?? 200, progress);
     // Automatic ids given on both sides from now on never meet (producers may add on both).
     const idRanges = new IdRanges(src, k, backend as ImportingBackend);
+    // Deduplication ids with a ttl whose job did not move with them, and leases of moved jobs' ids.
+    const dedup = new DedupKeeper(src, k, backend as ImportingBackend);
     const lockRef = lock;
     const stop = () => options.signal?.aborted === true || lockRef.lost;
     let schedulers = 0;
@@ -125,6 +128,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     for (;;) {
       let movedThisPass = 0;
       await idRanges.keep();
+      await dedup.carry();
       const scheds = await readSchedulers(src, k, now);
       for (const r of scheds.refused) tallyRefusal(tally, { id: r.id, state: 'scheduler', why: r.why });
       for (const s of scheds.planned) {
@@ -144,6 +148,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
         else waitingForParent.push(...r.skipped);
       }
       await mover.settleParents();
+      await dedup.keepLeases();
       if (movedThisPass > 0) lastActivity = Date.now();
       if (stop()) {
         ended = 'stopped';
@@ -161,6 +166,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
       let timeout = MAX_WAIT_MS;
       if (options.follow && options.quietForMs !== undefined) timeout = Math.min(timeout, options.quietForMs - (Date.now() - lastActivity));
       timeout = Math.min(timeout, await earliestLockExpiry(src, k, held));
+      timeout = Math.min(timeout, await dedup.leaseCheckIn());
       waiter ??= duplicateClient(src, 'blocking');
       const abort = () => waiter?.disconnect();
       options.signal?.addEventListener('abort', abort, { once: true });
@@ -180,6 +186,10 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
         `The migration lock of queue "${options.queue}" was lost (this process was paused longer than its ${options.lockTtlMs ?? 10_000} ms ttl?): stopped. Every job is on one side or the other; run again to resume.`,
       );
     }
+    // Keys of jobs that finished in BullMQ during the run; then, the bridge ending, the leases end
+    // (BullMQ's keys of moved jobs go, as they would without it).
+    if (ended !== 'stopped') await dedup.carry(true);
+    await dedup.keepLeases(true);
     const refusedLeft = new Set(await src.smembers(k.refused));
     await src.del(k.refused);
     const sourceAfter = await bullCounts(src, k);
@@ -201,6 +211,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
       moved: tally.moved,
       schedulers,
       alreadyThere: tally.alreadyThere,
+      deduplication: dedup.tally,
       left,
       refusals: tally.refusals,
       refusedCount: tally.refusedCount,
