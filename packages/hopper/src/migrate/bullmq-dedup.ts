@@ -4,7 +4,8 @@
  * - **Ids with a ttl whose job did not move with them** (it finished in BullMQ, or a BullMQ worker
  *   still runs it): BullMQ deduplicates adds with that id until the ttl ends, so `carry` copies each
  *   such key to Hopper (same id, same job id, the ms it has left: importDedupKeys), found by a
- *   bounded SCAN over `<prefix>:<queue>:de:*`. Idempotent: a re-run writes the same; an id Hopper
+ *   bounded SCAN over `<prefix>:<queue>:de:*`, and `carryJobs` those of the jobs BullMQ's events
+ *   show a worker took, at the bridge's next pass. Idempotent: a re-run writes the same; an id Hopper
  *   already holds keeps its holder.
  * - **Ids without a ttl** (held until their job finishes) of moved jobs: BullMQ's add takes such a
  *   key for a stale one once the job's hash is gone and makes a new job, so the move would let
@@ -17,7 +18,7 @@
 import type { ImportedDedupKey } from '../backend/import-records.js';
 import type { RedisClient } from '../backend/redis/connection.js';
 import type { BullKeys } from './bullmq-keys.js';
-import { KEEP_LEASES, READ_DEDUP_KEYS, runBullScript } from './bullmq-scripts.js';
+import { KEEP_LEASES, READ_DEDUP_KEYS, READ_JOB_DEDUP_KEYS, runBullScript } from './bullmq-scripts.js';
 import type { ImportingBackend } from './mover.js';
 
 /** The ttl of a leased deduplication key, ms: how long it outlives a stopped migration. */
@@ -66,17 +67,38 @@ export class DedupKeeper {
         [pattern, cursor, PAGE, dePrefix.length],
       )) as (string | number)[];
       cursor = String(reply[0]);
-      const keys: ImportedDedupKey[] = [];
-      for (let i = 1; i + 2 < reply.length; i += 3) {
-        keys.push({ id: String(reply[i]), jobId: String(reply[i + 1]), ttlMs: Number(reply[i + 2]) });
-      }
-      for (let from = 0; from < keys.length; from += PAGE) {
-        const outcome = await this.backend.importDedupKeys(keys.slice(from, from + PAGE));
-        this.tally.carried += outcome.written;
-      }
+      await this.write(reply, 1);
     } while (cursor !== '0');
     const took = Date.now() - started;
     this.nextScan = Date.now() + Math.max(MIN_SCAN_INTERVAL_MS, 10 * took);
+  }
+
+  /**
+   * Copies to Hopper the deduplication keys with a ttl of jobs BullMQ workers took (`active`,
+   * `completed` or `failed` in BullMQ's events since the last pass): such a job does not move with
+   * its key, and waiting for the next scan would leave its id unknown to Hopper meanwhile.
+   */
+  async carryJobs(ids: string[]): Promise<void> {
+    for (let from = 0; from < ids.length; from += PAGE) {
+      const reply = (await runBullScript(
+        this.src,
+        READ_JOB_DEDUP_KEYS,
+        [this.k.dedupLeases],
+        [this.k.base, ...ids.slice(from, from + PAGE)],
+      )) as (string | number)[];
+      await this.write(reply, 0);
+    }
+  }
+
+  private async write(flat: (string | number)[], start: number): Promise<void> {
+    const keys: ImportedDedupKey[] = [];
+    for (let i = start; i + 2 < flat.length; i += 3) {
+      keys.push({ id: String(flat[i]), jobId: String(flat[i + 1]), ttlMs: Number(flat[i + 2]) });
+    }
+    for (let from = 0; from < keys.length; from += PAGE) {
+      const outcome = await this.backend.importDedupKeys(keys.slice(from, from + PAGE));
+      this.tally.carried += outcome.written;
+    }
   }
 
   /** Ms until the leases are next due for a check (Infinity when there are none to check). */

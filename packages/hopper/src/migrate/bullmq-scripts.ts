@@ -398,3 +398,35 @@ end
 return { renewed, ended }
 `,
 );
+
+/**
+ * readJobDedupKeys: the deduplication keys with a ttl of named jobs (ones BullMQ workers took, from
+ * its events): for each job whose hash names a deduplication id (`deid`) whose key still names it,
+ * has a ttl and is not leased, the id, job id and ms left.
+ * KEYS: dedupLeases
+ * ARGV: base, ...job ids
+ * Returns: { id, job id, pttl, ... }
+ */
+export const READ_JOB_DEDUP_KEYS = bullScript(
+  'readJobDedupKeys',
+  `
+local base = ARGV[1]
+local out = {}
+for i = 2, #ARGV do
+  local jobId = ARGV[i]
+  local id = redis.call('HGET', base .. jobId, 'deid')
+  if id then
+    local dk = base .. 'de:' .. id
+    if redis.call('TYPE', dk).ok == 'string' and redis.call('GET', dk) == jobId and redis.call('HGET', KEYS[1], id) ~= jobId then
+      local pttl = redis.call('PTTL', dk)
+      if pttl > 0 then
+        out[#out + 1] = id
+        out[#out + 1] = jobId
+        out[#out + 1] = pttl
+      end
+    end
+  end
+end
+return out
+`,
+);

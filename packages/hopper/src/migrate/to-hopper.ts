@@ -120,6 +120,9 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     let lastActivity = Date.now();
     let ended: MigrationReport['ended'] = 'done';
     let held: string[] = [];
+    // Jobs BullMQ's events showed a worker took since the last pass (their ttl deduplication key
+    // stays behind them: bullmq-dedup.ts).
+    const takenByWorkers: string[] = [];
     let waitingForParent: string[] = [];
     // What an interrupted run left in transit goes first (a copy already in Hopper wins).
     const pending = await mover.pendingIds();
@@ -129,6 +132,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
       let movedThisPass = 0;
       await idRanges.keep();
       await dedup.carry();
+      await dedup.carryJobs(takenByWorkers.splice(0));
       const scheds = await readSchedulers(src, k, now);
       for (const r of scheds.refused) tallyRefusal(tally, { id: r.id, state: 'scheduler', why: r.why });
       for (const s of scheds.planned) {
@@ -174,6 +178,11 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
         const read = await waiter.xread('COUNT', 1000, 'BLOCK', Math.max(1, Math.ceil(timeout)), 'STREAMS', k.events, lastId);
         const entries = read?.[0]?.[1] ?? [];
         if (entries.length > 0) lastId = entries[entries.length - 1][0];
+        for (const [, fields] of entries) {
+          const event = fieldOf(fields, 'event');
+          const jobId = fieldOf(fields, 'jobId');
+          if (jobId !== undefined && (event === 'active' || event === 'completed' || event === 'failed')) takenByWorkers.push(jobId);
+        }
       } catch (err) {
         if (!options.signal?.aborted) throw err;
       } finally {
@@ -234,6 +243,12 @@ function tallyRefusal(tally: MoveTally, r: { id: string; state: string; why: str
   if (tally.refusals.some((x) => x.id === r.id && x.state === r.state)) return;
   tally.refusedCount++;
   if (tally.refusals.length < 100) tally.refusals.push(r);
+}
+
+/** The value of `name` in a stream entry's flat field list. */
+function fieldOf(fields: string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
 }
 
 /** Ms until the earliest lock of the held jobs expires (BullMQ's stall rescue, or ours, may take them then). */

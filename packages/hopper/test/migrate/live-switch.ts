@@ -113,8 +113,8 @@ export interface LiveFigures {
   /** Deduplication ids added before the switch that no longer deduplicate in Hopper. */
   dedupLost: string[];
   /**
-   * Live deduplication ids whose adds returned more than one job id (an id whose job finished in
-   * BullMQ is not carried over: see docs/migrating.md, Limits).
+   * Live deduplication ids whose adds, on either side, returned more than one job id (their keys
+   * have a 10-minute ttl: every add must return the first job's id, as in BullMQ alone).
    */
   dedupSplit: string[];
   /** Parents whose children's values were not their children's return values. */
