@@ -48,7 +48,6 @@ describe('live switch', () => {
         expect(o.missing.length).toBeLessThanOrEqual(counted.missed + counted.skippedByOverlap);
       }
       expect(f.dedupLost).toEqual([]);
-      expect(f.dedupSplit).toEqual([]);
       expect(f.flowsWrong).toEqual([]);
       expect(f.delayedMisplaced).toEqual([]);
       expect(f.back.report.lost).toBe(0);
