@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
-import { migrateFromBullMQ, type MigrationProgress } from '../../src/migrate/index.js';
+import { migrateFromBullMQ, MigrationError, type MigrationProgress } from '../../src/migrate/index.js';
 import { bullPrefix, deleteKeys, loadBull } from './bullmq-deployment.js';
 
 const env = useHopper();
@@ -145,6 +145,28 @@ describe.each([6, 5] as const)('deduplication from BullMQ %i', (version) => {
       expect(await queue.getDeduplicationJobId('k-later')).toBe(later.id);
     } finally {
       controller.abort();
+      await bq.close();
+      r.disconnect();
+    }
+  });
+});
+
+describe('deduplication target', () => {
+  it('refuses a SQLite Hopper (no importDedupKeys: not a migration target), changing nothing in BullMQ', async () => {
+    const bull = await loadBull(6);
+    const bp = bullPrefix();
+    prefixes.push(bp);
+    const name = env.queueName('sqlite');
+    const r = new Redis(env.url, { maxRetriesPerRequest: null });
+    const bq = new bull.Queue(name, { connection: r, prefix: bp });
+    try {
+      const job = await bq.add('d', { n: 1 }, { deduplication: { id: 'k', ttl: 600_000 } });
+      const err = await migrateFromBullMQ({ from: env.url, to: 'sqlite::memory:', queue: name, prefix: bp }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(MigrationError);
+      expect((err as MigrationError).reason).toBe('unsupported-target');
+      expect(await r.get(`${bp}:${name}:de:k`)).toBe(job.id);
+      expect(await bq.getJobCounts('waiting')).toEqual({ waiting: 1 });
+    } finally {
       await bq.close();
       r.disconnect();
     }
