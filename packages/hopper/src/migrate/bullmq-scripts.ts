@@ -414,7 +414,7 @@ local base = ARGV[1]
 local out = {}
 for i = 2, #ARGV do
   local jobId = ARGV[i]
-  local id = redis.call('HGET', base .. jobId, 'deid')
+  local id = redis.call('TYPE', base .. jobId).ok == 'hash' and redis.call('HGET', base .. jobId, 'deid')
   if id then
     local dk = base .. 'de:' .. id
     if redis.call('TYPE', dk).ok == 'string' and redis.call('GET', dk) == jobId and redis.call('HGET', KEYS[1], id) ~= jobId then
