@@ -10,7 +10,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import { migrateFromBullMQ, MigrationError, type MigrationProgress } from '../../src/migrate/index.js';
+import { bullKeys } from '../../src/migrate/bullmq-keys.js';
 import { bullPrefix, deleteKeys, loadBull } from './bullmq-deployment.js';
+import { Migrator } from './live-migrator.js';
 
 const env = useHopper();
 const prefixes: string[] = [];
@@ -145,6 +147,54 @@ describe.each([6, 5] as const)('deduplication from BullMQ %i', (version) => {
       expect(await queue.getDeduplicationJobId('k-later')).toBe(later.id);
     } finally {
       controller.abort();
+      await bq.close();
+      r.disconnect();
+    }
+  });
+});
+
+describe('leases across a kill', () => {
+  it('a SIGKILLed bridge leaves its leases running; the restarted one takes them over and ends them when the job finishes', async () => {
+    const bull = await loadBull(6);
+    const bp = bullPrefix();
+    prefixes.push(bp);
+    const name = env.queueName('kill');
+    const r = new Redis(env.url, { maxRetriesPerRequest: null });
+    const bq = new bull.Queue(name, { connection: r, prefix: bp });
+    const k = bullKeys(bp, name);
+    const migrator = new Migrator([env.url, bp, env.prefix, name, '50', 'follow', '', '1000'], r, k.migrateLock);
+    try {
+      const job = await bq.add('d', { n: 1 }, { deduplication: { id: 'k' } });
+      const first = await migrator.start();
+      await first.when((p) => p.batches >= 1 && p.passes >= 1);
+      await first.kill();
+      // Killed: the lease still names the moved job, with a ttl of its own (it expires by itself).
+      const dk = `${bp}:${name}:de:k`;
+      expect(await r.get(dk)).toBe(job.id);
+      const ttl = await r.pttl(dk);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(30_000);
+      expect(await r.hget(k.dedupLeases, 'k')).toBe(job.id);
+      expect((await bq.add('d', { n: 2 }, { deduplication: { id: 'k' } })).id).toBe(job.id);
+      // Restarted (once the killed run's lock expired): it renews the lease, then ends it once the
+      // job has run in Hopper; BullMQ's next add with the id makes a job, which it moves.
+      const second = await migrator.start();
+      const queue = env.queue(name);
+      expect(await queue.getDeduplicationJobId('k')).toBe(job.id);
+      const ran: string[] = [];
+      env.worker(name, async (j) => {
+        ran.push(j.id!);
+      });
+      await vi.waitFor(async () => expect(await r.exists(dk)).toBe(0), WAIT);
+      expect(ran).toEqual([job.id]);
+      const next = await bq.add('d', { n: 3 }, { deduplication: { id: 'k' } });
+      expect(next.id).not.toBe(job.id);
+      await vi.waitFor(() => expect(ran).toEqual([job.id, next.id]), WAIT);
+      await second.stop();
+      expect(second.report?.lost).toBe(0);
+      expect(await r.exists(k.dedupLeases)).toBe(0);
+    } finally {
+      for (const run of migrator.runs) if (run.child.exitCode === null && run.child.signalCode === null) await run.kill();
       await bq.close();
       r.disconnect();
     }
