@@ -85,6 +85,8 @@ export type {
   ImportedJob,
   ImportedState,
   ImportOutcome,
+  ImportedDedupKey,
+  ImportedDedupOutcome,
   ExternalChildOutcome,
   ImportOperations,
   ExportOperations,

@@ -81,7 +81,7 @@ export interface ExternalChildOutcome {
 
 /**
  * The writes `hopper migrate` makes on the Hopper side, each one named atomic operation
- * (importJobs.lua, settleChildren.lua). Implemented by the Redis backend; the SQLite backend is
+ * (importJobs.lua, settleChildren.lua, reserveJobIds.lua, importDedupKeys.lua). Implemented by the Redis backend; the SQLite backend is
  * not a migration target (docs/migrating.md).
  */
 export interface ImportOperations {
@@ -100,6 +100,33 @@ export interface ImportOperations {
    * automatic id at or below it; 0 only reads it. Returns the counter after the call.
    */
   reserveJobIds(atLeast: number): Promise<number>;
+  /**
+   * Writes deduplication ids held elsewhere with their ttl (at most 1,000 per call: the caller
+   * batches), so an add with one of them is deduplicated here onto the job id it names until the
+   * ttl ends. An id held here by another job keeps it; held by the same job, its ttl is lengthened
+   * to the one given, never shortened.
+   */
+  importDedupKeys(keys: ImportedDedupKey[]): Promise<ImportedDedupOutcome>;
+}
+
+/** A deduplication id held elsewhere, for importDedupKeys. */
+export interface ImportedDedupKey {
+  /** The deduplication id. */
+  id: string;
+  /** The job id it points to (that job may have finished: the id is held until the ttl ends). */
+  jobId: string;
+  /** Ms the key has left (> 0). */
+  ttlMs: number;
+}
+
+/** What one importDedupKeys call did. */
+export interface ImportedDedupOutcome {
+  /** Ids written. */
+  written: number;
+  /** Ids this job already held here whose ttl was lengthened. */
+  lengthened: number;
+  /** Ids another job holds here (left as they are). */
+  keptHere: number;
 }
 
 /** Where the way back (`hopper migrate --to-bullmq`) takes jobs from: one structure of the queue. */

@@ -44,6 +44,8 @@ export interface BullKeys {
   readonly refused: string;
   /** Set of parents moved to Hopper whose children were still pending here (their dependency keys are kept). */
   readonly movedParents: string;
+  /** Hash: deduplication id -> moved job, for the deduplication keys leased while their job is in Hopper (bullmq-dedup.ts). */
+  readonly dedupLeases: string;
   /** Hash: which side's automatic ids are above (`high`), and where that range starts (`fence`): see id-ranges.ts. */
   readonly idRanges: string;
 }
@@ -80,6 +82,7 @@ export function bullKeys(prefix: string, queue: string): BullKeys {
     movedParents: `${m}parents`,
     refused: `${m}refused`,
     idRanges: `${m}ids`,
+    dedupLeases: `${m}dedup-leases`,
   };
 }
 

@@ -17,6 +17,7 @@ import { JobSchedulers, type JobSchedulerTemplate } from '../api/job-schedulers.
 import type { LegacyRepeatOptions } from '../schedule/repeat-options.js';
 import { validateRepeat } from '../schedule/validate-repeat.js';
 import type { BullKeys } from './bullmq-keys.js';
+import { DEDUP_LEASE_MS } from './bullmq-dedup.js';
 import { FINISH, FINISH_SCHEDULER, runBullScript, TAKE_ONE } from './bullmq-scripts.js';
 
 /** A BullMQ scheduler as it will be written to Hopper. */
@@ -195,7 +196,9 @@ export async function moveScheduler(client: RedisClient, k: BullKeys, queue: Que
     s.legacy ? { repeat: { ...s.repeat, key: s.id }, countBase: 0 } : undefined,
     seed,
   );
-  if (taken !== undefined) await runBullScript(client, FINISH, [k.moving, k.movingInfo, k.movedParents], [k.base, k.prefix, taken]);
+  if (taken !== undefined) {
+    await runBullScript(client, FINISH, [k.moving, k.movingInfo, k.movedParents, k.dedupLeases], [k.base, k.prefix, DEDUP_LEASE_MS, taken]);
+  }
   await runBullScript(client, FINISH_SCHEDULER, [k.repeat, k.scheduler(s.id)], [s.id]);
   return result === 'unchanged' ? 'exists' : 'moved';
 }

@@ -143,38 +143,43 @@ return 1
 );
 
 /**
- * finish: deletes moved jobs from BullMQ once Hopper holds them: the hash, logs, lock, its
- * deduplication key (if it still names the job and has no ttl: one with a ttl stays until it
- * expires, deduplicating BullMQ adds onto the moved job), its entry in its parent's pending set; as a
- * parent with children still pending here, it keeps its dependency keys (listed in movedParents)
- * so that those children's outcomes can be carried over to Hopper.
- * KEYS: moving, movingInfo, movedParents
- * ARGV: base, prefix, ...ids
+ * finish: deletes moved jobs from BullMQ once Hopper holds them: the hash, logs, lock, its entry
+ * in its parent's pending set; as a parent with children still pending here, it keeps its
+ * dependency keys (listed in movedParents) so that those children's outcomes can be carried over
+ * to Hopper. Its deduplication key stays, still naming the moved job: one with a ttl until it
+ * expires (as in BullMQ); one without (held until the job finishes) is leased: given a ttl of
+ * `leaseMs` and listed in `dedupLeases`, renewed by the migration while the job holds its id in
+ * Hopper and deleted once it no longer does (bullmq-dedup.ts). BullMQ's add takes a key without
+ * ttl whose job hash is gone for a stale one, so a lease is what keeps deduplicating BullMQ adds
+ * onto the moved job; if the migration stops, the lease expires by itself.
+ * KEYS: moving, movingInfo, movedParents, dedupLeases
+ * ARGV: base, prefix, leaseMs, ...ids
  * Returns: the number of jobs finished (an id no longer in moving is skipped).
  */
 export const FINISH = bullScript(
   'finish',
   `
-local moving, info, parents = KEYS[1], KEYS[2], KEYS[3]
-local base, prefix = ARGV[1], ARGV[2]
+local moving, info, parents, leases = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local base, prefix, leaseMs = ARGV[1], ARGV[2], ARGV[3]
 local todo = {}
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local id = ARGV[i]
   if redis.call('ZSCORE', moving, id) then
     local jk = base .. id
     local f = redis.call('HMGET', jk, 'parentKey', 'deid')
-    -- Its deduplication key goes when it names this job and has no ttl (it would hold the id
-    -- until a finish BullMQ never sees); one with a ttl stays until it expires, so a BullMQ add
-    -- with that id meanwhile is deduplicated onto the moved job, as it would have been.
-    local dropDedup = false
-    if f[2] and redis.call('GET', base .. 'de:' .. f[2]) == id then dropDedup = redis.call('PTTL', base .. 'de:' .. f[2]) < 0 end
-    todo[#todo + 1] = { id = id, jk = jk, parentKey = f[1], deid = f[2], dropDedup = dropDedup,
+    -- Its deduplication key is leased when it names this job and has no ttl (PTTL -1).
+    local lease = false
+    if f[2] and redis.call('GET', base .. 'de:' .. f[2]) == id then lease = redis.call('PTTL', base .. 'de:' .. f[2]) == -1 end
+    todo[#todo + 1] = { id = id, jk = jk, parentKey = f[1], deid = f[2], lease = lease,
       pending = redis.call('SCARD', jk .. ':dependencies') }
   end
 end
 for _, t in ipairs(todo) do
   if t.parentKey then redis.call('SREM', t.parentKey .. ':dependencies', t.jk) end
-  if t.dropDedup then redis.call('DEL', base .. 'de:' .. t.deid) end
+  if t.lease then
+    redis.call('PEXPIRE', base .. 'de:' .. t.deid, leaseMs)
+    redis.call('HSET', leases, t.deid, t.id)
+  end
   redis.call('DEL', t.jk, t.jk .. ':logs', t.jk .. ':lock')
   if t.pending > 0 then
     redis.call('SADD', parents, t.id)
@@ -311,6 +316,116 @@ for i = 3, #ARGV do
     holder,
     pttl,
   }
+end
+return out
+`,
+);
+
+/**
+ * readDedupKeys: one page of a SCAN over the queue's deduplication keys (`<base>de:*`): each
+ * string key with a ttl, the job id it names and its ms left. Keys the migration leases (listed in
+ * `dedupLeases` with the job they name) are left out: their ttl is the lease's, not BullMQ's.
+ * KEYS: meta, dedupLeases (meta routes the call to the queue's Cluster slot)
+ * ARGV: pattern (glob-escaped base .. 'de:*'), cursor, count, skip (length of base .. 'de:')
+ * Returns: { next cursor ('0': done), id, job id, pttl, ... }
+ */
+export const READ_DEDUP_KEYS = bullScript(
+  'readDedupKeys',
+  `
+local reply = redis.call('SCAN', ARGV[2], 'MATCH', ARGV[1], 'COUNT', tonumber(ARGV[3]))
+local skip = tonumber(ARGV[4])
+local out = { reply[1] }
+for _, key in ipairs(reply[2]) do
+  if redis.call('TYPE', key).ok == 'string' then
+    local pttl = redis.call('PTTL', key)
+    local jobId = redis.call('GET', key)
+    local id = string.sub(key, skip + 1)
+    if pttl > 0 and jobId and redis.call('HGET', KEYS[2], id) ~= jobId then
+      out[#out + 1] = id
+      out[#out + 1] = jobId
+      out[#out + 1] = pttl
+    end
+  end
+end
+return out
+`,
+);
+
+/**
+ * keepLeases: renews or ends the leases of moved jobs' deduplication keys (see finish). An entry
+ * whose job still holds its id in Hopper keeps its key naming the job (its ttl renewed when less
+ * than half the lease is left; written again if it expired meanwhile); one whose job no longer
+ * does (it finished or was removed in Hopper), or whose key now names another job (a BullMQ add
+ * took the id once the lease expired), is forgotten, and its key deleted if it still names the job.
+ * KEYS: dedupLeases
+ * ARGV: base, leaseMs, then triplets: deduplication id, job id, alive ('1': Hopper's key names the job)
+ * Returns: { renewed, ended }
+ */
+export const KEEP_LEASES = bullScript(
+  'keepLeases',
+  `
+local base, leaseMs = ARGV[1], tonumber(ARGV[2])
+local plan = {}
+for i = 3, #ARGV, 3 do
+  local id, jobId, alive = ARGV[i], ARGV[i + 1], ARGV[i + 2] == '1'
+  if redis.call('HGET', KEYS[1], id) == jobId then
+    local dk = base .. 'de:' .. id
+    local holder = redis.call('GET', dk)
+    local action = 'end'
+    if alive and not holder then
+      action = 'write'
+    elseif alive and holder == jobId then
+      local pttl = redis.call('PTTL', dk)
+      if pttl >= 0 and pttl < leaseMs / 2 then action = 'renew' else action = 'keep' end
+    end
+    plan[#plan + 1] = { id = id, dk = dk, action = action, owned = holder == jobId, jobId = jobId }
+  end
+end
+local renewed, ended = 0, 0
+for _, p in ipairs(plan) do
+  if p.action == 'write' then
+    redis.call('SET', p.dk, p.jobId, 'PX', leaseMs)
+    renewed = renewed + 1
+  elseif p.action == 'renew' then
+    redis.call('PEXPIRE', p.dk, leaseMs)
+    renewed = renewed + 1
+  elseif p.action == 'end' then
+    if p.owned then redis.call('DEL', p.dk) end
+    redis.call('HDEL', KEYS[1], p.id)
+    ended = ended + 1
+  end
+end
+return { renewed, ended }
+`,
+);
+
+/**
+ * readJobDedupKeys: the deduplication keys with a ttl of named jobs (ones BullMQ workers took, from
+ * its events): for each job whose hash names a deduplication id (`deid`) whose key still names it,
+ * has a ttl and is not leased, the id, job id and ms left.
+ * KEYS: dedupLeases
+ * ARGV: base, ...job ids
+ * Returns: { id, job id, pttl, ... }
+ */
+export const READ_JOB_DEDUP_KEYS = bullScript(
+  'readJobDedupKeys',
+  `
+local base = ARGV[1]
+local out = {}
+for i = 2, #ARGV do
+  local jobId = ARGV[i]
+  local id = redis.call('TYPE', base .. jobId).ok == 'hash' and redis.call('HGET', base .. jobId, 'deid')
+  if id then
+    local dk = base .. 'de:' .. id
+    if redis.call('TYPE', dk).ok == 'string' and redis.call('GET', dk) == jobId and redis.call('HGET', KEYS[1], id) ~= jobId then
+      local pttl = redis.call('PTTL', dk)
+      if pttl > 0 then
+        out[#out + 1] = id
+        out[#out + 1] = jobId
+        out[#out + 1] = pttl
+      end
+    end
+  end
 end
 return out
 `,

@@ -11,6 +11,7 @@ import { parseJobKey } from '../job/job-key.js';
 import type { BullKeys } from './bullmq-keys.js';
 import { parseBullJobKey } from './bullmq-keys.js';
 import { translateJob, weightOf, type MovingInfo, type RawJob, type TranslateContext } from './bullmq-jobs.js';
+import { DEDUP_LEASE_MS } from './bullmq-dedup.js';
 import { FINISH, GIVE_BACK, READ_JOBS, runBullScript, SETTLE_PARENT, TAKE } from './bullmq-scripts.js';
 import type { MigratedState, MigrationProgress, Refusal } from './report.js';
 
@@ -20,7 +21,8 @@ export const MAX_LOGS = 1000;
 const MAX_WEIGHT = 2000;
 
 /** A Hopper backend that can receive migrated jobs (the Redis backend). */
-export type ImportingBackend = QueueBackend & Required<Pick<QueueBackend, 'importJobs' | 'settleChildren' | 'reserveJobIds'>>;
+export type ImportingBackend = QueueBackend &
+  Required<Pick<QueueBackend, 'importJobs' | 'settleChildren' | 'reserveJobIds' | 'importDedupKeys'>>;
 
 /** A BullMQ structure the mover takes from, and what its jobs become. */
 export interface Source {
@@ -158,8 +160,8 @@ export class Mover {
       await runBullScript(
         this.src,
         FINISH,
-        [this.k.moving, this.k.movingInfo, this.k.movedParents],
-        [this.k.base, this.k.prefix, ...batch.map((j) => j.id)],
+        [this.k.moving, this.k.movingInfo, this.k.movedParents, this.k.dedupLeases],
+        [this.k.base, this.k.prefix, DEDUP_LEASE_MS, ...batch.map((j) => j.id)],
       );
       const perState = new Map<MigratedState, number>();
       for (const j of batch) perState.set(j.state, (perState.get(j.state) ?? 0) + 1);

@@ -43,6 +43,11 @@ export interface MigrationReport {
   schedulers: number;
   /** Found on both sides after an interrupted run: the destination's copy was kept, the source's removed. */
   alreadyThere: number;
+  /**
+   * Going to Hopper: deduplication ids with a ttl carried over apart from their job (it finished
+   * in BullMQ, or still runs there), and leases of moved jobs' ids ended (docs/migrating.md).
+   */
+  deduplication?: { carried: number; leasesEnded: number };
   left: LeftBehind;
   /** Jobs and schedulers that cannot move, and why (at most 100 listed; `refusedCount` counts all). */
   refusals: Refusal[];

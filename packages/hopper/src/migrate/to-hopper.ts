@@ -8,6 +8,7 @@
 import { Queue } from '../api/queue.js';
 import { closeClient, duplicateClient, openClient, type RedisClient } from '../backend/redis/connection.js';
 import { InvalidOptionsError, MigrationError } from '../job/errors.js';
+import { DedupKeeper } from './bullmq-dedup.js';
 import { bullKeys, type BullKeys } from './bullmq-keys.js';
 import { detectLayout } from './bullmq-layout.js';
 import { MigrationLock } from './migration-lock.js';
@@ -60,7 +61,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     options.onProgress?.({ kind: 'layout', version: layout.version, recorded: layout.recorded, paused: layout.paused });
     await queue.waitUntilReady();
     const backend = queue.backend;
-    if (!backend.importJobs || !backend.settleChildren || !backend.reserveJobIds) {
+    if (!backend.importJobs || !backend.settleChildren || !backend.reserveJobIds || !backend.importDedupKeys) {
       throw new MigrationError(
         'unsupported-target',
         'The Hopper connection given (--to) is not a Redis one: hopper migrate writes to Hopper on Redis only (the SQLite backend is not a migration target).',
@@ -110,6 +111,8 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     const mover = new Mover(src, k, backend as ImportingBackend, ctx, tally, options.batchSize ?? 200, progress);
     // Automatic ids given on both sides from now on never meet (producers may add on both).
     const idRanges = new IdRanges(src, k, backend as ImportingBackend);
+    // Deduplication ids with a ttl whose job did not move with them, and leases of moved jobs' ids.
+    const dedup = new DedupKeeper(src, k, backend as ImportingBackend);
     const lockRef = lock;
     const stop = () => options.signal?.aborted === true || lockRef.lost;
     let schedulers = 0;
@@ -117,6 +120,9 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     let lastActivity = Date.now();
     let ended: MigrationReport['ended'] = 'done';
     let held: string[] = [];
+    // Jobs BullMQ's events showed a worker took since the last pass (their ttl deduplication key
+    // stays behind them: bullmq-dedup.ts).
+    const takenByWorkers: string[] = [];
     let waitingForParent: string[] = [];
     // What an interrupted run left in transit goes first (a copy already in Hopper wins).
     const pending = await mover.pendingIds();
@@ -125,6 +131,8 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
     for (;;) {
       let movedThisPass = 0;
       await idRanges.keep();
+      await dedup.carry();
+      await dedup.carryJobs(takenByWorkers.splice(0));
       const scheds = await readSchedulers(src, k, now);
       for (const r of scheds.refused) tallyRefusal(tally, { id: r.id, state: 'scheduler', why: r.why });
       for (const s of scheds.planned) {
@@ -144,6 +152,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
         else waitingForParent.push(...r.skipped);
       }
       await mover.settleParents();
+      await dedup.keepLeases();
       if (movedThisPass > 0) lastActivity = Date.now();
       if (stop()) {
         ended = 'stopped';
@@ -161,6 +170,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
       let timeout = MAX_WAIT_MS;
       if (options.follow && options.quietForMs !== undefined) timeout = Math.min(timeout, options.quietForMs - (Date.now() - lastActivity));
       timeout = Math.min(timeout, await earliestLockExpiry(src, k, held));
+      timeout = Math.min(timeout, await dedup.leaseCheckIn());
       waiter ??= duplicateClient(src, 'blocking');
       const abort = () => waiter?.disconnect();
       options.signal?.addEventListener('abort', abort, { once: true });
@@ -168,6 +178,11 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
         const read = await waiter.xread('COUNT', 1000, 'BLOCK', Math.max(1, Math.ceil(timeout)), 'STREAMS', k.events, lastId);
         const entries = read?.[0]?.[1] ?? [];
         if (entries.length > 0) lastId = entries[entries.length - 1][0];
+        for (const [, fields] of entries) {
+          const event = fieldOf(fields, 'event');
+          const jobId = fieldOf(fields, 'jobId');
+          if (jobId !== undefined && (event === 'active' || event === 'completed' || event === 'failed')) takenByWorkers.push(jobId);
+        }
       } catch (err) {
         if (!options.signal?.aborted) throw err;
       } finally {
@@ -180,6 +195,10 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
         `The migration lock of queue "${options.queue}" was lost (this process was paused longer than its ${options.lockTtlMs ?? 10_000} ms ttl?): stopped. Every job is on one side or the other; run again to resume.`,
       );
     }
+    // Keys of jobs that finished in BullMQ during the run; then, the bridge ending, the leases end
+    // (BullMQ's keys of moved jobs go, as they would without it).
+    if (ended !== 'stopped') await dedup.carry(true);
+    await dedup.keepLeases(true);
     const refusedLeft = new Set(await src.smembers(k.refused));
     await src.del(k.refused);
     const sourceAfter = await bullCounts(src, k);
@@ -201,6 +220,7 @@ export async function migrateFromBullMQ(options: MigrateOptions): Promise<Migrat
       moved: tally.moved,
       schedulers,
       alreadyThere: tally.alreadyThere,
+      deduplication: dedup.tally,
       left,
       refusals: tally.refusals,
       refusedCount: tally.refusedCount,
@@ -223,6 +243,12 @@ function tallyRefusal(tally: MoveTally, r: { id: string; state: string; why: str
   if (tally.refusals.some((x) => x.id === r.id && x.state === r.state)) return;
   tally.refusedCount++;
   if (tally.refusals.length < 100) tally.refusals.push(r);
+}
+
+/** The value of `name` in a stream entry's flat field list. */
+function fieldOf(fields: string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
 }
 
 /** Ms until the earliest lock of the held jobs expires (BullMQ's stall rescue, or ours, may take them then). */

@@ -28,9 +28,18 @@ import { isClusterClient } from './connection.js';
 import { sameSlot } from './keys.js';
 import { asRedisFullError, BudgetExceededError, CostAboveRateLimitError, GroupMaxSizeExceededError } from '../../job/errors.js';
 import { RedisQueueJobWrites } from './redis-job-writes.js';
-import { importJobs, reserveJobIds, settleChildren } from './redis-import.js';
+import { importDedupKeys, importJobs, reserveJobIds, settleChildren } from './redis-import.js';
 import { exportFinish, exportGiveBack, exportRead, exportTake, exportTakePending } from './redis-export.js';
-import type { ExportedJob, ExportSource, ExportTake, ExternalChildOutcome, ImportedJob, ImportOutcome } from '../import-records.js';
+import type {
+  ExportedJob,
+  ExportSource,
+  ExportTake,
+  ExternalChildOutcome,
+  ImportedDedupKey,
+  ImportedDedupOutcome,
+  ImportedJob,
+  ImportOutcome,
+} from '../import-records.js';
 import type { RedisBackendOptions } from './redis-connection.js';
 import {
   parseClaim,
@@ -84,6 +93,10 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
 
   reserveJobIds(atLeast: number): Promise<number> {
     return reserveJobIds(this.client, this.keys, atLeast);
+  }
+
+  importDedupKeys(keys: ImportedDedupKey[]): Promise<ImportedDedupOutcome> {
+    return importDedupKeys(this.client, this.keys, keys);
   }
 
   settleChildren(id: string, children: ExternalChildOutcome[], now?: number): Promise<number> {

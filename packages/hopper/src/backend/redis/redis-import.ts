@@ -3,7 +3,7 @@
  * settleChildren.lua. Each job goes to the script as one JSON object with short names (the
  * script's header lists them).
  */
-import type { ExternalChildOutcome, ImportedJob, ImportOutcome } from '../import-records.js';
+import type { ExternalChildOutcome, ImportedDedupKey, ImportedDedupOutcome, ImportedJob, ImportOutcome } from '../import-records.js';
 import type { ChildFailurePolicy } from '../requests.js';
 import type { RedisClient } from './connection.js';
 import { queueKeys, type QueueKeys } from './keys.js';
@@ -89,6 +89,19 @@ export async function importJobs(
 /** reserveJobIds.lua: see ImportOperations.reserveJobIds. */
 export async function reserveJobIds(client: RedisClient, k: QueueKeys, atLeast: number): Promise<number> {
   return Number(await runScript(client, SCRIPTS.reserveJobIds, { id: k.id }, { atLeast: String(atLeast) }, []));
+}
+
+/** importDedupKeys.lua: see ImportOperations.importDedupKeys. */
+export async function importDedupKeys(client: RedisClient, k: QueueKeys, keys: ImportedDedupKey[]): Promise<ImportedDedupOutcome> {
+  if (keys.length === 0) return { written: 0, lengthened: 0, keptHere: 0 };
+  const reply = (await runScript(
+    client,
+    SCRIPTS.importDedupKeys,
+    { meta: k.meta },
+    { base: k.base },
+    keys.flatMap((key) => [key.id, key.jobId, String(key.ttlMs)]),
+  )) as number[];
+  return { written: Number(reply[0]), lengthened: Number(reply[1]), keptHere: Number(reply[2]) };
 }
 
 /** settleChildren.lua: see ImportOperations.settleChildren. */
