@@ -10,10 +10,13 @@
 //    typescript...) are found in this repository's node_modules, one level up, as Node, Jest and
 //    TypeScript all resolve them. So the check needs no network, only `npm ci` once.
 //    - esm:        Node, `import` of every entry point of every package; a job added and processed;
-//    - cjs:        Node, `require()` of hopper-queue, its subpaths and hopper-queue-metrics with require(esm) switched off
-//                  (an ES module anywhere in the require graph fails), a job added and processed;
-//                  and the ESM-only packages through require(esm);
-//    - jest-ts:    Jest + ts-jest (type checking on), default config; a job added and processed;
+//    - cjs:        Node, `require()` of hopper-queue, its subpaths, hopper-queue-metrics, the dashboard's
+//                  redaction subpath and hopper-queue-bull-board (a HopperAdapter constructed) with
+//                  require(esm) switched off (an ES module anywhere in the require graph fails), a job
+//                  added and processed; and through require(esm) the dashboard (ESM only) and
+//                  hopper-queue-nestjs (whose CommonJS build loads Nest 12, itself ESM only);
+//    - jest-ts:    Jest + ts-jest (type checking on), default config; a job added and processed, a
+//                  HopperAdapter constructed;
 //    - jest-babel: Jest + babel-jest (presets env and typescript), default config; the same;
 //    - vitest:     vitest, default config; the same;
 //    - types:      tsc on code using every entry point, with `skipLibCheck: false`, under
@@ -45,7 +48,7 @@ const PACKAGES = {
   'hopper-queue-bull-board': 'packages/bull-board',
 };
 /** Packages that ship ES modules only (no CommonJS build): attw's esm-only profile. docs/compatibility.md says where they load. */
-const ESM_ONLY = new Set(['hopper-queue-dashboard', 'hopper-queue-nestjs', 'hopper-queue-bull-board']);
+const ESM_ONLY = new Set(['hopper-queue-dashboard']);
 /** Packages with no entry point to import (a command only): publint, no attw. */
 const BIN_ONLY = new Set(['hopper-queue-cli']);
 

@@ -15,9 +15,9 @@ import {
   type OnModuleDestroy,
   type Type,
 } from '@nestjs/common';
-import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DashboardOptions } from 'hopper-queue-dashboard';
+import { requireHere } from './require-here.cjs';
 
 /** Options of {@link HopperDashboardModule.forRoot}. */
 export interface HopperDashboardModuleOptions extends Omit<DashboardOptions, 'basePath'> {
@@ -29,7 +29,7 @@ export interface HopperDashboardModuleOptions extends Omit<DashboardOptions, 'ba
 
 /** The wildcard route syntax of the installed Nest (path-to-regexp 8 since Nest 11). */
 function wildcard(): string[] {
-  const version = (createRequire(import.meta.url)('@nestjs/core/package.json') as { version: string }).version;
+  const version = (requireHere('@nestjs/core/package.json') as { version: string }).version;
   return Number.parseInt(version, 10) >= 11 ? ['/', '/*path'] : ['/', '/*'];
 }
 
