@@ -17,7 +17,7 @@ await events.waitUntilReady();
 const repeat = { every: 500, limit: 3, overlap: 'allowAll', catchup: 'all' };
 const first = await queue.add('bird', { color: 'green' }, { repeat, jobId: 'colibri' });
 await queue.add('bird', { color: 'green' }, { repeat, jobId: 'colibri' });
-console.log(`first occurrence: ${first.id.startsWith('repeat:bird:colibri:::500:')}, key ${first.repeatJobKey}`);
+console.log(`first occurrence: ${first.id.startsWith('sched:bird:colibri:::500:')}, key ${first.repeatJobKey}`);
 
 // Every day at 03:15 Paris time, and once now (immediately).
 const now = await queue.add(

@@ -45,7 +45,7 @@ async function processor(job, token) {
   const due = d.delayed ? { due: job.timestamp + (job.opts.delay ?? 0), local: Date.now() } : {};
   record({ t: 'start', id: job.id, attempt: job.attemptsStarted, token, ...due });
   // The scheduler rows may kill the process that just fired an occurrence (before it advances the scheduler).
-  if (cfg.reportOccurrences && String(job.id).startsWith('repeat:')) process.send?.({ occurrence: job.id, attempt: job.attemptsStarted });
+  if (cfg.reportOccurrences && String(job.id).startsWith('sched:')) process.send?.({ occurrence: job.id, attempt: job.attemptsStarted });
   if (d.poison) process.kill(pid, 'SIGKILL');
   if (d.blockMs && (!d.blockOnce || job.attemptsStarted === 1)) {
     record({ t: 'fault', kind: 'event-loop-block', id: job.id });

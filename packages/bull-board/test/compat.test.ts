@@ -154,7 +154,7 @@ describe("Bull Board's API on Hopper queues: what its own tests ask of BullMQ", 
 
     const before = (await api('GET', '/job-schedulers')).json.schedulers!;
     const nightly = before.find((s) => s.id === 'nightly')!;
-    expect(nightly.nextRunJobId).toBe(`repeat:nightly:${nightly.next}`);
+    expect(nightly.nextRunJobId).toBe(`sched:nightly:${nightly.next}`);
     expect(await q.getJobState(nightly.nextRunJobId as string)).toBe('delayed');
     expect(nightly.lastRun).toBeUndefined();
     expect(nightly.lastRunJobId).toBeUndefined();
@@ -168,8 +168,8 @@ describe("Bull Board's API on Hopper queues: what its own tests ask of BullMQ", 
 
     const after = (await api('GET', '/job-schedulers')).json.schedulers!;
     const ticker = after.find((s) => s.id === 'ticker')!;
-    expect(ticker.nextRunJobId).toBe(`repeat:ticker:${ticker.next}`);
-    expect(ticker.lastRunJobId).toBe(`repeat:ticker:${ticker.next - 500}`);
+    expect(ticker.nextRunJobId).toBe(`sched:ticker:${ticker.next}`);
+    expect(ticker.lastRunJobId).toBe(`sched:ticker:${ticker.next - 500}`);
     const last = await q.getJob(ticker.lastRunJobId as string);
     expect(last?.finishedOn).toEqual(expect.any(Number));
     // The pending run was planned as the previous run was taken.
@@ -197,11 +197,11 @@ describe("Bull Board's API on Hopper queues: what its own tests ask of BullMQ", 
     expect(await q.getJobState(pending!.id!)).toBe('delayed');
   });
 
-  it('names and protects a pending run an earlier Hopper stored as sched:<id>:<instant>', async () => {
+  it("names and protects a pending run in BullMQ's form, repeat:<id>:<instant> (as hopper migrate keeps it)", async () => {
     const name = env.queueName('bbe');
     const q = queue(name);
     const pending = await q.upsertJobScheduler('nightly', { pattern: '0 3 * * *' }, { name: 'report' });
-    const earlier = pending!.id!.replace(/^repeat:/, 'sched:');
+    const earlier = pending!.id!.replace(/^sched:/, 'repeat:');
     await renamePendingRun(env.url, env.prefix, name, 'nightly', pending!.id!, earlier);
     const { api } = await board(q);
 

@@ -121,8 +121,8 @@ export function produce(count, perSecond, data = work(20, 60)) {
 /** The job scheduler the scheduler rows run: `every` ms, its occurrences are short jobs. */
 export const SCHEDULER_ID = 'tick';
 
-/** Scheduler occurrences are jobs the engine creates (ids `repeat:<id>:<instant>`), not in the ledger. */
-export const isOccurrence = (id) => id.startsWith('repeat:');
+/** Scheduler occurrences are jobs the engine creates (ids `sched:<id>:<instant>`), not in the ledger. */
+export const isOccurrence = (id) => id.startsWith('sched:');
 
 /** Starts the scheduler; `repeat` adds repeat options (say, a catch-up policy). */
 export async function startScheduler(ctx, every, repeat = {}) {

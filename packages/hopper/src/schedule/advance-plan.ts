@@ -11,7 +11,7 @@ import type { ScheduleSpec } from './repeat-options.js';
 
 /** One occurrence to create. */
 export interface PlannedOccurrence {
-  /** The scheduled instant (epoch ms): the occurrence's id is `repeat:<schedulerId>:<instant>`. */
+  /** The scheduled instant (epoch ms): the occurrence's id is `sched:<schedulerId>:<instant>`. */
   instant: number;
   /**
    * When it becomes due: the instant plus its jitter (catch-up runs, and a new `every`

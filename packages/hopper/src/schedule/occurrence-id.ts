@@ -1,17 +1,16 @@
 /**
- * The ids of a job scheduler's occurrences (the jobs it creates), BullMQ's form:
- * `repeat:<schedulerId>:<instant ms>`, and `repeat:<schedulerId>:trigger:<now ms>` for a run
- * made by triggerJobScheduler (BullMQ has no trigger; the `trigger` segment keeps it apart from
- * the scheduled run of the same instant). Written by the backends (advanceScheduler.lua,
- * runScheduled.lua, sqlite-schedulers.ts); read here. Earlier versions of Hopper wrote `sched:`
- * in place of `repeat:`: a queue may still hold such a pending run, so every reader accepts both
- * prefixes.
+ * The ids of a job scheduler's occurrences (the jobs it creates): `sched:<schedulerId>:<instant
+ * ms>`, and `sched:<schedulerId>:trigger:<now ms>` for a run made by triggerJobScheduler (the
+ * `trigger` segment keeps it apart from the scheduled run of the same instant). Written by the
+ * backends (advanceScheduler.lua, runScheduled.lua, sqlite-schedulers.ts); read here. BullMQ names
+ * its occurrences `repeat:<schedulerId>:<instant>`: a pending run moved from BullMQ by `hopper
+ * migrate` keeps that id, so every reader accepts both prefixes.
  */
 
-/** The prefix of the occurrence ids Hopper writes (BullMQ's). */
-export const OCCURRENCE_PREFIX = 'repeat:';
-/** The prefix earlier versions wrote; still read. */
-export const LEGACY_OCCURRENCE_PREFIX = 'sched:';
+/** The prefix of the occurrence ids Hopper writes. */
+export const OCCURRENCE_PREFIX = 'sched:';
+/** BullMQ's prefix (a pending run migrated from BullMQ keeps its id); read too. */
+export const LEGACY_OCCURRENCE_PREFIX = 'repeat:';
 
 /** The id of scheduler `schedulerId`'s occurrence for `instant` (epoch ms). */
 export function occurrenceId(schedulerId: string, instant: number): string {

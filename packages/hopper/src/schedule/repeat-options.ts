@@ -65,7 +65,7 @@ export interface RepeatOptions {
   paused?: boolean;
   /**
    * As in BullMQ: a new cron scheduler also runs once at once (a triggered run, id
-   * `repeat:<id>:trigger:<now>`), then follows its pattern. Only when the scheduler is created, never
+   * `sched:<id>:trigger:<now>`), then follows its pattern. Only when the scheduler is created, never
    * on a later upsert. An `every` scheduler already runs its first occurrence at once. Cannot be
    * combined with `startDate`. Not part of the schedule (an upsert differing only by it changes nothing).
    */

@@ -40,7 +40,7 @@ const UNKNOWN_OPTION_HINTS: Readonly<Record<string, string>> = {
   cron: "Hopper calls it 'pattern'.",
   timezone: "Hopper calls it 'tz'.",
   key: 'The scheduler id is the first argument of upsertJobScheduler.',
-  jobId: 'Occurrence ids are repeat:<schedulerId>:<instant>; the scheduler id is the first argument.',
+  jobId: 'Occurrence ids are sched:<schedulerId>:<instant>; the scheduler id is the first argument.',
   count: 'Hopper keeps the count of created occurrences itself.',
   prevMillis: 'Hopper records the last instant itself.',
   utc: "Use tz: 'UTC' (the default).",

@@ -82,10 +82,10 @@ describe('round trip', () => {
 
       const there = await migrateFromBullMQ({ from: env.url, queue: name, prefix: bp, hopperPrefix: env.prefix });
       expect(isComplete(there)).toBe(true);
-      // In Hopper, the scheduler's pending run keeps BullMQ's id (repeat:<id>:<instant>).
+      // In Hopper, the scheduler's pending run is Hopper's own for the same instant (sched:<id>:<instant>).
       const hopper = new Queue(name, { connection: env.url, prefix: env.prefix });
       try {
-        const pending = `repeat:nightly:${String(schedBefore!.next)}`;
+        const pending = `sched:nightly:${String(schedBefore!.next)}`;
         expect(await hopper.getJobState(pending)).toBe('delayed');
         expect((await hopper.getJobs(['delayed'])).map((j) => j.id)).toContain(pending);
       } finally {

@@ -59,7 +59,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   fc.record({ kind: fc.constant('clean' as const) }),
 );
 
-const isOccurrence = (id: string): boolean => id.startsWith('repeat:');
+const isOccurrence = (id: string): boolean => id.startsWith('sched:');
 
 /** Totals of the judgement counters over both schedulers. */
 async function counters(backend: QueueBackend): Promise<{ fired: number; judgedOut: number; missed: number }> {

@@ -1,10 +1,9 @@
 /**
- * Occurrence ids written by an earlier Hopper. Occurrences are `repeat:<schedulerId>:<instant>`
- * (BullMQ's form); earlier versions wrote `sched:<schedulerId>:<instant>`, and a queue may still
- * hold such a pending run when the new version starts. It runs once, at its time, and the
- * scheduler advances to a `repeat:` run; removing it is still refused, naming its scheduler.
- * The earlier version's state is written directly in the store (a Redis hash renamed, or a SQLite
- * row), as it would be left.
+ * Occurrence ids in BullMQ's form. Hopper's occurrences are `sched:<schedulerId>:<instant>`;
+ * BullMQ's are `repeat:<schedulerId>:<instant>`, and `hopper migrate` keeps a moved pending run's
+ * id, so a queue may hold such a pending run. It runs once, at its time, and the scheduler
+ * advances to a `sched:` run; removing it is still refused, naming its scheduler. The state is
+ * written directly in the store (a Redis hash renamed, or a SQLite row), as it would be left.
  */
 import { describe, expect, it } from 'vitest';
 import { SchedulerJobError, type Job, type Queue } from '../../src/index.js';
@@ -16,22 +15,22 @@ const env = useHopper({ fakeClock: true, processes: true });
 const HOUR = 3600_000;
 const T0 = Date.UTC(2026, 0, 1);
 const NEXT = T0 + 3 * HOUR; // '0 3 * * *' from T0
-const EARLIER = `sched:nightly:${NEXT}`;
+const EARLIER = `repeat:nightly:${NEXT}`;
 
-/** A queue whose scheduler `nightly` has the pending run `sched:nightly:<NEXT>` of an earlier version. */
+/** A queue whose scheduler `nightly` has the pending run `repeat:nightly:<NEXT>` moved from BullMQ. */
 async function earlierQueue(): Promise<{ name: string; queue: Queue }> {
   const name = env.queueName();
   const queue = env.queue(name);
   const pending = await queue.upsertJobScheduler('nightly', { pattern: '0 3 * * *' }, { name: 'report' });
-  expect(pending?.id).toBe(`repeat:nightly:${NEXT}`);
-  await renamePendingRun(env.url, env.prefix, name, 'nightly', `repeat:nightly:${NEXT}`, EARLIER);
+  expect(pending?.id).toBe(`sched:nightly:${NEXT}`);
+  await renamePendingRun(env.url, env.prefix, name, 'nightly', `sched:nightly:${NEXT}`, EARLIER);
   expect(await queue.getJobState(EARLIER)).toBe('delayed');
-  expect(await queue.getJobState(`repeat:nightly:${NEXT}`)).toBe('unknown');
+  expect(await queue.getJobState(`sched:nightly:${NEXT}`)).toBe('unknown');
   return { name, queue };
 }
 
-describe('a pending run with the id of an earlier version (sched:)', () => {
-  it('runs once at its time, and the scheduler advances to a repeat: run', async () => {
+describe("a pending run with BullMQ's id (repeat:), as hopper migrate moves it", () => {
+  it('runs once at its time, and the scheduler advances to a sched: run', async () => {
     const { name, queue } = await earlierQueue();
     const ran: string[] = [];
     const worker = env.worker(name, async (job) => {
@@ -43,15 +42,15 @@ describe('a pending run with the id of an earlier version (sched:)', () => {
     expect((await completed)[0].id).toBe(EARLIER);
     const after = NEXT + 24 * HOUR;
     await until(async () => (await queue.getJobSchedulerState('nightly'))?.next === after, 'the next occurrence to be planned');
-    expect((await queue.getJobs(['delayed'])).map((j) => j.id)).toEqual([`repeat:nightly:${after}`]);
-    // The instant ran once: no repeat: twin of it was created.
-    expect(await queue.getJobState(`repeat:nightly:${NEXT}`)).toBe('unknown');
+    expect((await queue.getJobs(['delayed'])).map((j) => j.id)).toEqual([`sched:nightly:${after}`]);
+    // The instant ran once: no sched: twin of it was created.
+    expect(await queue.getJobState(`sched:nightly:${NEXT}`)).toBe('unknown');
     expect(ran).toEqual([EARLIER]);
 
     const next = once<[Job]>(worker, 'completed');
     env.clock!.set(after);
-    expect((await next)[0].id).toBe(`repeat:nightly:${after}`);
-    expect(ran).toEqual([EARLIER, `repeat:nightly:${after}`]);
+    expect((await next)[0].id).toBe(`sched:nightly:${after}`);
+    expect(ran).toEqual([EARLIER, `sched:nightly:${after}`]);
   });
 
   it('removing it is refused, naming its scheduler; removing the scheduler withdraws it', async () => {

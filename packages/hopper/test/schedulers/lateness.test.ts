@@ -35,7 +35,7 @@ describe('lateness of occurrences', () => {
       ran.push((await completed)[0].id as string);
       await until(async () => (await queue.getJobSchedulerState('j'))?.next !== due, `the scheduler to advance past occurrence ${i}`);
     }
-    expect(ran).toEqual([0, 1, 2, 3, 4].map((i) => `repeat:j:${T0 + i * 10 * MINUTE}`));
+    expect(ran).toEqual([0, 1, 2, 3, 4].map((i) => `sched:j:${T0 + i * 10 * MINUTE}`));
     // Most jitters exceed the window: measured from the instant, those would have been missed.
     expect(jitters.filter((j) => j > MINUTE).length).toBeGreaterThanOrEqual(2);
     expect(jitters.every((j) => j >= 0 && j < 9 * MINUTE)).toBe(true);
@@ -70,10 +70,10 @@ describe('lateness of occurrences', () => {
       const name = env.queueName();
       const queue = env.queue(name);
       const first = await queue.upsertJobScheduler('e', { every, catchupWindow }, { name: 'tick' });
-      expect(first?.id).toBe(`repeat:e:${T0}`);
+      expect(first?.id).toBe(`sched:e:${T0}`);
       const worker = env.worker(name, async () => 'ok');
       const [job] = await once<[Job]>(worker, 'completed');
-      expect(job.id).toBe(`repeat:e:${T0}`);
+      expect(job.id).toBe(`sched:e:${T0}`);
       await until(async () => (await queue.getJobSchedulerState('e'))?.next === T0 + every, 'the next occurrence to be planned');
       expect(await queue.getJobSchedulerState('e')).toMatchObject({ fired: 1, missed: 0, created: 2 });
     });

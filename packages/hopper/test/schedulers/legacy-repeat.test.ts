@@ -17,7 +17,7 @@ describe('legacy repeatable jobs (add with repeat)', () => {
   it('creates a scheduler named by the repeat key and returns its first occurrence', async () => {
     const queue = env.queue(env.queueName());
     const job = await queue.add('bird', { color: 'green' }, { repeat: { every: MINUTE, limit: 100 }, attempts: 2 });
-    expect(job.id).toBe(`repeat:bird::::${MINUTE}:${T0}`);
+    expect(job.id).toBe(`sched:bird::::${MINUTE}:${T0}`);
     expect(job.repeatJobKey).toBe(`bird::::${MINUTE}`);
     expect(job.data).toEqual({ color: 'green' });
     expect(job.opts).toMatchObject({ repeat: { every: MINUTE, limit: 100, count: 1 }, prevMillis: T0, attempts: 2 });
@@ -129,7 +129,7 @@ describe('legacy repeatable jobs (add with repeat)', () => {
   it('upsertJobScheduler honours immediately for a new cron scheduler, as BullMQ does', async () => {
     const queue = env.queue(env.queueName());
     const job = await queue.upsertJobScheduler('report', { pattern: '0 3 * * *', immediately: true }, { name: 'report' });
-    expect(job?.id).toBe(`repeat:report:trigger:${T0}`);
+    expect(job?.id).toBe(`sched:report:trigger:${T0}`);
     expect(await queue.getWaitingCount()).toBe(1);
     expect(await queue.getDelayedCount()).toBe(1);
     // Not part of the schedule: the same upsert again changes nothing and runs nothing more.
@@ -146,10 +146,10 @@ describe('legacy repeatable jobs (add with repeat)', () => {
     const name = env.queueName();
     const queue = env.queue(name);
     const now = await queue.add('report', {}, { repeat: { pattern: '0 3 * * *', immediately: true } });
-    expect(now.id).toBe(`repeat:report::::0 3 * * *:trigger:${T0}`);
+    expect(now.id).toBe(`sched:report::::0 3 * * *:trigger:${T0}`);
     expect(await queue.getJobState(now.id as string)).toBe('waiting');
     const again = await queue.add('report', {}, { repeat: { pattern: '0 3 * * *', immediately: true } });
-    expect(again.id).toBe(`repeat:report::::0 3 * * *:${T0 + 3 * 3600_000}`);
+    expect(again.id).toBe(`sched:report::::0 3 * * *:${T0 + 3 * 3600_000}`);
     expect(await queue.getWaitingCount()).toBe(1);
   });
 

@@ -30,7 +30,7 @@ describe('retries of scheduler occurrences', () => {
         { name: 'tick', opts: { attempts: 3, backoff: { type: 'fixed', delay: 1000 } } },
       );
       const attempts: string[] = [];
-      const id = `repeat:s:${T0}`;
+      const id = `sched:s:${T0}`;
       const worker = env.worker(name, async (job: Job) => {
         attempts.push(`${job.id}#${job.attemptsMade}`);
         if (job.id === id && job.attemptsMade === 0) throw new Error('transient');
@@ -48,7 +48,7 @@ describe('retries of scheduler occurrences', () => {
       // The schedule goes on: the next occurrence runs at its time and is counted.
       const next = once<[Job]>(worker, 'completed');
       env.clock!.advance(MINUTE - 1000);
-      expect((await next)[0].id).toBe(`repeat:s:${T0 + MINUTE}`);
+      expect((await next)[0].id).toBe(`sched:s:${T0 + MINUTE}`);
       await until(async () => (await queue.getJobSchedulerState('s'))?.fired === 2, 'the second occurrence to be counted');
       expect(await queue.getJobSchedulerState('s')).toMatchObject({ skippedByOverlap: 0, missed: 0 });
     });
@@ -68,7 +68,7 @@ describe('retries of scheduler occurrences', () => {
     const claimed = await backend.claim({ count: 1, lockMs: 30_000, tokenPrefix: 't:' }, env.clock!.now());
     expect(claimed.schedulersDue).toBe(false);
     const [occurrence] = claimed.jobs;
-    expect(occurrence.id).toBe(`repeat:s:${T0}`);
+    expect(occurrence.id).toBe(`sched:s:${T0}`);
     const failed = await backend.fail(
       [
         {
@@ -92,7 +92,7 @@ describe('retries of scheduler occurrences', () => {
     expect((await queue.getJobSchedulerState('s'))?.next).toBe(T0 + MINUTE);
     // Pausing withdraws the pending occurrence only, never the retry.
     await queue.pauseJobScheduler('s');
-    expect(await queue.getJobState(`repeat:s:${T0 + MINUTE}`)).toBe('unknown');
+    expect(await queue.getJobState(`sched:s:${T0 + MINUTE}`)).toBe('unknown');
     expect(await queue.getJobState(occurrence.id)).toBe('delayed');
     const worker = env.worker(name, async () => 'ok');
     const completed = once<[Job]>(worker, 'completed');

@@ -15,7 +15,7 @@ const env = useHopper({ fakeClock: true });
 const HOUR = 3600_000;
 const T0 = Date.UTC(2026, 0, 1);
 const NEXT = T0 + 3 * HOUR; // '0 3 * * *' from T0
-const PENDING = `repeat:nightly:${NEXT}`;
+const PENDING = `sched:nightly:${NEXT}`;
 
 async function nightly(): Promise<{ name: string; queue: Queue }> {
   const name = env.queueName();
@@ -100,7 +100,7 @@ describe("a job scheduler's pending run", () => {
     const backend = env.track(createBackend({ connection: env.url, prefix: env.prefix, queueName: name, role: 'command' }));
     expect((await backend.drain(true, 2, '')).removed).toBe(2);
     expect((await backend.drain(true, 2, '')).removed).toBe(0);
-    expect((await queue.getJobs(['delayed'])).map((j) => j.id).sort()).toEqual(['a', 'b', 'c'].map((id) => `repeat:${id}:${NEXT}`));
+    expect((await queue.getJobs(['delayed'])).map((j) => j.id).sort()).toEqual(['a', 'b', 'c'].map((id) => `sched:${id}:${NEXT}`));
   });
 
   it('once it runs it is an ordinary job: cancelling it works', async () => {
@@ -139,6 +139,6 @@ describe("a job scheduler's pending run", () => {
     await until(async () => (await queue.getJobSchedulerState('nightly'))?.next === NEXT + 24 * HOUR, 'the next occurrence to be planned');
     expect(await queue.remove(PENDING)).toBe(1);
     // The scheduler's new pending run is refused as before.
-    await expect(queue.remove(`repeat:nightly:${NEXT + 24 * HOUR}`)).rejects.toBeInstanceOf(SchedulerJobError);
+    await expect(queue.remove(`sched:nightly:${NEXT + 24 * HOUR}`)).rejects.toBeInstanceOf(SchedulerJobError);
   });
 });

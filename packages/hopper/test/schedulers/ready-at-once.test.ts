@@ -23,7 +23,7 @@ describe('an occurrence due when its scheduler plans it', () => {
     const name = env.queueName();
     const queue = env.queue(name);
     const first = await queue.upsertJobScheduler('poll', { every: MINUTE }, { name: 'poll' });
-    expect(first?.id).toBe(`repeat:poll:${T0}`);
+    expect(first?.id).toBe(`sched:poll:${T0}`);
     expect(first?.opts.delay).toBe(0);
     expect(await queue.getJobState(first!.id!)).toBe('waiting');
     expect(await queue.getJobCounts('waiting', 'delayed')).toEqual({ waiting: 1, delayed: 0 });
@@ -41,7 +41,7 @@ describe('an occurrence due when its scheduler plans it', () => {
     const taken = await worker.getNextJob('token-1');
     expect(taken?.id).toBe(first!.id);
     // Planned before getNextJob returned.
-    expect(ids(await queue.getDelayed())).toEqual([`repeat:poll:${T0 + MINUTE}`]);
+    expect(ids(await queue.getDelayed())).toEqual([`sched:poll:${T0 + MINUTE}`]);
     await taken!.moveToCompleted('ok', 'token-1');
     expect(await queue.getJobSchedulerState('poll')).toMatchObject({
       fired: 1,
@@ -68,8 +68,8 @@ describe('an occurrence due when its scheduler plans it', () => {
     const completed = once<[Job]>(worker, 'completed');
     await queue.upsertJobScheduler('poll', { every: MINUTE }, { name: 'poll' });
     // The fake clock does not move: only the upsert's wake-up brings the job to the worker.
-    expect((await completed)[0].id).toBe(`repeat:poll:${T0}`);
-    expect(delayedWhileRunning).toEqual([[`repeat:poll:${T0 + MINUTE}`]]);
+    expect((await completed)[0].id).toBe(`sched:poll:${T0}`);
+    expect(delayedWhileRunning).toEqual([[`sched:poll:${T0 + MINUTE}`]]);
   });
 
   it('is the pending run: remove and cancel are refused, drain and clean keep it', async () => {
@@ -109,13 +109,13 @@ describe('an occurrence due when its scheduler plans it', () => {
     await queue.upsertJobScheduler('w', { every: 2 * MINUTE }, { name: 'w' });
     // T0 is on the new grid too: its current slot, due at once, under the new spec.
     const [w] = await queue.getWaiting();
-    expect(w.id).toBe(`repeat:w:${T0}`);
+    expect(w.id).toBe(`sched:w:${T0}`);
     expect(w.opts.repeat?.every).toBe(2 * MINUTE);
-    expect((await removed)[0]).toMatchObject({ jobId: `repeat:w:${T0}`, prev: 'waiting' });
+    expect((await removed)[0]).toMatchObject({ jobId: `sched:w:${T0}`, prev: 'waiting' });
 
     await queue.upsertJobScheduler('p', { pattern: '0 3 * * *', tz: 'UTC' }, { name: 'p', data: { v: 2 }, opts: { priority: 3 } });
     expect(await queue.getPrioritizedCount()).toBe(0);
-    expect(ids(await queue.getDelayed())).toEqual([`repeat:p:${T0 + 3 * HOUR}`]);
+    expect(ids(await queue.getDelayed())).toEqual([`sched:p:${T0 + 3 * HOUR}`]);
     expect(await queue.getJobScheduler('p')).toEqual({
       key: 'p',
       name: 'p',
@@ -137,18 +137,18 @@ describe('an occurrence due when its scheduler plans it', () => {
     await queue.upsertJobScheduler('a', { every: MINUTE }, { name: 'a' });
     const worker = env.worker(name, null);
     const taken = await worker.getNextJob('token-a');
-    expect(taken?.id).toBe(`repeat:a:${T0}`);
+    expect(taken?.id).toBe(`sched:a:${T0}`);
     await queue.upsertJobScheduler('a', { every: 2 * MINUTE }, { name: 'a' });
     expect(await queue.getJobState(taken!.id!)).toBe('active');
     // Its planned successor was withdrawn; the new spec resumes after the taken run's instant.
-    expect(ids(await queue.getDelayed())).toEqual([`repeat:a:${T0 + 2 * MINUTE}`]);
+    expect(ids(await queue.getDelayed())).toEqual([`sched:a:${T0 + 2 * MINUTE}`]);
     await taken!.moveToCompleted('ok', 'token-a');
 
     await queue.pause();
     await queue.upsertJobScheduler('b', { every: MINUTE }, { name: 'b' });
     await queue.upsertJobScheduler('b', { every: 2 * MINUTE }, { name: 'b' });
-    expect(ids(await queue.getWaiting())).toEqual([`repeat:b:${T0}`]);
-    expect(ids(await queue.getDelayed())).toEqual([`repeat:a:${T0 + 2 * MINUTE}`, `repeat:b:${T0 + 2 * MINUTE}`]);
+    expect(ids(await queue.getWaiting())).toEqual([`sched:b:${T0}`]);
+    expect(ids(await queue.getDelayed())).toEqual([`sched:a:${T0 + 2 * MINUTE}`, `sched:b:${T0 + 2 * MINUTE}`]);
   });
 
   it('a pending run nobody takes holds its scheduler until the next fire is due; overlap judges that one', async () => {
@@ -169,7 +169,7 @@ describe('an occurrence due when its scheduler plans it', () => {
     env.clock!.advance(MINUTE);
     await worker.schedulerTicker.runOnce();
     await until(async () => (await queue.getDelayedCount()) === 2, 'both schedulers to plan past the held runs');
-    expect(ids(await queue.getWaiting())).toEqual([`repeat:all:${T0}`, `repeat:skip:${T0}`, `repeat:all:${T0 + MINUTE}`]);
+    expect(ids(await queue.getWaiting())).toEqual([`sched:all:${T0}`, `sched:skip:${T0}`, `sched:all:${T0 + MINUTE}`]);
     expect(await queue.getJobSchedulerState('all')).toMatchObject({ fired: 2, skippedByOverlap: 0, missed: 0, next: T0 + 2 * MINUTE });
     expect(await queue.getJobSchedulerState('skip')).toMatchObject({ fired: 1, skippedByOverlap: 1, missed: 0, next: T0 + 2 * MINUTE });
     release.resolve();
@@ -184,9 +184,9 @@ describe('an occurrence due when its scheduler plans it', () => {
     await taken!.moveToCompleted('ok', 'token-p');
     await queue.removeJobScheduler('poll');
     const pending = await queue.upsertJobScheduler('poll', { every: MINUTE }, { name: 'poll' });
-    expect(pending?.id).toBe(`repeat:poll:${T0 + MINUTE}`);
+    expect(pending?.id).toBe(`sched:poll:${T0 + MINUTE}`);
     expect(await queue.getJobState(pending!.id!)).toBe('delayed');
-    expect(await queue.getJobState(`repeat:poll:${T0}`)).toBe('completed');
+    expect(await queue.getJobState(`sched:poll:${T0}`)).toBe('completed');
     expect((await queue.getJobScheduler('poll'))?.next).toBe(T0 + MINUTE);
   });
 
@@ -196,9 +196,9 @@ describe('an occurrence due when its scheduler plans it', () => {
     const run = await queue.triggerJobScheduler('s');
     // The every grid's current slot is due, but the triggered run has not finished: skipped.
     const pending = await queue.upsertJobScheduler('s', { every: MINUTE }, { name: 's' });
-    expect(pending?.id).toBe(`repeat:s:${T0 + MINUTE}`);
+    expect(pending?.id).toBe(`sched:s:${T0 + MINUTE}`);
     expect(ids(await queue.getWaiting())).toEqual([run!.id]);
-    expect(ids(await queue.getDelayed())).toEqual([`repeat:s:${T0 + MINUTE}`]);
+    expect(ids(await queue.getDelayed())).toEqual([`sched:s:${T0 + MINUTE}`]);
     expect(await queue.getJobSchedulerState('s')).toMatchObject({ skippedByOverlap: 1, next: T0 + MINUTE });
   });
 });

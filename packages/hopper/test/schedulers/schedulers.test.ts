@@ -38,18 +38,18 @@ describe('job schedulers', () => {
     const name = env.queueName();
     const queue = env.queue(name);
     const first = await queue.upsertJobScheduler('poll', { every: MINUTE }, { name: 'poll', data: { feed: 'a' } });
-    expect(first?.id).toBe(`repeat:poll:${T0}`);
+    expect(first?.id).toBe(`sched:poll:${T0}`);
     const worker = env.worker(name, async (job) => job.data);
     const [run1] = await collect<[Job]>(worker, 'completed', 1);
-    expect(run1[0].id).toBe(`repeat:poll:${T0}`);
+    expect(run1[0].id).toBe(`sched:poll:${T0}`);
     expect(run1[0].name).toBe('poll');
     expect(run1[0].data).toEqual({ feed: 'a' });
     await schedulerState(name, 'poll', (s) => s.next === T0 + MINUTE);
     const [run2] = await tick(worker, MINUTE);
-    expect(run2.id).toBe(`repeat:poll:${T0 + MINUTE}`);
+    expect(run2.id).toBe(`sched:poll:${T0 + MINUTE}`);
     await schedulerState(name, 'poll', (s) => s.next === T0 + 2 * MINUTE);
     const [run3] = await tick(worker, MINUTE);
-    expect(run3.id).toBe(`repeat:poll:${T0 + 2 * MINUTE}`);
+    expect(run3.id).toBe(`sched:poll:${T0 + 2 * MINUTE}`);
     const info = await schedulerState(name, 'poll', (s) => s.next === T0 + 3 * MINUTE);
     expect(info).toMatchObject({ id: 'poll', every: MINUTE, fired: 3, missed: 0, skippedByOverlap: 0, created: 4 });
   });
@@ -75,7 +75,7 @@ describe('job schedulers', () => {
     expect(b?.id).toBe(a?.id);
     expect(await queue.getDelayedCount()).toBe(1);
     const c = await queue.upsertJobScheduler('report', { pattern: '0 4 * * *' }, { name: 'report' });
-    expect(c?.id).toBe(`repeat:report:${T0 + 4 * 3600_000}`);
+    expect(c?.id).toBe(`sched:report:${T0 + 4 * 3600_000}`);
     expect((await queue.getDelayed()).map((j) => j.id)).toEqual([c?.id]);
     expect(await queue.getJobSchedulersCount()).toBe(1);
   });
@@ -94,7 +94,7 @@ describe('job schedulers', () => {
       env.clock!.advance(MINUTE);
     }
     await once(worker, 'completed');
-    expect(seen).toEqual(Array.from({ length: 11 }, (_, i) => `repeat:shared:${T0 + i * MINUTE}`));
+    expect(seen).toEqual(Array.from({ length: 11 }, (_, i) => `sched:shared:${T0 + i * MINUTE}`));
   });
 
   it('overlap skip: an occurrence due while the previous run is unfinished is skipped and counted', async () => {
@@ -114,7 +114,7 @@ describe('job schedulers', () => {
     release.resolve();
     await once(worker, 'completed');
     const [next] = await tick(worker, MINUTE);
-    expect(next.id).toBe(`repeat:slow:${T0 + 2 * MINUTE}`);
+    expect(next.id).toBe(`sched:slow:${T0 + 2 * MINUTE}`);
     expect(runs).toBe(2);
   });
 
@@ -162,7 +162,7 @@ describe('job schedulers', () => {
     env.clock!.advance(10 * MINUTE + 30_000);
     const worker = env.worker(name, async () => 'ok');
     const [job] = await collect<[Job]>(worker, 'completed', 1);
-    expect(job[0].id).toBe(`repeat:c:${T0 + 10 * MINUTE}`);
+    expect(job[0].id).toBe(`sched:c:${T0 + 10 * MINUTE}`);
     const s = await schedulerState(name, 'c', (x) => x.next === T0 + 11 * MINUTE);
     // +1 (the pending one, too old) and +2..+9 are missed; +10 ran.
     expect(s.missed).toBe(9);
@@ -194,7 +194,7 @@ describe('job schedulers', () => {
       // The runs may all have completed already (a fast backend): wait only for those still to come.
       if (expected > ran.length) await collect(worker, 'completed', expected - ran.length);
       const slot = Math.floor(start / MINUTE) * MINUTE;
-      expect(ran.sort()).toEqual(Array.from({ length: expected }, (_, i) => `repeat:c:${slot + (6 + i) * MINUTE}`).sort());
+      expect(ran.sort()).toEqual(Array.from({ length: expected }, (_, i) => `sched:c:${slot + (6 + i) * MINUTE}`).sort());
       expect(s.missed).toBe(10 - expected);
       await worker.close();
     }
@@ -226,12 +226,12 @@ describe('job schedulers', () => {
     // Each wait starts before the call whose job it waits for: the job may complete at once.
     const triggerDone = once(worker, 'completed');
     const triggered = await queue.triggerJobScheduler('b');
-    expect(triggered?.id).toBe(`repeat:b:trigger:${T0}`);
+    expect(triggered?.id).toBe(`sched:b:trigger:${T0}`);
     await triggerDone;
     const backfillDone = collect(worker, 'completed', 3);
     const created = await queue.backfillJobScheduler('b', T0 - 3 * MINUTE, T0 + 30 * MINUTE);
     // T0 ran already; the future is left to the schedule.
-    expect(created).toEqual([`repeat:b:${T0 - 3 * MINUTE}`, `repeat:b:${T0 - 2 * MINUTE}`, `repeat:b:${T0 - MINUTE}`]);
+    expect(created).toEqual([`sched:b:${T0 - 3 * MINUTE}`, `sched:b:${T0 - 2 * MINUTE}`, `sched:b:${T0 - MINUTE}`]);
     await backfillDone;
     expect(await queue.backfillJobScheduler('b', T0 - 3 * MINUTE, T0)).toEqual([]);
   });
@@ -269,7 +269,7 @@ describe('job schedulers', () => {
     for (const at of expected) {
       await schedulerState(name, 'dst', (s) => s.next === at);
       const [job] = await tick(worker, at - env.clock!.now());
-      expect(job.id).toBe(`repeat:dst:${at}`);
+      expect(job.id).toBe(`sched:dst:${at}`);
     }
   });
 

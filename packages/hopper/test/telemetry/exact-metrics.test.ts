@@ -195,14 +195,14 @@ describe('exact metrics: outcome counters and latency histograms', () => {
     expect(m.lastRuns[0].finishedAt).toBeGreaterThan(0);
   });
 
-  it("records a triggered run under its scheduler's id (its job id repeat:<id>:trigger:<now>)", async () => {
+  it("records a triggered run under its scheduler's id (its job id sched:<id>:trigger:<now>)", async () => {
     const name = env.queueName();
     const queue = env.queue(name);
     await queue.upsertJobScheduler('nightly', { pattern: '0 3 * * *' }, { name: 'report' });
     const worker = env.worker(name, async () => 1);
     const completed = once<[Job]>(worker, 'completed');
     await queue.triggerJobScheduler('nightly');
-    expect((await completed)[0].id).toMatch(/^repeat:nightly:trigger:\d+$/);
+    expect((await completed)[0].id).toMatch(/^sched:nightly:trigger:\d+$/);
     await worker.close();
     const m = await queue.getExactMetrics();
     expect(m.histograms.filter((h) => h.kind === 'lateness').map((h) => [h.label, h.count])).toEqual([['nightly', 1]]);

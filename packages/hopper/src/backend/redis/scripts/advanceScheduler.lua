@@ -68,7 +68,7 @@ local prev = s[2] or ''
 for i = REST, #ARGV, 3 do
   local instant, due, pending = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), ARGV[i + 2] == '1'
   if instant > last then
-    local id = 'repeat:' .. schedId .. ':' .. instant
+    local id = 'sched:' .. schedId .. ':' .. instant
     local made = redis.call('EXISTS', jobKey(base, id)) == 0
     if made then
       created = created + 1

@@ -7,7 +7,7 @@
   (a few ms later, so a new trigger id) returns the first call's ids instead of running again.
   KEYS: schedulers, delayed, events, meta, marker, wait, prio, prioCounter, requests
   ARGV: now, base, id, trigger, seq, keep, ...instants
-    trigger: 1 for a trigger (id repeat:<id>:trigger:<now>), 0 for backfill.
+    trigger: 1 for a trigger (id sched:<id>:trigger:<now>), 0 for backfill.
     seq, keep: the caller's call number ('' = not numbered) and how many results to remember.
   Returns: { created ids... } or -1 when there is no such scheduler. ]]
 --@include base
@@ -34,8 +34,8 @@ end
 local names, states = {}, {}
 for i = 1, #instants do
   local instant = instants[i]
-  local id = 'repeat:' .. schedId .. ':' .. instant
-  if argv.trigger == '1' then id = 'repeat:' .. schedId .. ':trigger:' .. instant end
+  local id = 'sched:' .. schedId .. ':' .. instant
+  if argv.trigger == '1' then id = 'sched:' .. schedId .. ':trigger:' .. instant end
   local firedBefore = argv.trigger ~= '1' and redis.call('ZSCORE', fk, instant)
   if redis.call('EXISTS', jobKey(base, id)) == 0 and not firedBefore then
     local state = createOccurrence(k, base, id, schedId, instant, now, now, tpl, true)
