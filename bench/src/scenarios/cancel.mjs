@@ -6,8 +6,8 @@
 // lock renewal reports cancellations too, as a fallback. Here the worker renews locks once an
 // hour, so nothing but the pub/sub message can deliver a cancellation within the run: the figure
 // is the push path's alone, and a lost message is a hang (the run fails) rather than a latency
-// of up to lockRenewTime. Jobs are active for about 200 ms, far below the 30 s lock duration, so
-// the lock never needs renewing.
+// of up to lockRenewTime. The lock lasts two hours (a renewal time must be below the lock's
+// duration); jobs are active for about 200 ms, so the lock never needs renewing.
 //
 // The canceller records when it calls cancelJob, the worker when the signal aborts, each by job
 // id; the deltas are computed in the parent once both results are back (`combine`).
@@ -203,7 +203,7 @@ export default {
           }
           await untilAborted(job, signal, abortedAt);
         },
-        { concurrency, lockRenewTime: LOCK_RENEW_MS },
+        { concurrency, lockRenewTime: LOCK_RENEW_MS, lockDuration: 2 * LOCK_RENEW_MS },
       );
       // Listening before the warm-up, so no measured cancellation can go unseen.
       const done = trackCancellations(worker, total);
