@@ -556,7 +556,7 @@ export class SchedulerJobError extends branded(ErrorCode.SchedulerJob) {
     return err;
   }
 
-  /** The scheduler id in a pending run's id (`repeat:<schedulerId>:<instant>`, or an earlier version's `sched:`). */
+  /** The scheduler id in a pending run's id (`sched:<schedulerId>:<instant>`, or BullMQ's `repeat:` of a run moved from BullMQ). */
   static schedulerOf(jobId: string): string {
     return parseOccurrenceId(jobId, true)?.schedulerId ?? jobId;
   }

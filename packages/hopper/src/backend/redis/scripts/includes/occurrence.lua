@@ -1,5 +1,5 @@
 --[[ occurrence: creates a scheduler's occurrence job from the scheduler's template. The job's id is
-  repeat:<schedulerId>:<instant ms> (BullMQ's form; earlier versions wrote sched:, and no script
+  sched:<schedulerId>:<instant ms> (BullMQ's repeat: form comes with a run moved from BullMQ; no script
   reads the id: an occurrence is known by its fields); `sk` names the scheduler and `si` holds
   the instant. A template with `rep` (the schedule's public repeat options, JSON) gives each
   occurrence BullMQ's options `repeat` (with the iteration `count`), `prevMillis` (the instant),
