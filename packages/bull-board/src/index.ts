@@ -246,13 +246,14 @@ export class HopperAdapter extends BaseAdapter {
 
   /**
    * The queue's live workers, from Hopper's worker records (not Redis's CLIENT LIST): `id` is
-   * Hopper's worker id, `name` the Worker's `name` option (null when it has none), `addr` its host
-   * name and process id (`host:pid`), `age` seconds since it started.
+   * the Redis client id of the worker's connection, as BullMQ shows it (Hopper's own worker id
+   * where there is none: SQLite, Redis Cluster), `name` the Worker's `name` option (null when it
+   * has none), `addr` its host name and process id (`host:pid`), `age` seconds since it started.
    */
   override async getWorkers(): Promise<QueueWorker[] | null> {
     const workers = await this.queue.getWorkers();
     return workers.map((w) => ({
-      id: w.id,
+      id: w.clientId ?? w.id,
       name: w.name ?? null,
       addr: w.pid === undefined ? (w.hostname ?? '') : `${w.hostname ?? ''}:${w.pid}`,
       age: w.startedAt ? Math.max(0, Math.round((Date.now() - w.startedAt) / 1000)) : 0,

@@ -27,6 +27,14 @@ export interface WorkerInfo {
   /** When the worker started (ms). */
   startedAt?: number;
   /**
+   * The Redis client id (`CLIENT ID`) of the worker's command connection, what BullMQ's
+   * `getWorkers()` reports as `id` (for `CLIENT KILL ID`, or to match `CLIENT LIST`); it changes
+   * when the connection is reopened. Only when the worker opened that connection itself (from
+   * connection options or a URL): absent for an ioredis instance passed in (it may serve other
+   * components too), on SQLite, on Redis Cluster, and where the server refuses `CLIENT ID`.
+   */
+  clientId?: string;
+  /**
    * BullMQ's connection name of the worker: `<prefix>:<queue>`, or `<prefix>:<queue>:w:<name>`
    * for a named worker (so `rawname.split(':').pop()` is the worker's name, as in BullMQ).
    */

@@ -86,6 +86,32 @@ describe('Queue getters', () => {
     expect(await queue.getWorkersCount()).toBe(1);
   });
 
+  it("records the Redis client id of a worker's connection, what BullMQ's getWorkers() calls id", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    const worker = env.worker(name, async () => undefined, { name: 'with-client-id' });
+    await worker.waitUntilReady();
+    let workers: Awaited<ReturnType<typeof queue.getWorkers>> = [];
+    await until(async () => (workers = await queue.getWorkers()).length === 1, 'the worker has registered');
+    if (TEST_BACKEND === 'redis') {
+      const client = (await worker.client) as { client(sub: 'ID'): Promise<number> };
+      expect(workers[0].clientId).toBe(String(await client.client('ID')));
+      expect(workers[0].clientId).toMatch(/^\d+$/);
+      // A connection passed in may serve other components too: it names no worker.
+      const other = env.worker(name, async () => undefined, { connection: await queue.client, name: 'on-shared' });
+      await other.waitUntilReady();
+      await until(async () => (workers = await queue.getWorkers()).length === 2, 'the second worker has registered');
+      const listed = workers.find((w) => w.name === 'on-shared');
+      expect(listed?.id).toBe(other.id);
+      expect(listed).not.toHaveProperty('clientId');
+      await other.close();
+    } else {
+      // SQLite has no connection to name.
+      expect(workers[0]).not.toHaveProperty('clientId');
+    }
+    expect(workers[0].id).toBe(worker.id);
+  });
+
   it("lists a worker from ready on, running or not (autorun: false, manual), with BullMQ's rawname", async () => {
     const name = env.queueName();
     const queue = env.queue(name);

@@ -375,11 +375,16 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
     const rest: string[] = [];
     for (const lock of locks) rest.push(lock.id, lock.token, String(lock.attempt));
     const k = this.keys;
+    let workerInfo = worker?.info ?? '';
+    if (worker) {
+      const clientId = await this.commandClientId();
+      if (clientId !== '') workerInfo = JSON.stringify({ ...(JSON.parse(workerInfo) as object), clientId });
+    }
     const reply = (await runScript(
       this.client,
       SCRIPTS.extendLocks,
       { meta: k.meta, active: k.active, workers: k.workers, workerInfo: k.workerInfo },
-      { now: timeArg(now), base: k.base, lockMs, workerId: worker?.id ?? '', workerInfo: worker?.info ?? '', ttlMs: worker?.ttlMs ?? 0 },
+      { now: timeArg(now), base: k.base, lockMs, workerId: worker?.id ?? '', workerInfo, ttlMs: worker?.ttlMs ?? 0 },
       rest,
     )) as Reply;
     const lostCount = Number(reply[2]);
@@ -389,6 +394,29 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
       lost: reply.slice(3, 3 + lostCount).map(String),
       cancelled: reply.slice(3 + lostCount).map(String),
     };
+  }
+
+  /** The command connection's `CLIENT ID`, read once per connection (a reconnect reads it again). */
+  private clientIdOf: Promise<string> | undefined;
+  private clientIdWatched = false;
+
+  /**
+   * The Redis client id of the command connection, which a worker's heartbeat records (BullMQ's
+   * `getWorkers()` reports it as `id`): only for a connection the backend opened itself, so that
+   * it names this worker alone (a connection passed in may serve other components); '' then, on
+   * Redis Cluster (one id per node), and where `CLIENT ID` is refused or fails.
+   */
+  private commandClientId(): Promise<string> {
+    if (this.isCluster || !this.handle.owned) return Promise.resolve('');
+    if (!this.clientIdWatched) {
+      this.clientIdWatched = true;
+      this.onReconnect(() => (this.clientIdOf = undefined));
+    }
+    this.clientIdOf ??= this.client.call('CLIENT', ['ID']).then(
+      (id) => String(id),
+      () => '',
+    );
+    return this.clientIdOf;
   }
 
   async unregisterWorker(workerId: string): Promise<void> {
