@@ -3,22 +3,24 @@
 //
 // 1. `npm pack` every package, as it would be published.
 // 2. publint on every package, and @arethetypeswrong/cli on every tarball with entry points
-//    (node10, node16 from CJS and from ESM, bundler); the packages that ship ES modules only
-//    are checked with attw's esm-only profile (see ESM_ONLY).
+//    (node10, node16 from CJS and from ESM, bundler); a package that ships ES modules only would be
+//    checked with attw's esm-only profile (see ESM_ONLY: none today).
 // 3. Fixture projects (scripts/packaging/fixtures/) get the tarballs unpacked into their own
 //    node_modules, and nothing else: the tools and the packages' dependencies (ioredis, jest,
 //    typescript...) are found in this repository's node_modules, one level up, as Node, Jest and
 //    TypeScript all resolve them. So the check needs no network, only `npm ci` once.
 //    - esm:        Node, `import` of every entry point of every package; a job added and processed;
-//    - cjs:        Node, `require()` of hopper-queue, its subpaths, hopper-queue-metrics, the dashboard's
-//                  redaction subpath and hopper-queue-bull-board (a HopperAdapter constructed) with
-//                  require(esm) switched off (an ES module anywhere in the require graph fails), a job
-//                  added and processed; and through require(esm) the dashboard (ESM only) and
-//                  hopper-queue-nestjs (whose CommonJS build loads Nest 12, itself ESM only);
+//    - cjs:        Node, `require()` of hopper-queue, its subpaths, hopper-queue-metrics,
+//                  hopper-queue-dashboard and its redaction subpath, and hopper-queue-bull-board with
+//                  require(esm) switched off (an ES module anywhere in the require graph fails): a job
+//                  added and processed, a HopperAdapter constructed, the dashboard serving its web UI
+//                  and its API on a loopback port; and through require(esm) hopper-queue-nestjs (whose
+//                  CommonJS build loads Nest 12, itself ESM only);
 //    - jest-ts:    Jest + ts-jest (type checking on), default config; a job added and processed, a
-//                  HopperAdapter constructed;
+//                  HopperAdapter constructed, the dashboard serving its web UI and its API;
 //    - jest-babel: Jest + babel-jest (presets env and typescript), default config; the same;
-//    - vitest:     vitest, default config; the same;
+//    - vitest:     vitest, default config; a job added and processed, the dashboard serving its
+//                  web UI and its API;
 //    - types:      tsc on code using every entry point, with `skipLibCheck: false`, under
 //                  moduleResolution node10 (module commonjs), node16, nodenext and bundler; and
 //                  typescript-eslint's only-throw-error on code throwing Hopper's errors.
@@ -47,8 +49,8 @@ const PACKAGES = {
   'hopper-queue-nestjs': 'packages/nestjs',
   'hopper-queue-bull-board': 'packages/bull-board',
 };
-/** Packages that ship ES modules only (no CommonJS build): attw's esm-only profile. docs/compatibility.md says where they load. */
-const ESM_ONLY = new Set(['hopper-queue-dashboard']);
+/** Packages that ship ES modules only (no CommonJS build), checked with attw's esm-only profile: none (every package ships both builds). */
+const ESM_ONLY = new Set([]);
 /** Packages with no entry point to import (a command only): publint, no attw. */
 const BIN_ONLY = new Set(['hopper-queue-cli']);
 
@@ -167,7 +169,9 @@ try {
         cwd: join(work, 'cjs'),
         env: env('cjs'),
       });
-      await step('cjs: the ESM-only packages through require(esm)', node, ['--no-warnings', 'esm-only.cjs'], { cwd: join(work, 'cjs') });
+      await step('cjs: hopper-queue-nestjs (Nest 12) through require(esm)', node, ['--no-warnings', 'esm-only.cjs'], {
+        cwd: join(work, 'cjs'),
+      });
       await step("types: typescript-eslint's only-throw-error on throws of Hopper's errors", bin('eslint'), ['hopper.cts', 'hopper.mts'], {
         cwd: join(work, 'types'),
       });

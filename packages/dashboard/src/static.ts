@@ -4,8 +4,8 @@
  * served: a path is a key of that map, never joined onto the file system.
  */
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, join } from 'node:path';
+import { here } from './here.cjs';
 
 /** One built file. */
 export interface Asset {
@@ -27,8 +27,11 @@ const TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
-/** Where the built UI is: beside the compiled code (dist/ui), or dist/ui when running from src (tests). */
-const CANDIDATES = [new URL('./ui/', import.meta.url), new URL('../dist/ui/', import.meta.url)];
+/**
+ * Where the built UI is, one folder shared by both builds: dist/ui, beside the ES module build
+ * (dist), one level up from the CommonJS build (dist/cjs), or under dist when running from src (tests).
+ */
+const CANDIDATES = basename(here) === 'cjs' ? [join(here, '..', 'ui')] : [join(here, 'ui'), join(here, '..', 'dist', 'ui')];
 
 async function walk(dir: string, prefix = ''): Promise<string[]> {
   const out: string[] = [];
@@ -41,8 +44,7 @@ async function walk(dir: string, prefix = ''): Promise<string[]> {
 
 /** Loads the built UI (path relative to the base path -> asset), or null when it was not built. */
 export async function loadAssets(): Promise<Map<string, Asset> | null> {
-  for (const url of CANDIDATES) {
-    const dir = fileURLToPath(url);
+  for (const dir of CANDIDATES) {
     let files: string[];
     try {
       files = await walk(dir);

@@ -46,6 +46,9 @@ export class HopperDashboardModule {
     class HopperDashboardController implements OnModuleDestroy {
       private listener: Promise<{ handle: (req: IncomingMessage, res: ServerResponse) => void; close: () => Promise<void> }> | undefined;
 
+      // The dashboard (an optional peer dependency) is loaded on the first request: `import()` in the
+      // ES module build, compiled by TypeScript to `require()` in the CommonJS one, so each build
+      // loads the dashboard's build of its own kind (the CommonJS one under Jest, too).
       private start() {
         this.listener ??= import('hopper-queue-dashboard').then(({ createDashboard, toNodeListener }) => {
           const dashboard = createDashboard({ ...dashboardOptions, basePath: `/${path}/` });
