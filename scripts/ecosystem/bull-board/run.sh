@@ -34,6 +34,7 @@ WORK="${WORK:-/tmp/bull-board-suite}"
 REDIS_PORT="${REDIS_PORT:-6393}"
 
 die() { echo "[bull-board] ERROR: $*" >&2; exit 2; }
+. "$HERE/../lib.sh"
 log() { echo "[bull-board] $*" >&2; }
 
 [ -n "$BULL_BOARD_GIT" ] || die "set BULL_BOARD_GIT to the git directory of a copy of github.com/felixmosh/bull-board"
@@ -68,10 +69,7 @@ console.log(Object.entries(d).map(([n, v]) => n + '@' + v).join(' '));")" || die
 INSTALL="$DEPS"
 rm -rf "$WORK/tarballs" && mkdir -p "$WORK/tarballs"
 if [ "$IMPL" = "hopper" ]; then
-  for p in hopper metrics dashboard bull-board; do
-    [ -d "$HOPPER_ROOT/packages/$p/dist" ] || die "packages/$p/dist missing: run npm run build in $HOPPER_ROOT"
-    (cd "$HOPPER_ROOT/packages/$p" && npm pack --silent --pack-destination "$WORK/tarballs" >/dev/null) || die "npm pack packages/$p failed"
-  done
+  pack_packages "$WORK/tarballs" hopper metrics dashboard bull-board
   INSTALL="$INSTALL $(ls "$WORK"/tarballs/*.tgz | tr '\n' ' ')"
 fi
 cd "$WORK/repo" || die "cannot enter $WORK/repo"
@@ -95,14 +93,7 @@ if [ "$IMPL" = "hopper" ]; then
 fi
 
 # --- 4. a private Redis ---
-REDIS_PID=""
-cleanup() { [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null; }
-trap cleanup EXIT
-if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then die "something already answers on port $REDIS_PORT: choose another REDIS_PORT"; fi
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --logfile "$WORK/results/redis.log" &
-REDIS_PID=$!
-for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 || die "redis-server did not start on $REDIS_PORT"
+start_private_redis "$REDIS_PORT" "$WORK/results/redis.log"
 
 # --- 5. run (one file at a time: the suite uses fixed queue names) ---
 cd "$PKG" || die "cannot enter $PKG"

@@ -30,6 +30,8 @@ WORK="${WORK:-/tmp/bullmq-extra-suite}"
 REDIS_PORT="${REDIS_PORT:-16393}"
 
 die() { echo "[bullmq-extra] ERROR: $*" >&2; exit 2; }
+. "$HERE/../lib.sh"
+. "$HERE/../lib.sh"
 log() { echo "[bullmq-extra] $*" >&2; }
 
 [ -n "$BULLMQ_EXTRA_GIT" ] || die "set BULLMQ_EXTRA_GIT to the git directory of a copy of github.com/noamico/bullmq-extra"
@@ -48,9 +50,8 @@ cp "$HERE/jest.config.harness.cjs" "$HERE/testcontainers-stub.cjs" "$TREE/"
 # --- 2. its dependencies as its lock file pins them; for IMPL=hopper, hopper-queue as bullmq ---
 TARBALL=""
 if [ "$IMPL" = "hopper" ]; then
-  [ -d "$HOPPER_ROOT/packages/hopper/dist" ] || die "packages/hopper/dist missing: run npm run build in $HOPPER_ROOT"
   rm -rf "$WORK/tarballs" && mkdir -p "$WORK/tarballs"
-  (cd "$HOPPER_ROOT/packages/hopper" && npm pack --silent --pack-destination "$WORK/tarballs" >/dev/null) || die "npm pack failed"
+  pack_packages "$WORK/tarballs" hopper
   TARBALL="$(ls "$WORK"/tarballs/hopper-queue-*.tgz)"
 fi
 STAMP="$SHA $IMPL $( [ -n "$TARBALL" ] && sha1sum "$TARBALL" | cut -c1-12)"
@@ -69,14 +70,7 @@ fi
 log "bullmq here is $(node -p "const p = require('./node_modules/bullmq/package.json'); p.name + ' ' + p.version")"
 
 # --- 3. a private Redis ---
-REDIS_PID=""
-cleanup() { [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null; }
-trap cleanup EXIT
-if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then die "something already answers on port $REDIS_PORT: choose another REDIS_PORT"; fi
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --logfile "$WORK/results/redis.log" &
-REDIS_PID=$!
-for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 || die "redis-server did not start on $REDIS_PORT"
+start_private_redis "$REDIS_PORT" "$WORK/results/redis.log"
 
 # --- 4. run: upstream's Jest config plus the testcontainers stub ---
 ARGS=(--config jest.config.harness.cjs --verbose --runInBand --json --outputFile "$WORK/results/$IMPL.json")

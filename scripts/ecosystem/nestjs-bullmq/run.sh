@@ -30,6 +30,7 @@ WORK="${WORK:-/tmp/nestjs-bullmq-suite}"
 REDIS_PORT="${REDIS_PORT:-6392}"
 
 die() { echo "[nestjs-bullmq] ERROR: $*" >&2; exit 2; }
+. "$HERE/../lib.sh"
 log() { echo "[nestjs-bullmq] $*" >&2; }
 
 [ -n "$NESTJS_BULL_GIT" ] || die "set NESTJS_BULL_GIT to the git directory of a copy of github.com/nestjs/bull"
@@ -61,9 +62,7 @@ if [ "$IMPL" = "hopper" ]; then
     [ -d "$HOPPER_ROOT/packages/$p/dist" ] || die "packages/$p/dist missing: run npm run build in $HOPPER_ROOT"
   done
   rm -rf "$WORK/tarballs" && mkdir -p "$WORK/tarballs"
-  for p in hopper nestjs; do
-    (cd "$HOPPER_ROOT/packages/$p" && npm pack --silent --pack-destination "$WORK/tarballs" >/dev/null) || die "npm pack packages/$p failed"
-  done
+  pack_packages "$WORK/tarballs" hopper nestjs
   INSTALL="$INSTALL $(ls "$WORK"/tarballs/*.tgz | tr '\n' ' ')"
 fi
 cd "$WORK/repo" || die "cannot enter $WORK/repo"
@@ -85,14 +84,7 @@ if [ "$IMPL" = "hopper" ]; then
 fi
 
 # --- 4. a private Redis ---
-REDIS_PID=""
-cleanup() { [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null && wait "$REDIS_PID" 2>/dev/null; }
-trap cleanup EXIT
-if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then die "something already answers on port $REDIS_PORT: choose another REDIS_PORT"; fi
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --logfile "$WORK/results/redis.log" &
-REDIS_PID=$!
-for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
-redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 || die "redis-server did not start on $REDIS_PORT"
+start_private_redis "$REDIS_PORT" "$WORK/results/redis.log"
 
 # --- 5. run ---
 cd "$PKG" || die "cannot enter $PKG"

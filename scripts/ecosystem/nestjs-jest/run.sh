@@ -23,13 +23,12 @@ WORK="${WORK:-/tmp/nestjs-jest-$NEST_VERSION}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 
 die() { echo "[nestjs-jest] ERROR: $*" >&2; exit 2; }
+. "$HERE/../lib.sh"
 case "$NEST_VERSION" in 10|11) ;; *) die "NEST_VERSION must be 10 or 11 (Nest 12 ships ES modules only)" ;; esac
 [ -f "$HOPPER_ROOT/packages/nestjs/dist/cjs/index.js" ] || die "no build in $HOPPER_ROOT: run npm run build there first"
 
 rm -rf "$WORK" && mkdir -p "$WORK" || die "cannot create $WORK"
-for pkg in hopper nestjs; do
-  (cd "$HOPPER_ROOT/packages/$pkg" && npm pack --silent --pack-destination "$WORK" >/dev/null) || die "npm pack of packages/$pkg failed"
-done
+pack_packages "$WORK" hopper nestjs
 cp "$HERE/app.test.ts" "$HERE/tsconfig.json" "$WORK/"
 cat > "$WORK/package.json" <<JSON
 { "name": "nestjs-jest-check", "private": true, "jest": { "preset": "ts-jest", "testEnvironment": "node" } }

@@ -34,6 +34,7 @@ WORK="${WORK:-/tmp/node-red-bullmq-suite}"
 NODE_RED="${NODE_RED:-5.0.7}"
 
 die() { echo "[node-red-bullmq] ERROR: $*" >&2; exit 2; }
+. "$HERE/../lib.sh"
 log() { echo "[node-red-bullmq] $*" >&2; }
 
 [ -n "$NODE_RED_BULLMQ_GIT" ] || die "set NODE_RED_BULLMQ_GIT to the git directory of a copy of github.com/pauldeng/node-red-contrib-bullmq"
@@ -50,9 +51,8 @@ git --git-dir="$NODE_RED_BULLMQ_GIT" archive "$SHA" | tar -x -C "$TREE" || die "
 # --- 2. its dependencies as its lock file pins them; for IMPL=hopper, hopper-queue as bullmq ---
 TARBALL=""
 if [ "$IMPL" = "hopper" ]; then
-  [ -d "$HOPPER_ROOT/packages/hopper/dist" ] || die "packages/hopper/dist missing: run npm run build in $HOPPER_ROOT"
   rm -rf "$WORK/tarballs" && mkdir -p "$WORK/tarballs"
-  (cd "$HOPPER_ROOT/packages/hopper" && npm pack --silent --pack-destination "$WORK/tarballs" >/dev/null) || die "npm pack failed"
+  pack_packages "$WORK/tarballs" hopper
   TARBALL="$(ls "$WORK"/tarballs/hopper-queue-*.tgz)"
 fi
 STAMP="$SHA $IMPL $NODE_RED $( [ -n "$TARBALL" ] && sha1sum "$TARBALL" | cut -c1-12)"
