@@ -313,10 +313,12 @@ export class Dispatcher {
     }
     if (result.paused) {
       // The queue is paused (queue.pause(), from any process): wait idle as on an empty queue,
-      // woken by resume (it signals work) or at the end of drainDelay, then claim once more.
+      // woken by resume (it signals work), at the end of drainDelay, or when the next delayed job
+      // falls due (the claim promotes it to waiting, paused or not), then claim once more.
       // Claiming again at once would loop: on SQLite a claim is synchronous, and the loop would
       // starve this process's event loop (no timer, no lock renewal, no resume()).
       this.idle = true;
+      this.armDelayTimer(result);
       return;
     }
     if (result.jobs.length < requested) {

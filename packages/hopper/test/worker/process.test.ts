@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../src/index.js';
-import { collect, once, signal } from '../helpers/wait.js';
+import { collect, once, signal, until } from '../helpers/wait.js';
 import { useHopper } from '../helpers/hopper.js';
 
 const env = useHopper();
@@ -185,6 +185,24 @@ describe('Worker processing', () => {
     const done = once(worker, 'completed');
     await queue.resume();
     await done;
+  });
+
+  it('moves due delayed jobs to waiting while the queue is paused, without running them', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.pause();
+    let ran = 0;
+    // drainDelay 30 s: only the worker's timer for the next due time can promote the job in time.
+    const worker = env.worker(name, async () => void ran++, { drainDelay: 30 });
+    await worker.waitUntilReady();
+    const job = await queue.add('later', {}, { delay: 300 });
+    expect(await job.getState()).toBe('delayed');
+    await until(async () => (await job.getState()) === 'waiting', 'the delayed job was promoted', 5_000);
+    expect(ran).toBe(0);
+    const done = once(worker, 'completed');
+    await queue.resume();
+    await done;
+    expect(ran).toBe(1);
   });
 
   it('close() waits for the active job to finish and records it', async () => {

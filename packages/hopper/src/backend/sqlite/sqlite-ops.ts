@@ -307,12 +307,24 @@ export class Tx {
     if (busy === undefined) this.emit('drained');
   }
 
+  /** The due time of the queue's next delayed job, or null when none is delayed. */
+  private nextDelayedDue(): number | null {
+    const first = this.s.stmt("SELECT MIN(score) AS due FROM jobs WHERE qid = ? AND state = 'delayed'").get(this.qid) as {
+      due: number | null;
+    };
+    return first.due;
+  }
+
   /** Takes up to `request.count` ready jobs for a worker (see includes/claim.lua). */
   claimJobs(request: ClaimRequest, paused: boolean): ClaimResult {
     const count = Math.min(request.count, CLAIM_MAX);
     this.promoteDue();
     const result: ClaimResult = { now: this.now, paused, nextDue: null, limitedFor: 0, schedulersDue: this.schedulersDue, jobs: [] };
-    if (paused) return result;
+    if (paused) {
+      // Due delayed jobs still become waiting while the queue is paused: an idle worker wakes then.
+      result.nextDue = this.nextDelayedDue();
+      return result;
+    }
     const allowed = allowClaim(this, request, count);
     if (allowed.limitedFor > 0 && count > 0) {
       result.limitedFor = allowed.limitedFor;
@@ -355,10 +367,7 @@ export class Tx {
       rows = weighted.rows;
     }
     if (rows.length < count || count === 0) {
-      const first = this.s.stmt("SELECT MIN(score) AS due FROM jobs WHERE qid = ? AND state = 'delayed'").get(this.qid) as {
-        due: number | null;
-      };
-      result.nextDue = first.due;
+      result.nextDue = this.nextDelayedDue();
       // A group parked by its rate limit reopens then: wake for it too.
       const reopen = grouped ? nextReopen(this) : null;
       if (reopen !== null && (result.nextDue === null || reopen < result.nextDue)) result.nextDue = reopen;

@@ -126,11 +126,12 @@ local function passWakeUp(k, groups)
 end
 
 -- `firedBefore`: the caller already promoted due jobs itself (fail), and a scheduler's occurrence fell due.
--- Appends the reply of a claim that takes no job: `paused` (1 or 0) and `limited` (ms until the
--- rate limit lets a job start; 0: not limited).
-local function appendNoJob(out, paused, limited, schedulersDue)
+-- Appends the reply of a claim that takes no job: `paused` (1 or 0), `limited` (ms until the
+-- rate limit lets a job start; 0: not limited) and `nextDue` (the next delayed job's due time, or
+-- nil: -1).
+local function appendNoJob(out, paused, limited, schedulersDue, nextDue)
   out[#out + 1] = paused
-  out[#out + 1] = -1
+  out[#out + 1] = nextDue or -1
   out[#out + 1] = limited
   out[#out + 1] = schedulersDue
   out[#out + 1] = 0
@@ -158,7 +159,10 @@ local function claimJobs(k, base, now, count, lockMs, tokenPrefix, exact, cap, p
   local schedulersDue = 0
   if fired or firedBefore then schedulersDue = 1 end
   if paused then
-    appendNoJob(out, 1, 0, schedulersDue)
+    -- Due delayed jobs still become waiting while the queue is paused (as in BullMQ): the reply
+    -- names the next due time, so that an idle worker wakes to promote it.
+    local first = redis.call('ZRANGE', k.delayed, '0', '0', 'WITHSCORES')
+    appendNoJob(out, 1, 0, schedulersDue, first[2] and tonumber(first[2]) or nil)
     return 0
   end
   local limited = redis.call('PTTL', k.limiter)
