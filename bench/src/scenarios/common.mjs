@@ -263,14 +263,14 @@ export async function expectCounts(queue, expected) {
  * the 'completed' handler for each measured job, until `total` have completed.
  * @returns {Promise<{ duplicates: number }>}
  */
-export async function runWarmWorker(ctx, { total, concurrency, onStart, onCompleted }) {
+export async function runWarmWorker(ctx, { total, concurrency, prefetch, onStart, onCompleted }) {
   const queue = openQueue(ctx);
   const worker = openWorker(
     ctx,
     async (job) => {
       if (job.name === JOB) onStart(job);
     },
-    { concurrency },
+    { concurrency, ...(prefetch > 0 && { prefetch }) },
   );
   // Listening before the warm-up, so no measured job can complete unseen.
   const done = trackCompletions(worker, total, onCompleted);
