@@ -31,8 +31,6 @@ const { values } = parseArgs({
   },
 });
 
-if (values.child !== undefined) await runChild(JSON.parse(values.child));
-else await runParent();
 
 /** A worker process: runs jobs (sleeping `workMs` each) until told to stop; reports its starts. */
 async function runChild({ connection, name, prefetch, workMs }) {
@@ -140,3 +138,6 @@ async function runParent() {
     await redis.stop();
   }
 }
+
+if (values.child !== undefined) await runChild(JSON.parse(values.child));
+else await runParent();

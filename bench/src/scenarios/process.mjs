@@ -24,7 +24,8 @@ export default {
     metric('workerCpuMsPer1k', 'worker CPU per 1,000 jobs', 'ms', 'lower', 1),
   ],
   cases(quick) {
-    const total = quick ? 2_000 : 50_000;
+    // `BENCH_PROCESS_TOTAL`: jobs per drain for a short run (default 50,000).
+    const total = quick ? 2_000 : Number(process.env.BENCH_PROCESS_TOTAL ?? 50_000);
     // `removeOnComplete: true` deletes each job as it completes. The last case keeps every
     // completed job, which is BullMQ's default; it is given explicitly (`false`) because the
     // libraries' defaults differ (Hopper keeps the last 1,000) and both must get the same.

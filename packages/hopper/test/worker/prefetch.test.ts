@@ -5,6 +5,7 @@
  * running when cancelled, and claims never take more than a rate limit or global concurrency allows.
  * (Locks, lost locks and stall rescue: prefetch-stalls.test.ts, on an injected clock.)
  */
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CancelledError, InvalidOptionsError, Worker, type Job } from '../../src/index.js';
 import { useHopper } from '../helpers/hopper.js';
@@ -124,6 +125,19 @@ describe('prefetch: claiming ahead', () => {
     for (const id of ['1', '2', '3', '4', '5', '6']) g2.release(id);
     await done;
     expect(g2.maxRunning()).toBe(1);
+  });
+});
+
+describe('prefetch: processor files', () => {
+  it('runs held-ahead jobs in the sandbox as slots free, never more children than concurrency', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.addBulk([1, 2, 3, 4, 5, 6].map((i) => ({ name: 'echo', data: { i } })));
+    const echo = fileURLToPath(new URL('../fixtures/sandbox/echo.mjs', import.meta.url));
+    const worker = env.worker(name, echo, { concurrency: 2, prefetch: 4 });
+    const done = await collect<[Job, { data: { i: number } }]>(worker, 'completed', 6);
+    expect(done.map(([, result]) => result.data.i).sort()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(worker.sandboxPool?.childIds.length ?? 0).toBeLessThanOrEqual(2);
   });
 });
 
