@@ -31,7 +31,6 @@ const { values } = parseArgs({
   },
 });
 
-
 /** A worker process: runs jobs (sleeping `workMs` each) until told to stop; reports its starts. */
 async function runChild({ connection, name, prefetch, workMs }) {
   const { Worker } = await importHopper();
