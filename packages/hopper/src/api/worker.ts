@@ -350,7 +350,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   }
 
   /**
-   * Stops taking new jobs. Unless `doNotWaitActive`, resolves once the active jobs have finished.
+   * Stops taking new jobs (jobs held ahead with `prefetch` go back to the queue at once, unstarted).
+   * Unless `doNotWaitActive`, resolves once the active jobs have finished.
    * Once they have, `run()` resolves and `isRunning()` is false, as in BullMQ; `resume()` goes on.
    */
   async pause(doNotWaitActive?: boolean): Promise<void> {
@@ -499,8 +500,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   }
 
   /**
-   * Closes the worker: stops taking jobs, finishes every job it claimed (including those of a
-   * claim whose reply arrives after close began) and records their results, then closes the
+   * Closes the worker: stops taking jobs, finishes every job it started (including those of a
+   * claim whose reply arrives after close began, for its free slots; jobs held ahead with
+   * `prefetch` go back to the queue at once, unstarted) and records their results, then closes the
    * connections. `force` (BullMQ's meaning: do not wait) releases the jobs it holds for another
    * worker at once, aborting their processors. Never hangs: after `closeTimeout` (default 10 s)
    * the jobs still running are released at once (not left for their locks to expire), their

@@ -7,7 +7,8 @@
  *   connection), plus a timer for the next delayed job's due time.
  * Finished attempts that arrive while calls are in flight wait for the next call, so under load
  * acknowledgements batch themselves. With concurrency >= 2, two calls may be in flight, each
- * claiming for half the slots: Redis runs one batch while this process runs the other.
+ * claiming for half the slots: Redis runs one batch while this process runs the other. With the
+ * worker's `prefetch`, the slots are concurrency + prefetch, counting the jobs held ahead (Backlog).
  */
 import type {
   AckResult,
