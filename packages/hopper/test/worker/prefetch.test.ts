@@ -128,6 +128,26 @@ describe('prefetch: claiming ahead', () => {
   });
 });
 
+describe('prefetch: groups', () => {
+  it("never claims more of a group than the group's concurrency allows", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.setGroupDefaults({ concurrency: 1 });
+    await queue.addBulk([1, 2, 3].map((i) => ({ name: 'j', data: { i }, opts: { group: { id: 'a' } } })));
+    await queue.addBulk([4, 5, 6].map((i) => ({ name: 'j', data: { i }, opts: { group: { id: 'b' } } })));
+    const g = gated();
+    const worker = env.worker(name, g.processor, { concurrency: 1, prefetch: 10 });
+    await once(worker, 'active');
+    // One job of each group: the group limit is applied by the claim, held-ahead jobs count in it.
+    await until(async () => (worker as unknown as { backlog: { size: number } }).backlog.size === 1, 'one job held ahead');
+    expect(await queue.getJobCounts('active')).toEqual({ active: 2 });
+    const done = collect<[Job]>(worker, 'completed', 6);
+    for (const id of ['1', '2', '3', '4', '5', '6']) g.release(id);
+    expect((await done).length).toBe(6);
+    expect(g.maxRunning()).toBe(1);
+  });
+});
+
 describe('prefetch: processor files', () => {
   it('runs held-ahead jobs in the sandbox as slots free, never more children than concurrency', async () => {
     const name = env.queueName();
