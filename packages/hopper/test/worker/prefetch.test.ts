@@ -221,6 +221,23 @@ describe('prefetch: close, pause, cancel', () => {
     expect((await done).map(([job]) => job.id)).toEqual(['2', '3']);
   });
 
+  it('queue.pause() lets the held-ahead jobs run (they are active), and nothing more is claimed', async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.addBulk([1, 2, 3, 4, 5].map((i) => ({ name: 'j', data: { i } })));
+    const g = gated();
+    const worker = env.worker(name, g.processor, { concurrency: 1, prefetch: 2 });
+    await until(async () => (worker as unknown as { backlog: { size: number } }).backlog.size === 2, 'two jobs held ahead');
+    await queue.pause();
+    const done = collect<[Job]>(worker, 'completed', 3);
+    for (const id of ['1', '2', '3']) g.release(id);
+    expect((await done).map(([job]) => job.id)).toEqual(['1', '2', '3']);
+    const counts = await queue.getJobCounts('active', 'waiting', 'paused');
+    expect(counts.active).toBe(0);
+    expect(counts.waiting + counts.paused).toBe(2);
+    expect(g.started).toEqual(['1', '2', '3']);
+  });
+
   it('a held-ahead job cancelled by queue.cancelJob ends as cancelled at once, its processor never called', async () => {
     const name = env.queueName();
     const queue = env.queue(name);
