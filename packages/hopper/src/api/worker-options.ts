@@ -48,7 +48,8 @@ export interface WorkerOptions extends QueueBaseOptions {
    * worker and start the moment a slot frees, with no round trip, and each call to Redis carries
    * more jobs. Held-ahead jobs are active in Redis from their claim (`processedOn`,
    * `attemptsStarted` and the queue's `active` event are recorded then; the worker's `active`
-   * event, the processor and the job's `timeout` start when a slot frees); their locks are renewed
+   * event, the processor, the job's `timeout` and its run time in the latency histograms start
+   * when a slot frees); their locks are renewed
    * and stall rescue takes them over if the worker dies. `close()` and `pause()` give them back
    * unstarted at once (no attempt counted); a job cancelled while held ahead ends as cancelled
    * without running; queue pause lets them run, as the other active jobs. Not for a worker with no

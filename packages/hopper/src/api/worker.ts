@@ -59,6 +59,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly claims: Claims;
   private readonly backlog: Backlog;
   private readonly cancelledUnstarted: WeakSet<Job>;
+  private readonly heldFor: WeakMap<Job, number>;
   /** The `prefetch` option: jobs held beyond the free slots (0: none). */
   private readonly prefetch: number;
   private readonly dispatcher: Dispatcher;
@@ -118,6 +119,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       claims: this.claims,
       backlog: this.backlog,
       cancelledUnstarted: this.cancelledUnstarted,
+      heldFor: this.heldFor,
       dispatcher: this.dispatcher,
       shutdown: this.shutdown,
       renewer: this.renewer,
@@ -416,7 +418,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       // Claimed ahead (prefetch): it waits for a free slot. Paused or closing, it is not waited
       // for: it goes back unstarted.
       if (this.paused || this.closing) this.shutdown.releaseUnstarted(claim);
-      else this.backlog.push(claim);
+      else {
+        claim.heldAt = this.clock.now();
+        this.backlog.push(claim);
+      }
       return;
     }
     this.startClaim(job, claim);
@@ -444,6 +449,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     while (this.backlog.size > 0 && this.executor.size < this.concurrencyValue && !this.shutdown.releasing) {
       const claim = this.backlog.shift() as Claim;
       if (claim.releasing) continue;
+      if (claim.heldAt !== undefined) this.heldFor.set(claim.job, this.clock.now() - claim.heldAt);
       this.startClaim(claim.job, claim);
     }
   }

@@ -90,6 +90,8 @@ export interface WorkerParts {
    * cancelled (see Worker.cancelRunning).
    */
   cancelledUnstarted: WeakSet<Job>;
+  /** How long each attempt started from the backlog waited there, ms (for the latency histograms). */
+  heldFor: WeakMap<Job, number>;
   dispatcher: Dispatcher;
   shutdown: Shutdown;
   renewer: LockRenewer;
@@ -139,6 +141,9 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
   const backlog = new Backlog();
   const prefetch = opts.prefetch ?? 0;
   const cancelledUnstarted = new WeakSet<Job>();
+  const heldFor = new WeakMap<Job, number>();
+  // A held-ahead attempt started after its claim: the histograms count its wait to its start.
+  const heldMs = (job: Job): number | undefined => (prefetch > 0 ? heldFor.get(job) : undefined);
 
   const outcomes = new Outcomes({
     backend,
@@ -155,10 +160,10 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
       latency && recorded
         ? (batch, item, code, now) => {
             recorded(batch, item, code, now);
-            latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code));
+            latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code), heldMs(item.job));
           }
         : latency
-          ? (batch, item, code, now) => latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code))
+          ? (batch, item, code, now) => latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code), heldMs(item.job))
           : recorded,
     onError: (err) => host.emitError(err),
   });
@@ -313,6 +318,7 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     claims,
     backlog,
     cancelledUnstarted,
+    heldFor,
     dispatcher,
     shutdown,
     renewer,

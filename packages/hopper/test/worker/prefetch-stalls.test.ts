@@ -1,13 +1,14 @@
 /**
  * Claim-ahead (`prefetch`) and locks, on an injected clock: held-ahead jobs have their locks
  * renewed with the running ones; a worker that dies leaves them to stall rescue like any active
- * job; a held-ahead job whose lock is lost is dropped by its worker, never started there.
+ * job; a held-ahead job whose lock is lost is dropped by its worker, never started there. And the
+ * latency histograms count a held-ahead job's wait to its start, not to its claim.
  */
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../../src/index.js';
 import { useHopper } from '../helpers/hopper.js';
 import { withoutLockRenewal } from '../helpers/renewal.js';
-import { collect, once, signal } from '../helpers/wait.js';
+import { collect, once, signal, until } from '../helpers/wait.js';
 
 const env = useHopper({ fakeClock: true });
 
@@ -98,5 +99,35 @@ describe('prefetch: locks and stall rescue', () => {
     expect(two?.attemptsStarted).toBe(2);
     expect(two?.stalledCounter).toBe(1);
     expect(started).toEqual(['1', '2']);
+  });
+});
+
+describe('prefetch: latency histograms', () => {
+  it("count a held-ahead job's time in the worker as wait, not as run", async () => {
+    const name = env.queueName();
+    const queue = env.queue(name);
+    await queue.addBulk([
+      { name: 'first', data: {} },
+      { name: 'second', data: {} },
+    ]);
+    const gate = signal();
+    const worker = env.worker(
+      name,
+      async (job: Job) => {
+        if (job.name === 'first') await gate.promise;
+      },
+      { concurrency: 1, prefetch: 1 },
+    );
+    await until(async () => (worker as unknown as { backlog: { size: number } }).backlog.size === 1, 'second held ahead');
+    env.clock!.advance(500);
+    const done = collect(worker, 'completed', 2);
+    gate.resolve();
+    await done;
+    await worker.close();
+    const m = await queue.getExactMetrics();
+    const of = (kind: string, label: string) => m.histograms.find((h) => h.kind === kind && h.label === label);
+    expect(of('wait', 'second')?.sum).toBe(500);
+    expect(of('run', 'second')?.sum).toBe(0);
+    expect(of('run', 'first')?.sum).toBe(500);
   });
 });
