@@ -15,12 +15,15 @@
 // `--alloc` samples the window's allocations instead (V8's sampling heap profiler, collected objects
 // included) and reports the bytes allocated per job: a figure that, unlike CPU time, does not move
 // with the machine's load (it also slows the run: its CPU figures are not comparable to others').
-// Method and figures: docs/performance.md, "Issue 21, worker side".
+// A build's directory may end with `?prefetch=N`: its worker then holds N jobs ahead (the
+// `prefetch` option), so one build can be compared with itself at several N
+// (`--build=p0=packages/hopper --build=p20=packages/hopper?prefetch=20`).
+// Method and figures: docs/performance.md, "Issue 21, worker side" and "Claim-ahead".
 
 import { fork } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { URLSearchParams, fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import inspector from 'node:inspector';
@@ -48,7 +51,7 @@ if (values.child !== undefined) await runChild(JSON.parse(values.child));
 else await runParent();
 
 /** The drain child: one worker on the filled queue, measured from its first completion to its last. */
-async function runChild({ dir, connection, concurrency, total, redisPid, ticks, profile, alloc }) {
+async function runChild({ dir, connection, concurrency, prefetch, total, redisPid, ticks, profile, alloc }) {
   const { Queue, Worker } = await importHopper(dir);
   const queue = new Queue(QUEUE, { connection, streams: { events: { maxLen: 10_000 } } });
   await queue.waitUntilReady();
@@ -67,7 +70,7 @@ async function runChild({ dir, connection, concurrency, total, redisPid, ticks, 
   let first;
   let last;
   let count = 0;
-  const worker = new Worker(QUEUE, async () => {}, { connection, concurrency });
+  const worker = new Worker(QUEUE, async () => {}, { connection, concurrency, ...(prefetch > 0 && { prefetch }) });
   await new Promise((resolve, reject) => {
     worker.on('error', (err) => reject(new Error(`worker error: ${err?.stack ?? err}`)));
     worker.on('failed', (job, err) => reject(new Error(`job ${job?.id} failed: ${err?.message}`)));
@@ -120,6 +123,11 @@ async function runParent() {
       return [spec.slice(0, at), spec.slice(at + 1)];
     }),
   );
+  /** A build's directory and prefetch (`<dir>?prefetch=N`). */
+  const buildOf = (name) => {
+    const [dir, query] = builds[name].split('?');
+    return { dir, prefetch: Number(new URLSearchParams(query ?? '').get('prefetch') ?? 0) };
+  };
   const names = Object.keys(builds);
   if (names.length < 2 || names.some((name) => name === '' || !builds[name])) {
     throw new Error(
@@ -133,7 +141,7 @@ async function runParent() {
   const { startRedis } = await import('./redis/server.mjs');
   const redis = await startRedis();
   const ticks = clockTicksPerSecond();
-  const { Queue } = await importHopper(builds[names[0]]);
+  const { Queue } = await importHopper(buildOf(names[0]).dir);
   const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
   console.log(
     `builds: ${names.map((name) => `${name}=${builds[name]}`).join(' ')}; ${total} jobs per drain, ${rounds} rounds; load ${os
@@ -157,7 +165,7 @@ async function runParent() {
           await queue.close();
           const profile = values['cpu-prof'] && path.resolve(values['cpu-prof'], `${build}-c${concurrency}-r${round}.cpuprofile`);
           const spec = {
-            dir: builds[build],
+            ...buildOf(build),
             connection: redis.connection,
             concurrency,
             total,

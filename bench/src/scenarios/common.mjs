@@ -202,7 +202,7 @@ export const ownCpuMs = () => {
  *        `processor` defaults to a no-op
  * @returns {Promise<{ jobsPerSec: number, redisCpuMsPer1k: number, workerCpuMsPer1k: number, duplicates: number }>}
  */
-export async function drainMeasured(ctx, { total, concurrency, processor = async () => {} }) {
+export async function drainMeasured(ctx, { total, concurrency, prefetch, processor = async () => {} }) {
   const sample = () => ({
     at: performance.now(),
     nodeMs: ownCpuMs(),
@@ -212,7 +212,8 @@ export async function drainMeasured(ctx, { total, concurrency, processor = async
   let first;
   /** @type {typeof first} */
   let last;
-  const worker = openWorker(ctx, processor, { concurrency });
+  // `prefetch`: Hopper's claim-ahead option (BullMQ has none and ignores it).
+  const worker = openWorker(ctx, processor, { concurrency, ...(prefetch > 0 && { prefetch }) });
   const { duplicates } = await trackCompletions(worker, total, (_job, count) => {
     if (count === 1) first = sample();
     if (count === total) last = sample();
@@ -262,14 +263,14 @@ export async function expectCounts(queue, expected) {
  * the 'completed' handler for each measured job, until `total` have completed.
  * @returns {Promise<{ duplicates: number }>}
  */
-export async function runWarmWorker(ctx, { total, concurrency, onStart, onCompleted }) {
+export async function runWarmWorker(ctx, { total, concurrency, prefetch, onStart, onCompleted }) {
   const queue = openQueue(ctx);
   const worker = openWorker(
     ctx,
     async (job) => {
       if (job.name === JOB) onStart(job);
     },
-    { concurrency },
+    { concurrency, ...(prefetch > 0 && { prefetch }) },
   );
   // Listening before the warm-up, so no measured job can complete unseen.
   const done = trackCompletions(worker, total, onCompleted);

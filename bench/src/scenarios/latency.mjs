@@ -6,6 +6,15 @@
 import { percentileName, percentiles } from '../stats.mjs';
 import { duplicatesNote, metric, runPacedProducer, runWarmWorker, wallClockMs } from './common.mjs';
 
+/**
+ * Extra cases with Hopper's claim-ahead: `BENCH_LATENCY_PREFETCH=20` adds "latency, prefetch 20"
+ * (BullMQ has no such option: its row is BullMQ's latency). docs/performance.md, "Claim-ahead".
+ */
+const PREFETCH = (process.env.BENCH_LATENCY_PREFETCH ?? '')
+  .split(',')
+  .filter((n) => n !== '')
+  .map(Number);
+
 /** Completed jobs kept: a common production setting, so retention trimming is exercised. */
 const RETENTION = { removeOnComplete: { count: 1_000 } };
 
@@ -22,17 +31,24 @@ export default {
   id: 'latency',
   title: 'Latency at 1,000 adds/s: enqueue to processor start, and to completed',
   metrics: WAITS.flatMap((wait) => PERCENTILES.map((p) => metric(keyOf(wait, p), `${wait.label} ${percentileName(p)}`, 'ms', 'lower', 2))),
-  cases: (quick) => [{ label: 'latency', params: { ratePerSec: 1_000, seconds: quick ? 2 : 10, concurrency: 10 } }],
+  cases: (quick) => [
+    { label: 'latency', params: { ratePerSec: 1_000, seconds: quick ? 2 : 10, concurrency: 10 } },
+    ...PREFETCH.map((prefetch) => ({
+      label: `latency, prefetch ${prefetch}`,
+      params: { ratePerSec: 1_000, seconds: quick ? 2 : 10, concurrency: 10, prefetch },
+    })),
+  ],
   // Both processes run at once; the worker declares itself ready only once it is running.
   steps: [['worker', 'producer']],
   roles: {
     async worker(ctx) {
-      const { ratePerSec, seconds, concurrency } = ctx.params;
+      const { ratePerSec, seconds, concurrency, prefetch } = ctx.params;
       const total = ratePerSec * seconds;
       const samples = { start: new Float64Array(total), completed: new Float64Array(total) };
       const { duplicates } = await runWarmWorker(ctx, {
         total,
         concurrency,
+        prefetch,
         onStart: (job) => (samples.start[job.data.i] = wallClockMs() - job.data.t),
         onCompleted: (job) => (samples.completed[job.data.i] = wallClockMs() - job.data.t),
       });

@@ -42,6 +42,22 @@ export interface AdvancedSettings {
 export interface WorkerOptions extends QueueBaseOptions {
   /** Jobs processed at once by this worker. Default 1. */
   concurrency?: number;
+  /**
+   * Claim-ahead (as RabbitMQ's prefetch): jobs this worker may hold beyond its free slots. A claim
+   * asks for up to `concurrency + prefetch` jobs held in all; those with no free slot wait in the
+   * worker and start the moment a slot frees, with no round trip, and each call to Redis carries
+   * more jobs. Held-ahead jobs are active in Redis from their claim (`processedOn`,
+   * `attemptsStarted` and the queue's `active` event are recorded then; the worker's `active`
+   * event, the processor, the job's `timeout` and its run time in the latency histograms start
+   * when a slot frees); their locks are renewed
+   * and stall rescue takes them over if the worker dies. `close()` and `pause()` give them back
+   * unstarted at once (no attempt counted); a job cancelled while held ahead ends as cancelled
+   * without running; queue pause lets them run, as the other active jobs. Not for a worker with no
+   * processor (getNextJob). Default 0 (off): see docs/performance.md ("Claim-ahead").
+   *
+   * @example new Worker('mail', send, { connection, concurrency: 10, prefetch: 20 })
+   */
+  prefetch?: number;
   /** Start processing at once. Default true; otherwise call `run()`. */
   autorun?: boolean;
   /** How long a job's lock lasts without renewal, ms. Default 30,000. */

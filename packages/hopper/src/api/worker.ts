@@ -18,6 +18,7 @@ import type { StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
 import { advanceTaken, takenOccurrence, type SchedulerTick } from '../maintenance/scheduler-tick.js';
 import type { StallRescuer } from '../maintenance/stall-rescuer.js';
+import type { Backlog } from '../runtime/backlog.js';
 import type { Claim, Claims } from '../runtime/claims.js';
 import type { Dispatcher } from '../runtime/dispatcher.js';
 import { abortEntry, type Executor } from '../runtime/executor.js';
@@ -28,7 +29,7 @@ import { RELEASE_GRACE_MS, type Shutdown } from '../runtime/shutdown.js';
 import { buildWorkerParts } from '../runtime/worker-parts.js';
 import { overweightError, startLimitError, type Processor, type WorkerOptions } from './worker-options.js';
 import { QueueBase } from './queue-base.js';
-import { checkWorkerOption, validateProcessor } from '../validation/component-options.js';
+import { checkWorkerOption, validatePrefetch, validateProcessor } from '../validation/component-options.js';
 import type { MetricsRecorder } from '../telemetry/metrics-recorder.js';
 import type { LatencyRecorder } from '../telemetry/latency-recorder.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
@@ -56,6 +57,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly sandbox: SandboxedProcessor | undefined;
   private readonly executor: Executor;
   private readonly claims: Claims;
+  private readonly backlog: Backlog;
+  private readonly cancelledUnstarted: WeakSet<Job>;
+  private readonly heldFor: WeakMap<Job, number>;
+  /** The `prefetch` option: jobs held beyond the free slots (0: none). */
+  private readonly prefetch: number;
   private readonly dispatcher: Dispatcher;
   private readonly shutdown: Shutdown;
   private readonly renewer: LockRenewer;
@@ -100,15 +106,20 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   constructor(name: string, processor?: Processor<DataType, ResultType, NameType> | string | URL | null, opts: WorkerOptions = {}) {
     // Checked before connecting (the options by QueueBase): a refused value leaves nothing running.
     validateProcessor(processor);
+    validatePrefetch(processor, opts);
     super(name, opts, 'worker', 'Worker');
     this.opts = opts;
     this.concurrencyValue = opts.concurrency ?? 1;
+    this.prefetch = opts.prefetch ?? 0;
     // Component wiring: runtime/worker-parts.ts builds the parts, which call back into the worker through this host.
     ({
       processor: this.processor,
       sandbox: this.sandbox,
       executor: this.executor,
       claims: this.claims,
+      backlog: this.backlog,
+      cancelledUnstarted: this.cancelledUnstarted,
+      heldFor: this.heldFor,
       dispatcher: this.dispatcher,
       shutdown: this.shutdown,
       renewer: this.renewer,
@@ -139,6 +150,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       },
       emitError: (err) => this.emitError(err),
       claimed: (job) => this.claimed(job),
+      slotFreed: () => this.startHeldAhead(),
       checkEpoch: (epoch) => this.checkEpoch(epoch),
       cancelRunning: (jobId) => this.cancelRunning(jobId),
       emitStallFailures: (ids) => this.emitStallFailures(ids),
@@ -170,6 +182,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   set concurrency(value: number) {
     checkWorkerOption('concurrency', value);
     this.concurrencyValue = value;
+    // Jobs held ahead take the new slots first.
+    if (this.prefetch > 0) this.startHeldAhead();
     this.dispatcher.schedulePump();
   }
 
@@ -338,13 +352,16 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   }
 
   /**
-   * Stops taking new jobs. Unless `doNotWaitActive`, resolves once the active jobs have finished.
+   * Stops taking new jobs (jobs held ahead with `prefetch` go back to the queue at once, unstarted).
+   * Unless `doNotWaitActive`, resolves once the active jobs have finished.
    * Once they have, `run()` resolves and `isRunning()` is false, as in BullMQ; `resume()` goes on.
    */
   async pause(doNotWaitActive?: boolean): Promise<void> {
     if (this.paused) return;
     this.paused = true;
     this.dispatcher.setPaused(true);
+    // Jobs held ahead have not started: they go back to the queue at once, for any worker.
+    this.handBackHeldAhead('paused');
     // Every job claimed, including by a call in flight now, finishes and is recorded.
     const finished = this.shutdown.quiesce().then(() => {
       if (!this.paused || !this.running || this.closing) return;
@@ -397,6 +414,21 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       this.shutdown.releaseUnstarted(claim);
       return;
     }
+    if (this.prefetch > 0 && (this.executor.size >= this.concurrencyValue || this.backlog.size > 0)) {
+      // Claimed ahead (prefetch): it waits for a free slot. Paused or closing, it is not waited
+      // for: it goes back unstarted.
+      if (this.paused || this.closing) this.shutdown.releaseUnstarted(claim);
+      else {
+        claim.heldAt = this.clock.now();
+        this.backlog.push(claim);
+      }
+      return;
+    }
+    this.startClaim(job, claim);
+  }
+
+  /** Starts `claim`'s job now: its slot is free. */
+  private startClaim(job: Job, claim: Claim): void {
     // A new attempt of a job this worker still runs: the old attempt lost its lock (the job was
     // rescued), so it is aborted and its result will not be recorded.
     const old = this.executor.current(job.id as string);
@@ -410,6 +442,23 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     }
     claim.started = true;
     this.startJob(job);
+  }
+
+  /** Starts jobs held ahead while slots are free (a slot freed, or concurrency was raised). */
+  private startHeldAhead(): void {
+    while (this.backlog.size > 0 && this.executor.size < this.concurrencyValue && !this.shutdown.releasing) {
+      const claim = this.backlog.shift() as Claim;
+      if (claim.releasing) continue;
+      if (claim.heldAt !== undefined) this.heldFor.set(claim.job, this.clock.now() - claim.heldAt);
+      this.startClaim(claim.job, claim);
+    }
+  }
+
+  /** Gives the jobs held ahead back to the queue, unstarted (pause, close): no attempt is counted. */
+  private handBackHeldAhead(why: 'paused' | 'closing'): void {
+    if (this.backlog.size === 0) return;
+    const list = this.backlog.takeAll();
+    void this.shutdown.release(new Error(`The worker was ${why}: the job held ahead was given back unstarted.`), list);
   }
 
   private startJob(job: Job): void {
@@ -441,14 +490,25 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private cancelRunning(jobId: string): void {
     // The latest attempt: an older one still running here lost its lock, its result is dropped anyway.
     const entry = this.executor.current(jobId);
+    if (!entry && this.prefetch > 0) {
+      // Held ahead: it ends as cancelled now, its processor never called (see worker-parts).
+      const claim = this.backlog.takeJob(jobId);
+      if (!claim) return;
+      this.cancelledUnstarted.add(claim.job);
+      claim.started = true;
+      const started = this.executor.start(claim.job);
+      started.cancelled = true;
+      return;
+    }
     if (!entry || entry.cancelled) return;
     entry.cancelled = true;
     abortEntry(entry, new CancelledError(`Job ${jobId} was cancelled.`));
   }
 
   /**
-   * Closes the worker: stops taking jobs, finishes every job it claimed (including those of a
-   * claim whose reply arrives after close began) and records their results, then closes the
+   * Closes the worker: stops taking jobs, finishes every job it started (including those of a
+   * claim whose reply arrives after close began, for its free slots; jobs held ahead with
+   * `prefetch` go back to the queue at once, unstarted) and records their results, then closes the
    * connections. `force` (BullMQ's meaning: do not wait) releases the jobs it holds for another
    * worker at once, aborting their processors. Never hangs: after `closeTimeout` (default 10 s)
    * the jobs still running are released at once (not left for their locks to expire), their
@@ -475,6 +535,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.starter.stop();
     this.emit('closing', 'closing worker');
     this.dispatcher.stop();
+    // Jobs held ahead have not started: close does not wait to run them, they go back at once.
+    this.handBackHeldAhead('closing');
     this.rescuer.stop();
     this.schedulerTick.stop();
     const error = await this.shutdown.stop(force, this.closeTimeout);

@@ -17,6 +17,8 @@ export interface Claim extends Fence {
   recording: boolean;
   /** Set once it is being released (close). */
   releasing: boolean;
+  /** When it began to wait for a slot in the worker (`prefetch`; the clock's `now()`), if it did. */
+  heldAt?: number;
 }
 
 export class Claims {

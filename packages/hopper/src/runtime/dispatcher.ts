@@ -7,7 +7,8 @@
  *   connection), plus a timer for the next delayed job's due time.
  * Finished attempts that arrive while calls are in flight wait for the next call, so under load
  * acknowledgements batch themselves. With concurrency >= 2, two calls may be in flight, each
- * claiming for half the slots: Redis runs one batch while this process runs the other.
+ * claiming for half the slots: Redis runs one batch while this process runs the other. With the
+ * worker's `prefetch`, the slots are concurrency + prefetch, counting the jobs held ahead (Backlog).
  */
 import type {
   AckResult,
@@ -36,6 +37,10 @@ export interface DispatcherOptions {
   executor: Executor;
   completer: Completer;
   concurrency(): number;
+  /** Jobs the worker may hold beyond its free slots (the `prefetch` option; 0: none). */
+  prefetch: number;
+  /** Jobs held ahead, waiting for a free slot (Backlog). */
+  backlogSize(): number;
   lockDuration: number;
   /** The worker's name (`name` option), recorded on the jobs it claims as processedBy. */
   workerName?: string;
@@ -159,12 +164,16 @@ export class Dispatcher {
     return this.inFlight === 0 && this.o.completer.pending === 0;
   }
 
-  /** Slots this call may claim for: free ones, at most a share so another call can overlap. */
+  /**
+   * Slots this call may claim for: free ones (with `prefetch`, up to concurrency + prefetch jobs
+   * held, running or waiting in the backlog), at most a share so another call can overlap.
+   */
   private claimable(): number {
     if (this.stopped || this.paused) return 0;
-    const concurrency = this.o.concurrency();
-    const free = concurrency - this.o.executor.size - this.reserved;
-    const share = concurrency >= 2 ? Math.ceil(concurrency / MAX_IN_FLIGHT) : concurrency;
+    const capacity = this.o.concurrency() + this.o.prefetch;
+    const held = this.o.prefetch > 0 ? this.o.executor.size + this.o.backlogSize() : this.o.executor.size;
+    const free = capacity - held - this.reserved;
+    const share = capacity >= 2 ? Math.ceil(capacity / MAX_IN_FLIGHT) : capacity;
     return Math.max(0, Math.min(free, share, MAX_CLAIM));
   }
 

@@ -11,6 +11,11 @@ export interface LockRenewerOptions {
   backend: QueueBackend;
   clock: Clock;
   executor: Executor;
+  /**
+   * The jobs held ahead of free slots (the `prefetch` option): their locks are renewed with the
+   * running jobs', and a lost one is reported like a running one's.
+   */
+  backlog?: { locks(): { id: string; token: string; attempt: number }[]; has(token: string): boolean };
   lockDuration: number;
   /** How often to renew (default lockDuration / 2). */
   renewEvery: number;
@@ -78,7 +83,7 @@ export class LockRenewer {
   }
 
   /**
-   * Renews every running attempt's lock now, with the worker's heartbeat, in one call; returns the
+   * Renews every running attempt's lock (and every held-ahead job's) now, with the worker's heartbeat, in one call; returns the
    * tokens of the attempts whose lock was lost. Each attempt is renewed on its own fence (token
    * and attempt number), so a stale attempt of a job never renews, nor loses, the new one's lock.
    */
@@ -87,6 +92,8 @@ export class LockRenewer {
     for (const entry of this.o.executor.attempts()) {
       if (!entry.lost) locks.push({ id: entry.job.id as string, token: entry.token, attempt: entry.attempt });
     }
+    const backlog = this.o.backlog;
+    if (backlog) for (const lock of backlog.locks()) locks.push(lock);
     const { lost, epoch, cancelled } = await this.o.backend.extendLocks(
       locks,
       this.o.lockDuration,
@@ -99,7 +106,7 @@ export class LockRenewer {
     // overlapped this one (the one after the cancel subscription): only report each running one once.
     const stillRunning = lost.filter((token) => {
       const entry = this.o.executor.attempt(token);
-      return entry !== undefined && !entry.lost;
+      return (entry !== undefined && !entry.lost) || backlog?.has(token) === true;
     });
     if (stillRunning.length > 0) this.o.onLost(stillRunning);
     return stillRunning;

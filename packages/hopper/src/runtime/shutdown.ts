@@ -75,12 +75,11 @@ export class Shutdown {
       this.o.executor.abort(claim.token, reason, true, claim.job.id);
     }
     const ids = list.map((claim) => claim.job.id as string);
+    // Each job goes back to the head of the queue: sent last first, they keep their claim order there.
+    const back = list.map((claim) => ({ id: claim.job.id as string, token: claim.token, attempt: claim.attempt, started: claim.started }));
+    back.reverse();
     const call = this.o.backend
-      .releaseJobs(
-        list.map((claim) => ({ id: claim.job.id as string, token: claim.token, attempt: claim.attempt, started: claim.started })),
-        this.o.failKeep,
-        this.o.clock.backendNow(),
-      )
+      .releaseJobs(back, this.o.failKeep, this.o.clock.backendNow())
       .then(
         () => undefined,
         (err: unknown) => this.o.onError(err),

@@ -14,7 +14,7 @@ import {
   type Retention,
 } from '../backend/backend.js';
 import type { Clock } from '../clock/clock.js';
-import { LockLostError } from '../job/errors.js';
+import { CancelledError, LockLostError } from '../job/errors.js';
 import type { StrategyFn } from '../job/failure.js';
 import { Job, type JobContext } from '../job/job.js';
 import { DEFAULT_REMOVE_ON_COMPLETE } from '../job/options.js';
@@ -33,6 +33,7 @@ import {
   type Processor,
   type WorkerOptions,
 } from '../api/worker-options.js';
+import { Backlog } from './backlog.js';
 import { Claims } from './claims.js';
 import { Completer } from './completer.js';
 import { Dispatcher } from './dispatcher.js';
@@ -66,6 +67,8 @@ export interface WorkerHost {
   emitError(err: unknown): void;
   /** A claim's reply brought `job`. */
   claimed(job: Job): void;
+  /** An attempt settled: its slot is free (a job held ahead may start). */
+  slotFreed(): void;
   checkEpoch(epoch: string): void;
   /** A running job was cancelled: abort its signal. */
   cancelRunning(jobId: string): void;
@@ -80,6 +83,15 @@ export interface WorkerParts {
   sandbox: SandboxedProcessor | undefined;
   executor: Executor;
   claims: Claims;
+  /** Jobs held ahead of free slots (the `prefetch` option). */
+  backlog: Backlog;
+  /**
+   * Jobs cancelled while held ahead: started at once, their processor never called, they end as
+   * cancelled (see Worker.cancelRunning).
+   */
+  cancelledUnstarted: WeakSet<Job>;
+  /** How long each attempt started from the backlog waited there, ms (for the latency histograms). */
+  heldFor: WeakMap<Job, number>;
   dispatcher: Dispatcher;
   shutdown: Shutdown;
   renewer: LockRenewer;
@@ -126,6 +138,12 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
   const recorded = attemptRecorder(jobMeter, metrics);
   const completer = new Completer();
   const claims = new Claims();
+  const backlog = new Backlog();
+  const prefetch = opts.prefetch ?? 0;
+  const cancelledUnstarted = new WeakSet<Job>();
+  const heldFor = new WeakMap<Job, number>();
+  // A held-ahead attempt started after its claim: the histograms count its wait to its start.
+  const heldMs = (job: Job): number | undefined => (prefetch > 0 ? heldFor.get(job) : undefined);
 
   const outcomes = new Outcomes({
     backend,
@@ -142,10 +160,10 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
       latency && recorded
         ? (batch, item, code, now) => {
             recorded(batch, item, code, now);
-            latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code));
+            latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code), heldMs(item.job));
           }
         : latency
-          ? (batch, item, code, now) => latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code))
+          ? (batch, item, code, now) => latency.note(item.job, now, lastRunOutcome(batch.kind, item.ack, code), heldMs(item.job))
           : recorded,
     onError: (err) => host.emitError(err),
   });
@@ -155,6 +173,8 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
   let anyOverweight = false;
   const executor = new Executor({
     processor: (job, token, signal) => {
+      // Cancelled while held ahead: it ends as cancelled, its processor never called.
+      if (prefetch > 0 && cancelledUnstarted.has(job)) return Promise.reject(new CancelledError(`Job ${job.id} was cancelled.`));
       // Taken beyond maxStartedAttempts: the attempt fails for good, the processor is not called.
       const overLimit =
         startLimitError(job, opts.maxStartedAttempts) ?? (anyOverweight ? overweightError(job, overweight.get(job)) : undefined);
@@ -165,7 +185,13 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     },
     // A processor that cannot read its signal gets none (no AbortController per job): see processor-signal.ts.
     readsSignal: sandbox !== undefined || run === undefined || mayReadSignal(run),
-    onSettled: (entry, outcome) => outcomes.settled(entry, outcome),
+    onSettled:
+      prefetch > 0
+        ? (entry, outcome) => {
+            outcomes.settled(entry, outcome);
+            host.slotFreed();
+          }
+        : (entry, outcome) => outcomes.settled(entry, outcome),
     clock,
     timeoutGrace: opts.timeoutGrace ?? 5000,
     // A sandboxed attempt's child is ended (its run then settles); an in-process one is given up on.
@@ -179,6 +205,8 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     executor,
     completer,
     concurrency: () => host.concurrency(),
+    prefetch,
+    backlogSize: () => backlog.size,
     lockDuration,
     limiter: opts.limiter && { max: opts.limiter.max, duration: opts.limiter.duration, weighted: opts.limiter.weight === 'cost' },
     workerName: opts.name,
@@ -207,11 +235,20 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     backend,
     clock,
     executor,
+    backlog: prefetch > 0 ? backlog : undefined,
     lockDuration,
     renewEvery,
     onLost: (tokens) => {
       const ids: string[] = [];
       for (const token of tokens) {
+        // Held ahead, not started: dropped (another worker has the job now), nothing to abort.
+        const waiting = prefetch > 0 ? backlog.take(token) : undefined;
+        if (waiting) {
+          ids.push(waiting.job.id as string);
+          claims.drop(token);
+          dispatcher.schedulePump();
+          continue;
+        }
         const id = executor.attempt(token)?.job.id;
         if (id !== undefined) ids.push(id);
         executor.abort(
@@ -279,6 +316,9 @@ export function buildWorkerParts(processor: Processor | string | URL | null | un
     sandbox,
     executor,
     claims,
+    backlog,
+    cancelledUnstarted,
+    heldFor,
     dispatcher,
     shutdown,
     renewer,

@@ -62,12 +62,14 @@ export class LatencyRecorder {
 
   /**
    * Counts one recorded attempt of `job`, acknowledged at `now` (Redis time), that left the job
-   * `outcome` (a scheduler's occurrence: remembered as its scheduler's last run).
+   * `outcome` (a scheduler's occurrence: remembered as its scheduler's last run). `heldMs`: how
+   * long the attempt waited in its worker after its claim (`prefetch`): its start is that much
+   * after `processedOn` (the claim's time).
    */
-  note(job: LatencySample, now: number, outcome: LastRunOutcome): void {
+  note(job: LatencySample, now: number, outcome: LastRunOutcome, heldMs = 0): void {
     if (this.unsupported) return;
-    const started = job.processedOn;
-    if (started === undefined || started <= 0) return;
+    if (job.processedOn === undefined || job.processedOn <= 0) return;
+    const started = job.processedOn + heldMs;
     this.add('run', job.name, now - started);
     const occurrence = job.id === undefined ? undefined : parseOccurrenceId(job.id);
     const scheduler = occurrence?.schedulerId;

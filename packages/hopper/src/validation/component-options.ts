@@ -172,6 +172,16 @@ const WORKER_OPTIONS: ObjectSpec = object(
       }
       if (!Number.isInteger(value) || value > MAX_CONCURRENCY) throw refuse(path, value, `an integer from 1 to ${MAX_CONCURRENCY}`);
     }),
+    prefetch: custom(`an integer from 0 to ${MAX_CONCURRENCY}`, (value, path) => {
+      if (!(typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_CONCURRENCY)) {
+        throw refuse(
+          path,
+          value,
+          `an integer from 0 to ${MAX_CONCURRENCY}`,
+          'the number of jobs the worker may hold beyond its free slots; 0 turns it off',
+        );
+      }
+    }),
     autorun: bool,
     lockDuration: positiveMs(),
     lockRenewTime: positiveMs(),
@@ -312,6 +322,22 @@ export function checkWorkerOption(option: 'concurrency', value: unknown): void {
   const spec = WORKER_OPTIONS.fields.get(option);
   if (value === undefined) throw refuse(option, value, spec?.accepted ?? '');
   if (spec) validate(spec, value, option);
+}
+
+/**
+ * A worker's `prefetch` needs jobs started by the worker: refused (before anything is opened) for
+ * a manual worker (no processor), whose getNextJob takes one job per call.
+ */
+export function validatePrefetch(processor: unknown, opts: unknown): void {
+  if (processor !== undefined && processor !== null) return;
+  const prefetch = isObject(opts) ? opts.prefetch : undefined;
+  if (prefetch === undefined || prefetch === 0) return;
+  throw InvalidOptionsError.of(
+    'prefetch',
+    prefetch,
+    '0 for a worker with no processor',
+    'a manual worker (getNextJob) takes one job per call and holds none ahead; pass a processor, or leave prefetch out',
+  );
 }
 
 /** A worker's processor: a function, a processor file (path or file: URL), or null/undefined for manual processing. */
