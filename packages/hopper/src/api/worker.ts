@@ -18,9 +18,9 @@ import type { StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
 import { advanceTaken, takenOccurrence, type SchedulerTick } from '../maintenance/scheduler-tick.js';
 import type { StallRescuer } from '../maintenance/stall-rescuer.js';
-import type { Backlog } from '../runtime/backlog.js';
 import type { Claim, Claims } from '../runtime/claims.js';
 import type { Dispatcher } from '../runtime/dispatcher.js';
+import { HeldAhead } from '../runtime/held-ahead.js';
 import { abortEntry, type Executor } from '../runtime/executor.js';
 import type { LockRenewer } from '../runtime/lock-renewer.js';
 import type { ManualFetcher } from '../runtime/manual-fetcher.js';
@@ -57,11 +57,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly sandbox: SandboxedProcessor | undefined;
   private readonly executor: Executor;
   private readonly claims: Claims;
-  private readonly backlog: Backlog;
-  private readonly cancelledUnstarted: WeakSet<Job>;
-  private readonly heldFor: WeakMap<Job, number>;
-  /** The `prefetch` option: jobs held beyond the free slots (0: none). */
-  private readonly prefetch: number;
+  /** Jobs claimed ahead of the free slots (the `prefetch` option): runtime/held-ahead.ts. */
+  private readonly heldAhead: HeldAhead;
   private readonly dispatcher: Dispatcher;
   private readonly shutdown: Shutdown;
   private readonly renewer: LockRenewer;
@@ -110,28 +107,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     super(name, opts, 'worker', 'Worker');
     this.opts = opts;
     this.concurrencyValue = opts.concurrency ?? 1;
-    this.prefetch = opts.prefetch ?? 0;
     // Component wiring: runtime/worker-parts.ts builds the parts, which call back into the worker through this host.
-    ({
-      processor: this.processor,
-      sandbox: this.sandbox,
-      executor: this.executor,
-      claims: this.claims,
-      backlog: this.backlog,
-      cancelledUnstarted: this.cancelledUnstarted,
-      heldFor: this.heldFor,
-      dispatcher: this.dispatcher,
-      shutdown: this.shutdown,
-      renewer: this.renewer,
-      rescuer: this.rescuer,
-      fetcher: this.fetcher,
-      schedulerTick: this.schedulerTick,
-      metrics: this.metrics,
-      latency: this.latency,
-      failKeep: this.failKeep,
-      lockDuration: this.lockDuration,
-      closeTimeout: this.closeTimeout,
-    } = buildWorkerParts(processor as Processor | string | URL | null | undefined, {
+    const parts = buildWorkerParts(processor as Processor | string | URL | null | undefined, {
       context: this,
       backend: this.backend,
       clock: this.clock,
@@ -150,11 +127,40 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       },
       emitError: (err) => this.emitError(err),
       claimed: (job) => this.claimed(job),
-      slotFreed: () => this.startHeldAhead(),
+      slotFreed: () => this.heldAhead.startWhileFree(),
       checkEpoch: (epoch) => this.checkEpoch(epoch),
       cancelRunning: (jobId) => this.cancelRunning(jobId),
       emitStallFailures: (ids) => this.emitStallFailures(ids),
-    }));
+    });
+    ({
+      processor: this.processor,
+      sandbox: this.sandbox,
+      executor: this.executor,
+      claims: this.claims,
+      dispatcher: this.dispatcher,
+      shutdown: this.shutdown,
+      renewer: this.renewer,
+      rescuer: this.rescuer,
+      fetcher: this.fetcher,
+      schedulerTick: this.schedulerTick,
+      metrics: this.metrics,
+      latency: this.latency,
+      failKeep: this.failKeep,
+      lockDuration: this.lockDuration,
+      closeTimeout: this.closeTimeout,
+    } = parts);
+    this.heldAhead = new HeldAhead({
+      backlog: parts.backlog,
+      executor: parts.executor,
+      shutdown: parts.shutdown,
+      cancelledUnstarted: parts.cancelledUnstarted,
+      heldFor: parts.heldFor,
+      prefetch: opts.prefetch ?? 0,
+      clock: this.clock,
+      concurrency: () => this.concurrencyValue,
+      isStopped: () => this.paused || this.closing,
+      start: (claim) => this.startClaim(claim.job, claim),
+    });
 
     if (opts.autorun !== false && this.processor) {
       this.run().catch((err: unknown) => this.emitError(err));
@@ -183,7 +189,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     checkWorkerOption('concurrency', value);
     this.concurrencyValue = value;
     // Jobs held ahead take the new slots first.
-    if (this.prefetch > 0) this.startHeldAhead();
+    this.heldAhead.startWhileFree();
     this.dispatcher.schedulePump();
   }
 
@@ -361,7 +367,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.paused = true;
     this.dispatcher.setPaused(true);
     // Jobs held ahead have not started: they go back to the queue at once, for any worker.
-    this.handBackHeldAhead('paused');
+    this.heldAhead.handBack('paused');
     // Every job claimed, including by a call in flight now, finishes and is recorded.
     const finished = this.shutdown.quiesce().then(() => {
       if (!this.paused || !this.running || this.closing) return;
@@ -414,16 +420,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       this.shutdown.releaseUnstarted(claim);
       return;
     }
-    if (this.prefetch > 0 && (this.executor.size >= this.concurrencyValue || this.backlog.size > 0)) {
-      // Claimed ahead (prefetch): it waits for a free slot. Paused or closing, it is not waited
-      // for: it goes back unstarted.
-      if (this.paused || this.closing) this.shutdown.releaseUnstarted(claim);
-      else {
-        claim.heldAt = this.clock.now();
-        this.backlog.push(claim);
-      }
-      return;
-    }
+    // Claimed ahead (prefetch): it waits for a free slot, or goes back unstarted when paused or closing.
+    if (this.heldAhead.hold(claim)) return;
     this.startClaim(job, claim);
   }
 
@@ -442,23 +440,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     }
     claim.started = true;
     this.startJob(job);
-  }
-
-  /** Starts jobs held ahead while slots are free (a slot freed, or concurrency was raised). */
-  private startHeldAhead(): void {
-    while (this.backlog.size > 0 && this.executor.size < this.concurrencyValue && !this.shutdown.releasing) {
-      const claim = this.backlog.shift() as Claim;
-      if (claim.releasing) continue;
-      if (claim.heldAt !== undefined) this.heldFor.set(claim.job, this.clock.now() - claim.heldAt);
-      this.startClaim(claim.job, claim);
-    }
-  }
-
-  /** Gives the jobs held ahead back to the queue, unstarted (pause, close): no attempt is counted. */
-  private handBackHeldAhead(why: 'paused' | 'closing'): void {
-    if (this.backlog.size === 0) return;
-    const list = this.backlog.takeAll();
-    void this.shutdown.release(new Error(`The worker was ${why}: the job held ahead was given back unstarted.`), list);
   }
 
   private startJob(job: Job): void {
@@ -490,17 +471,12 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private cancelRunning(jobId: string): void {
     // The latest attempt: an older one still running here lost its lock, its result is dropped anyway.
     const entry = this.executor.current(jobId);
-    if (!entry && this.prefetch > 0) {
-      // Held ahead: it ends as cancelled now, its processor never called (see worker-parts).
-      const claim = this.backlog.takeJob(jobId);
-      if (!claim) return;
-      this.cancelledUnstarted.add(claim.job);
-      claim.started = true;
-      const started = this.executor.start(claim.job);
-      started.cancelled = true;
+    if (!entry) {
+      // Not running here: held ahead, it ends as cancelled now, its processor never called.
+      this.heldAhead.cancel(jobId);
       return;
     }
-    if (!entry || entry.cancelled) return;
+    if (entry.cancelled) return;
     entry.cancelled = true;
     abortEntry(entry, new CancelledError(`Job ${jobId} was cancelled.`));
   }
@@ -536,7 +512,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.emit('closing', 'closing worker');
     this.dispatcher.stop();
     // Jobs held ahead have not started: close does not wait to run them, they go back at once.
-    this.handBackHeldAhead('closing');
+    this.heldAhead.handBack('closing');
     this.rescuer.stop();
     this.schedulerTick.stop();
     const error = await this.shutdown.stop(force, this.closeTimeout);
