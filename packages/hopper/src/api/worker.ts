@@ -13,15 +13,15 @@
 import { randomBytes } from 'node:crypto';
 import { sleep } from '../clock/timers.js';
 import type { LastRunOutcome, Retention } from '../backend/backend.js';
-import { CancelledError, InvalidOptionsError, LockLostError, RateLimitError } from '../job/errors.js';
+import { InvalidOptionsError, RateLimitError } from '../job/errors.js';
 import type { StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
 import { advanceTaken, takenOccurrence, type SchedulerTick } from '../maintenance/scheduler-tick.js';
 import type { StallRescuer } from '../maintenance/stall-rescuer.js';
-import type { Claim, Claims } from '../runtime/claims.js';
 import type { Dispatcher } from '../runtime/dispatcher.js';
 import { HeldAhead } from '../runtime/held-ahead.js';
-import { abortEntry, type Executor } from '../runtime/executor.js';
+import { JobStarter } from '../runtime/job-starter.js';
+import type { Executor } from '../runtime/executor.js';
 import type { LockRenewer } from '../runtime/lock-renewer.js';
 import type { ManualFetcher } from '../runtime/manual-fetcher.js';
 import type { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
@@ -56,9 +56,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly processor: Processor<DataType, ResultType, NameType> | undefined;
   private readonly sandbox: SandboxedProcessor | undefined;
   private readonly executor: Executor;
-  private readonly claims: Claims;
   /** Jobs claimed ahead of the free slots (the `prefetch` option): runtime/held-ahead.ts. */
   private readonly heldAhead: HeldAhead;
+  /** Starts the jobs claims bring and cancels those held: runtime/job-starter.ts. */
+  private readonly jobStarter: JobStarter;
   private readonly dispatcher: Dispatcher;
   private readonly shutdown: Shutdown;
   private readonly renewer: LockRenewer;
@@ -126,17 +127,16 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         if (this.listenerCount(event) > 0) this.emit(event, job, value, prev);
       },
       emitError: (err) => this.emitError(err),
-      claimed: (job) => this.claimed(job),
+      claimed: (job) => this.jobStarter.claimed(job),
       slotFreed: () => this.heldAhead.startWhileFree(),
       checkEpoch: (epoch) => this.checkEpoch(epoch),
-      cancelRunning: (jobId) => this.cancelRunning(jobId),
+      cancelRunning: (jobId) => this.jobStarter.cancel(jobId),
       emitStallFailures: (ids) => this.emitStallFailures(ids),
     });
     ({
       processor: this.processor,
       sandbox: this.sandbox,
       executor: this.executor,
-      claims: this.claims,
       dispatcher: this.dispatcher,
       shutdown: this.shutdown,
       renewer: this.renewer,
@@ -159,7 +159,20 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       clock: this.clock,
       concurrency: () => this.concurrencyValue,
       isStopped: () => this.paused || this.closing,
-      start: (claim) => this.startClaim(claim.job, claim),
+      start: (claim) => this.jobStarter.start(claim),
+    });
+    this.jobStarter = new JobStarter({
+      backend: this.backend,
+      clock: this.clock,
+      claims: parts.claims,
+      executor: parts.executor,
+      shutdown: parts.shutdown,
+      heldAhead: this.heldAhead,
+      isClosing: () => this.closing,
+      emitError: (err) => this.emitError(err),
+      emitActive: (job) => {
+        if (this.listenerCount('active') > 0) this.emit('active', job, 'waiting');
+      },
     });
 
     if (opts.autorun !== false && this.processor) {
@@ -333,7 +346,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         if (!this.opts.skipStalledCheck) this.rescuer.start();
         this.schedulerTick.start();
         this.backend
-          .onCancel((jobId) => this.cancelRunning(jobId))
+          .onCancel((jobId) => this.jobStarter.cancel(jobId))
           // Jobs claimed before the subscription took effect may have been cancelled unheard: lock
           // renewal reports their marks, so renew once now rather than a renewal interval later.
           .then(() => (this.executor.size > 0 && !this.closing ? this.renewer.runOnce() : undefined))
@@ -395,58 +408,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.emit('progress', job, progress);
   }
 
-  /** A claim's reply brought `job`: it is held from now until recorded or released. */
-  private claimed(job: Job): void {
-    const claim = this.claims.add(job);
-    const schedulerId = takenOccurrence(job);
-    if (schedulerId === undefined) {
-      this.begin(job, claim);
-      return;
-    }
-    // A scheduler's occurrence, first attempt: its scheduler plans the next one before it runs
-    // (as BullMQ does when a worker takes a scheduler's job).
-    advanceTaken(this.backend, this.clock, schedulerId, job.id as string)
-      .catch((err: unknown) => {
-        if (!this.closing) this.emitError(err);
-      })
-      .finally(() => {
-        if (!claim.releasing) this.begin(job, claim);
-      });
-  }
-
-  private begin(job: Job, claim: Claim): void {
-    if (this.shutdown.releasing) {
-      // Closing without waiting: a job that arrives now goes straight back, unstarted.
-      this.shutdown.releaseUnstarted(claim);
-      return;
-    }
-    // Claimed ahead (prefetch): it waits for a free slot, or goes back unstarted when paused or closing.
-    if (this.heldAhead.hold(claim)) return;
-    this.startClaim(job, claim);
-  }
-
-  /** Starts `claim`'s job now: its slot is free. */
-  private startClaim(job: Job, claim: Claim): void {
-    // A new attempt of a job this worker still runs: the old attempt lost its lock (the job was
-    // rescued), so it is aborted and its result will not be recorded.
-    const old = this.executor.current(job.id as string);
-    if (old) {
-      this.executor.abort(
-        old.token,
-        new LockLostError(`Lost the lock of job ${job.id}: it was rescued and started again. This attempt's result will not be recorded.`),
-        true,
-        job.id,
-      );
-    }
-    claim.started = true;
-    this.startJob(job);
-  }
-
-  private startJob(job: Job): void {
-    if (this.listenerCount('active') > 0) this.emit('active', job, 'waiting');
-    this.executor.start(job);
-  }
-
   /**
    * Jobs the stall check failed for good (too many stalls, or cancelled while their worker was
    * gone): `failed` with the stored reason (BullMQ's `job stalled more than allowable limit`), as
@@ -465,20 +426,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         if (!this.closing) this.emitError(err);
       },
     );
-  }
-
-  /** A running job was cancelled (pub/sub message, or reported by lock renewal): abort its signal. */
-  private cancelRunning(jobId: string): void {
-    // The latest attempt: an older one still running here lost its lock, its result is dropped anyway.
-    const entry = this.executor.current(jobId);
-    if (!entry) {
-      // Not running here: held ahead, it ends as cancelled now, its processor never called.
-      this.heldAhead.cancel(jobId);
-      return;
-    }
-    if (entry.cancelled) return;
-    entry.cancelled = true;
-    abortEntry(entry, new CancelledError(`Job ${jobId} was cancelled.`));
   }
 
   /**
