@@ -46,7 +46,7 @@ export class HeldAhead {
    * (false: start it now). Paused or closing, such a job is not waited for: it goes back
    * unstarted (and true is returned: it must not start).
    */
-  hold(claim: Claim): boolean {
+  waitForSlot(claim: Claim): boolean {
     const { prefetch, executor, backlog } = this.o;
     if (!(prefetch > 0 && (executor.size >= this.o.concurrency() || backlog.size > 0))) return false;
     if (this.o.isStopped()) this.o.shutdown.releaseUnstarted(claim);

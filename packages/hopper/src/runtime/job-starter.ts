@@ -61,7 +61,7 @@ export class JobStarter {
       return;
     }
     // Claimed ahead (prefetch): it waits for a free slot, or goes back unstarted when paused or closing.
-    if (this.o.heldAhead.hold(claim)) return;
+    if (this.o.heldAhead.waitForSlot(claim)) return;
     this.start(claim);
   }
 
