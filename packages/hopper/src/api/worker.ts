@@ -13,15 +13,15 @@
 import { randomBytes } from 'node:crypto';
 import { sleep } from '../clock/timers.js';
 import type { LastRunOutcome, Retention } from '../backend/backend.js';
-import { CancelledError, InvalidOptionsError, LockLostError, RateLimitError } from '../job/errors.js';
+import { InvalidOptionsError, RateLimitError } from '../job/errors.js';
 import type { StrategyFn } from '../job/failure.js';
 import { Job, type JobProgress } from '../job/job.js';
 import { advanceTaken, takenOccurrence, type SchedulerTick } from '../maintenance/scheduler-tick.js';
 import type { StallRescuer } from '../maintenance/stall-rescuer.js';
-import type { Backlog } from '../runtime/backlog.js';
-import type { Claim, Claims } from '../runtime/claims.js';
 import type { Dispatcher } from '../runtime/dispatcher.js';
-import { abortEntry, type Executor } from '../runtime/executor.js';
+import { HeldAhead } from '../runtime/held-ahead.js';
+import { JobStarter } from '../runtime/job-starter.js';
+import type { Executor } from '../runtime/executor.js';
 import type { LockRenewer } from '../runtime/lock-renewer.js';
 import type { ManualFetcher } from '../runtime/manual-fetcher.js';
 import type { SandboxedProcessor } from '../runtime/sandboxed-processor.js';
@@ -56,12 +56,10 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private readonly processor: Processor<DataType, ResultType, NameType> | undefined;
   private readonly sandbox: SandboxedProcessor | undefined;
   private readonly executor: Executor;
-  private readonly claims: Claims;
-  private readonly backlog: Backlog;
-  private readonly cancelledUnstarted: WeakSet<Job>;
-  private readonly heldFor: WeakMap<Job, number>;
-  /** The `prefetch` option: jobs held beyond the free slots (0: none). */
-  private readonly prefetch: number;
+  /** Jobs claimed ahead of the free slots (the `prefetch` option): runtime/held-ahead.ts. */
+  private readonly heldAhead: HeldAhead;
+  /** Starts the jobs claims bring and cancels those held: runtime/job-starter.ts. */
+  private readonly jobStarter: JobStarter;
   private readonly dispatcher: Dispatcher;
   private readonly shutdown: Shutdown;
   private readonly renewer: LockRenewer;
@@ -110,28 +108,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     super(name, opts, 'worker', 'Worker');
     this.opts = opts;
     this.concurrencyValue = opts.concurrency ?? 1;
-    this.prefetch = opts.prefetch ?? 0;
     // Component wiring: runtime/worker-parts.ts builds the parts, which call back into the worker through this host.
-    ({
-      processor: this.processor,
-      sandbox: this.sandbox,
-      executor: this.executor,
-      claims: this.claims,
-      backlog: this.backlog,
-      cancelledUnstarted: this.cancelledUnstarted,
-      heldFor: this.heldFor,
-      dispatcher: this.dispatcher,
-      shutdown: this.shutdown,
-      renewer: this.renewer,
-      rescuer: this.rescuer,
-      fetcher: this.fetcher,
-      schedulerTick: this.schedulerTick,
-      metrics: this.metrics,
-      latency: this.latency,
-      failKeep: this.failKeep,
-      lockDuration: this.lockDuration,
-      closeTimeout: this.closeTimeout,
-    } = buildWorkerParts(processor as Processor | string | URL | null | undefined, {
+    const parts = buildWorkerParts(processor as Processor | string | URL | null | undefined, {
       context: this,
       backend: this.backend,
       clock: this.clock,
@@ -149,12 +127,53 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         if (this.listenerCount(event) > 0) this.emit(event, job, value, prev);
       },
       emitError: (err) => this.emitError(err),
-      claimed: (job) => this.claimed(job),
-      slotFreed: () => this.startHeldAhead(),
+      claimed: (job) => this.jobStarter.claimed(job),
+      slotFreed: () => this.heldAhead.startWhileFree(),
       checkEpoch: (epoch) => this.checkEpoch(epoch),
-      cancelRunning: (jobId) => this.cancelRunning(jobId),
+      cancelRunning: (jobId) => this.jobStarter.cancel(jobId),
       emitStallFailures: (ids) => this.emitStallFailures(ids),
-    }));
+    });
+    ({
+      processor: this.processor,
+      sandbox: this.sandbox,
+      executor: this.executor,
+      dispatcher: this.dispatcher,
+      shutdown: this.shutdown,
+      renewer: this.renewer,
+      rescuer: this.rescuer,
+      fetcher: this.fetcher,
+      schedulerTick: this.schedulerTick,
+      metrics: this.metrics,
+      latency: this.latency,
+      failKeep: this.failKeep,
+      lockDuration: this.lockDuration,
+      closeTimeout: this.closeTimeout,
+    } = parts);
+    this.heldAhead = new HeldAhead({
+      backlog: parts.backlog,
+      executor: parts.executor,
+      shutdown: parts.shutdown,
+      cancelledUnstarted: parts.cancelledUnstarted,
+      heldFor: parts.heldFor,
+      prefetch: opts.prefetch ?? 0,
+      clock: this.clock,
+      concurrency: () => this.concurrencyValue,
+      isStopped: () => this.paused || this.closing,
+      start: (claim) => this.jobStarter.start(claim),
+    });
+    this.jobStarter = new JobStarter({
+      backend: this.backend,
+      clock: this.clock,
+      claims: parts.claims,
+      executor: parts.executor,
+      shutdown: parts.shutdown,
+      heldAhead: this.heldAhead,
+      isClosing: () => this.closing,
+      emitError: (err) => this.emitError(err),
+      emitActive: (job) => {
+        if (this.listenerCount('active') > 0) this.emit('active', job, 'waiting');
+      },
+    });
 
     if (opts.autorun !== false && this.processor) {
       this.run().catch((err: unknown) => this.emitError(err));
@@ -183,7 +202,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     checkWorkerOption('concurrency', value);
     this.concurrencyValue = value;
     // Jobs held ahead take the new slots first.
-    if (this.prefetch > 0) this.startHeldAhead();
+    this.heldAhead.startWhileFree();
     this.dispatcher.schedulePump();
   }
 
@@ -327,7 +346,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         if (!this.opts.skipStalledCheck) this.rescuer.start();
         this.schedulerTick.start();
         this.backend
-          .onCancel((jobId) => this.cancelRunning(jobId))
+          .onCancel((jobId) => this.jobStarter.cancel(jobId))
           // Jobs claimed before the subscription took effect may have been cancelled unheard: lock
           // renewal reports their marks, so renew once now rather than a renewal interval later.
           .then(() => (this.executor.size > 0 && !this.closing ? this.renewer.runOnce() : undefined))
@@ -361,7 +380,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.paused = true;
     this.dispatcher.setPaused(true);
     // Jobs held ahead have not started: they go back to the queue at once, for any worker.
-    this.handBackHeldAhead('paused');
+    this.heldAhead.handBack('paused');
     // Every job claimed, including by a call in flight now, finishes and is recorded.
     const finished = this.shutdown.quiesce().then(() => {
       if (!this.paused || !this.running || this.closing) return;
@@ -389,83 +408,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.emit('progress', job, progress);
   }
 
-  /** A claim's reply brought `job`: it is held from now until recorded or released. */
-  private claimed(job: Job): void {
-    const claim = this.claims.add(job);
-    const schedulerId = takenOccurrence(job);
-    if (schedulerId === undefined) {
-      this.begin(job, claim);
-      return;
-    }
-    // A scheduler's occurrence, first attempt: its scheduler plans the next one before it runs
-    // (as BullMQ does when a worker takes a scheduler's job).
-    advanceTaken(this.backend, this.clock, schedulerId, job.id as string)
-      .catch((err: unknown) => {
-        if (!this.closing) this.emitError(err);
-      })
-      .finally(() => {
-        if (!claim.releasing) this.begin(job, claim);
-      });
-  }
-
-  private begin(job: Job, claim: Claim): void {
-    if (this.shutdown.releasing) {
-      // Closing without waiting: a job that arrives now goes straight back, unstarted.
-      this.shutdown.releaseUnstarted(claim);
-      return;
-    }
-    if (this.prefetch > 0 && (this.executor.size >= this.concurrencyValue || this.backlog.size > 0)) {
-      // Claimed ahead (prefetch): it waits for a free slot. Paused or closing, it is not waited
-      // for: it goes back unstarted.
-      if (this.paused || this.closing) this.shutdown.releaseUnstarted(claim);
-      else {
-        claim.heldAt = this.clock.now();
-        this.backlog.push(claim);
-      }
-      return;
-    }
-    this.startClaim(job, claim);
-  }
-
-  /** Starts `claim`'s job now: its slot is free. */
-  private startClaim(job: Job, claim: Claim): void {
-    // A new attempt of a job this worker still runs: the old attempt lost its lock (the job was
-    // rescued), so it is aborted and its result will not be recorded.
-    const old = this.executor.current(job.id as string);
-    if (old) {
-      this.executor.abort(
-        old.token,
-        new LockLostError(`Lost the lock of job ${job.id}: it was rescued and started again. This attempt's result will not be recorded.`),
-        true,
-        job.id,
-      );
-    }
-    claim.started = true;
-    this.startJob(job);
-  }
-
-  /** Starts jobs held ahead while slots are free (a slot freed, or concurrency was raised). */
-  private startHeldAhead(): void {
-    while (this.backlog.size > 0 && this.executor.size < this.concurrencyValue && !this.shutdown.releasing) {
-      const claim = this.backlog.shift() as Claim;
-      if (claim.releasing) continue;
-      if (claim.heldAt !== undefined) this.heldFor.set(claim.job, this.clock.now() - claim.heldAt);
-      this.startClaim(claim.job, claim);
-    }
-  }
-
-  /** Gives the jobs held ahead back to the queue, unstarted (pause, close): no attempt is counted. */
-  private handBackHeldAhead(why: 'paused' | 'closing'): void {
-    if (this.backlog.size === 0) return;
-    const list = this.backlog.takeAll();
-    void this.shutdown.release(new Error(`The worker was ${why}: the job held ahead was given back unstarted.`), list);
-  }
-
-  private startJob(job: Job): void {
-    if (this.listenerCount('active') > 0) this.emit('active', job, 'waiting');
-    this.executor.start(job);
-  }
-
   /**
    * Jobs the stall check failed for good (too many stalls, or cancelled while their worker was
    * gone): `failed` with the stored reason (BullMQ's `job stalled more than allowable limit`), as
@@ -484,25 +426,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         if (!this.closing) this.emitError(err);
       },
     );
-  }
-
-  /** A running job was cancelled (pub/sub message, or reported by lock renewal): abort its signal. */
-  private cancelRunning(jobId: string): void {
-    // The latest attempt: an older one still running here lost its lock, its result is dropped anyway.
-    const entry = this.executor.current(jobId);
-    if (!entry && this.prefetch > 0) {
-      // Held ahead: it ends as cancelled now, its processor never called (see worker-parts).
-      const claim = this.backlog.takeJob(jobId);
-      if (!claim) return;
-      this.cancelledUnstarted.add(claim.job);
-      claim.started = true;
-      const started = this.executor.start(claim.job);
-      started.cancelled = true;
-      return;
-    }
-    if (!entry || entry.cancelled) return;
-    entry.cancelled = true;
-    abortEntry(entry, new CancelledError(`Job ${jobId} was cancelled.`));
   }
 
   /**
@@ -536,7 +459,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.emit('closing', 'closing worker');
     this.dispatcher.stop();
     // Jobs held ahead have not started: close does not wait to run them, they go back at once.
-    this.handBackHeldAhead('closing');
+    this.heldAhead.handBack('closing');
     this.rescuer.stop();
     this.schedulerTick.stop();
     const error = await this.shutdown.stop(force, this.closeTimeout);

@@ -87,7 +87,7 @@ export interface WorkerParts {
   backlog: Backlog;
   /**
    * Jobs cancelled while held ahead: started at once, their processor never called, they end as
-   * cancelled (see Worker.cancelRunning).
+   * cancelled (see HeldAhead.cancel).
    */
   cancelledUnstarted: WeakSet<Job>;
   /** How long each attempt started from the backlog waited there, ms (for the latency histograms). */

@@ -118,7 +118,7 @@ describe('prefetch: latency histograms', () => {
       },
       { concurrency: 1, prefetch: 1 },
     );
-    await until(async () => (worker as unknown as { backlog: { size: number } }).backlog.size === 1, 'second held ahead');
+    await until(async () => (worker as unknown as { heldAhead: { size: number } }).heldAhead.size === 1, 'second held ahead');
     env.clock!.advance(500);
     const done = collect(worker, 'completed', 2);
     gate.resolve();

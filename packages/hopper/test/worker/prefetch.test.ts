@@ -139,7 +139,7 @@ describe('prefetch: groups', () => {
     const worker = env.worker(name, g.processor, { concurrency: 1, prefetch: 10 });
     await once(worker, 'active');
     // One job of each group: the group limit is applied by the claim, held-ahead jobs count in it.
-    await until(async () => (worker as unknown as { backlog: { size: number } }).backlog.size === 1, 'one job held ahead');
+    await until(async () => (worker as unknown as { heldAhead: { size: number } }).heldAhead.size === 1, 'one job held ahead');
     expect(await queue.getJobCounts('active')).toEqual({ active: 2 });
     const done = collect<[Job]>(worker, 'completed', 6);
     for (const id of ['1', '2', '3', '4', '5', '6']) g.release(id);
@@ -208,7 +208,7 @@ describe('prefetch: close, pause, cancel', () => {
     const worker = env.worker(name, g.processor, { concurrency: 1, prefetch: 2 });
     // Both held-ahead jobs arrived (two claims may be in flight: a job arriving during the pause
     // once job 1 ended would run, as any job a call in flight brings).
-    await until(async () => (worker as unknown as { backlog: { size: number } }).backlog.size === 2, 'two jobs held ahead');
+    await until(async () => (worker as unknown as { heldAhead: { size: number } }).heldAhead.size === 2, 'two jobs held ahead');
     const pausing = worker.pause();
     g.release('1');
     await pausing;
@@ -227,7 +227,7 @@ describe('prefetch: close, pause, cancel', () => {
     await queue.addBulk([1, 2, 3, 4, 5].map((i) => ({ name: 'j', data: { i } })));
     const g = gated();
     const worker = env.worker(name, g.processor, { concurrency: 1, prefetch: 2 });
-    await until(async () => (worker as unknown as { backlog: { size: number } }).backlog.size === 2, 'two jobs held ahead');
+    await until(async () => (worker as unknown as { heldAhead: { size: number } }).heldAhead.size === 2, 'two jobs held ahead');
     await queue.pause();
     const done = collect<[Job]>(worker, 'completed', 3);
     for (const id of ['1', '2', '3']) g.release(id);
