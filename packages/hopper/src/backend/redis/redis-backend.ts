@@ -396,29 +396,6 @@ export class RedisQueueBackend extends RedisQueueJobWrites implements QueueBacke
     };
   }
 
-  /** The command connection's `CLIENT ID`, read once per connection (a reconnect reads it again). */
-  private clientIdOf: Promise<string> | undefined;
-  private clientIdWatched = false;
-
-  /**
-   * The Redis client id of the command connection, which a worker's heartbeat records (BullMQ's
-   * `getWorkers()` reports it as `id`): only for a connection the backend opened itself, so that
-   * it names this worker alone (a connection passed in may serve other components); '' then, on
-   * Redis Cluster (one id per node), and where `CLIENT ID` is refused or fails.
-   */
-  private commandClientId(): Promise<string> {
-    if (this.isCluster || !this.handle.owned) return Promise.resolve('');
-    if (!this.clientIdWatched) {
-      this.clientIdWatched = true;
-      this.onReconnect(() => (this.clientIdOf = undefined));
-    }
-    this.clientIdOf ??= this.client.call('CLIENT', ['ID']).then(
-      (id) => String(id),
-      () => '',
-    );
-    return this.clientIdOf;
-  }
-
   async unregisterWorker(workerId: string): Promise<void> {
     await runScript(this.client, SCRIPTS.unregisterWorker, { workers: this.keys.workers, workerInfo: this.keys.workerInfo }, { workerId });
   }

@@ -12,6 +12,7 @@ import {
   disconnectNow,
   dropSocket,
   duplicateClient,
+  isClusterClient,
   openClient,
   reportErrors,
   setSocketTimeout,
@@ -169,6 +170,29 @@ export abstract class RedisQueueConnection {
     if (this.eventsClient) disconnectNow(this.eventsClient);
     for (const client of this.outputClients.splice(0)) disconnectNow(client);
     if (this.handle.owned) disconnectNow(this.client);
+  }
+
+  /** The command connection's `CLIENT ID`, read once per connection (a reconnect reads it again). */
+  private clientIdOf: Promise<string> | undefined;
+  private clientIdWatched = false;
+
+  /**
+   * The Redis client id of the command connection, which a worker's heartbeat records (BullMQ's
+   * `getWorkers()` reports it as `id`): only for a connection the backend opened itself, so that
+   * it names this worker alone (a connection passed in may serve other components); '' then, on
+   * Redis Cluster (one id per node), and where `CLIENT ID` is refused or fails.
+   */
+  protected commandClientId(): Promise<string> {
+    if (isClusterClient(this.client) || !this.handle.owned) return Promise.resolve('');
+    if (!this.clientIdWatched) {
+      this.clientIdWatched = true;
+      this.onReconnect(() => (this.clientIdOf = undefined));
+    }
+    this.clientIdOf ??= this.client.call('CLIENT', ['ID']).then(
+      (id) => String(id),
+      () => '',
+    );
+    return this.clientIdOf;
   }
 
   onReconnect(listener: () => void): void {
