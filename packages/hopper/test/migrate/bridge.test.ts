@@ -3,17 +3,14 @@
  * within about 100 ms (woken by BullMQ's events stream), delayed jobs start at their due time, a
  * second migrate of the same queue is refused, scheduler occurrences run once across the switch.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import { migrateFromBullMQ, MigrationError } from '../../src/migrate/index.js';
-import { bullPrefix, deleteKeys, loadBull } from './bullmq-deployment.js';
+import { loadBull, useBullPrefixes } from './bullmq-deployment.js';
 
 const env = useHopper();
-const prefixes: string[] = [];
-afterEach(async () => {
-  for (const p of prefixes.splice(0)) await deleteKeys(env.url, `${p}:*`);
-});
+const newBullPrefix = useBullPrefixes(env);
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -23,8 +20,7 @@ function percentile(values: number[], p: number): number {
 describe('bridge', () => {
   it('moves what BullMQ producers add within 100 ms, delayed jobs start on time, a second migrate is refused', async () => {
     const bull = await loadBull(6);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('bridge');
     const conn = new Redis(env.url, { maxRetriesPerRequest: null });
     const bq = new bull.Queue(name, { connection: conn, prefix: bp });
@@ -104,8 +100,7 @@ describe('bridge', () => {
 
   it('BullMQ scheduler occurrences run once across the switch: the planned one becomes the next in Hopper', async () => {
     const bull = await loadBull(6);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('sched');
     const conn = new Redis(env.url, { maxRetriesPerRequest: null });
     const bq = new bull.Queue(name, { connection: conn, prefix: bp });

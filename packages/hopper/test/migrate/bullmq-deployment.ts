@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { afterEach } from 'vitest';
 
 /** The parts of BullMQ's module the tests use (5 and 6 share them). */
 export interface BullModule {
@@ -41,6 +42,22 @@ export async function loadBull(version: 5 | 6): Promise<BullModule> {
 /** A BullMQ prefix for one test, and a cleanup. */
 export function bullPrefix(): string {
   return `b${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * BullMQ prefixes for the tests of a file: each call of the returned function gives a fresh one,
+ * whose keys are deleted after the test (on the Redis at `env.url`).
+ */
+export function useBullPrefixes(env: { readonly url: string }): () => string {
+  const prefixes: string[] = [];
+  afterEach(async () => {
+    for (const p of prefixes.splice(0)) await deleteKeys(env.url, `${p}:*`);
+  });
+  return () => {
+    const bp = bullPrefix();
+    prefixes.push(bp);
+    return bp;
+  };
 }
 
 export async function deleteKeys(url: string, pattern: string): Promise<void> {

@@ -6,19 +6,16 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import { migrateToBullMQ, MigrationError, type MigrationReport } from '../../src/migrate/index.js';
 import { bullKeys } from '../../src/migrate/bullmq-keys.js';
 import { InvalidOptionsError } from '../../src/job/errors.js';
-import { bullPrefix, deleteKeys } from './bullmq-deployment.js';
+import { useBullPrefixes } from './bullmq-deployment.js';
 
 const env = useHopper();
-const prefixes: string[] = [];
-afterEach(async () => {
-  for (const p of prefixes.splice(0)) await deleteKeys(env.url, `${p}:*`);
-});
+const newBullPrefix = useBullPrefixes(env);
 
 const MIGRATOR = fileURLToPath(new URL('../fixtures/migrator.mjs', import.meta.url));
 
@@ -41,8 +38,7 @@ function runMigrator(args: string[], killAfterBatch: boolean): Promise<{ report?
 
 describe('the way back: crash and re-run', () => {
   it('two SIGKILLs mid-run, then a re-run: every job in BullMQ once, Hopper empty, order kept', async () => {
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('crashback');
     const queue = env.queue(name);
     const waiting = Array.from({ length: 600 }, (_, i) => `w${i}`);
@@ -83,8 +79,7 @@ describe('the way back: crash and re-run', () => {
   });
 
   it('a second migrate of a queue whose lock is held is refused, changing nothing', async () => {
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('locked');
     const queue = env.queue(name);
     await queue.add('a', {}, { jobId: 'a1' });

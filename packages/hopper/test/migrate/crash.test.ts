@@ -4,18 +4,15 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import type { MigrationReport } from '../../src/migrate/index.js';
 import { bullKeys } from '../../src/migrate/bullmq-keys.js';
-import { bullPrefix, deleteKeys, loadBull } from './bullmq-deployment.js';
+import { loadBull, useBullPrefixes } from './bullmq-deployment.js';
 
 const env = useHopper();
-const prefixes: string[] = [];
-afterEach(async () => {
-  for (const p of prefixes.splice(0)) await deleteKeys(env.url, `${p}:*`);
-});
+const newBullPrefix = useBullPrefixes(env);
 
 const MIGRATOR = fileURLToPath(new URL('../fixtures/migrator.mjs', import.meta.url));
 
@@ -41,8 +38,7 @@ function runMigrator(args: string[], killAfterBatch: boolean): Promise<{ report?
 describe('crash and re-run', () => {
   it.each([6, 5] as const)('BullMQ %i: two SIGKILLs mid-run, then a re-run: every job in Hopper once, BullMQ empty', async (version) => {
     const bull = await loadBull(version);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('crash');
     const conn = new Redis(env.url, { maxRetriesPerRequest: null });
     const q = new bull.Queue(name, { connection: conn, prefix: bp });

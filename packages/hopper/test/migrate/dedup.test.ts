@@ -6,27 +6,23 @@
  *   adds onto the moved job until it finishes in Hopper; then BullMQ's key goes, and a BullMQ add
  *   with that id makes a new job (which the bridge moves).
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import { migrateFromBullMQ, MigrationError, type MigrationProgress } from '../../src/migrate/index.js';
 import { bullKeys } from '../../src/migrate/bullmq-keys.js';
-import { bullPrefix, deleteKeys, loadBull } from './bullmq-deployment.js';
+import { loadBull, useBullPrefixes } from './bullmq-deployment.js';
 import { Migrator } from './live-migrator.js';
 
 const env = useHopper();
-const prefixes: string[] = [];
-afterEach(async () => {
-  for (const p of prefixes.splice(0)) await deleteKeys(env.url, `${p}:*`);
-});
+const newBullPrefix = useBullPrefixes(env);
 
 const WAIT = { timeout: 20_000, interval: 50 };
 
 describe.each([6, 5] as const)('deduplication from BullMQ %i', (version) => {
   it('carries a ttl key whose job finished in BullMQ: a Hopper add with its id is deduplicated until the ttl ends', async () => {
     const bull = await loadBull(version);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('dedup');
     const r = new Redis(env.url, { maxRetriesPerRequest: null });
     const bq = new bull.Queue(name, { connection: r, prefix: bp });
@@ -82,8 +78,7 @@ describe.each([6, 5] as const)('deduplication from BullMQ %i', (version) => {
 
   it('while the bridge runs, BullMQ adds with a moved job’s id (no ttl) are deduplicated until it finishes in Hopper', async () => {
     const bull = await loadBull(version);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('lease');
     const r = new Redis(env.url, { maxRetriesPerRequest: null });
     const bq = new bull.Queue(name, { connection: r, prefix: bp });
@@ -156,8 +151,7 @@ describe.each([6, 5] as const)('deduplication from BullMQ %i', (version) => {
 describe('leases across a kill', () => {
   it('a SIGKILLed bridge leaves its leases running; the restarted one takes them over and ends them when the job finishes', async () => {
     const bull = await loadBull(6);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('kill');
     const r = new Redis(env.url, { maxRetriesPerRequest: null });
     const bq = new bull.Queue(name, { connection: r, prefix: bp });
@@ -204,8 +198,7 @@ describe('leases across a kill', () => {
 describe('deduplication target', () => {
   it('refuses a SQLite Hopper (no importDedupKeys: not a migration target), changing nothing in BullMQ', async () => {
     const bull = await loadBull(6);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('sqlite');
     const r = new Redis(env.url, { maxRetriesPerRequest: null });
     const bq = new bull.Queue(name, { connection: r, prefix: bp });

@@ -2,23 +2,19 @@
  * hopper migrate, BullMQ -> Hopper, against deployments built by the real bullmq 6 and bullmq 5:
  * every state moves with its id and record, then Hopper workers finish every job exactly once.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import { migrateFromBullMQ, summaryLine, isComplete, MigrationError } from '../../src/migrate/index.js';
-import { buildDeployment, bullPrefix, deleteKeys, loadBull } from './bullmq-deployment.js';
+import { buildDeployment, loadBull, useBullPrefixes } from './bullmq-deployment.js';
 
 const env = useHopper();
-const prefixes: string[] = [];
-afterEach(async () => {
-  for (const p of prefixes.splice(0)) await deleteKeys(env.url, `${p}:*`);
-});
+const newBullPrefix = useBullPrefixes(env);
 
 describe.each([6, 5] as const)('from BullMQ %i', (version) => {
   it('moves every state with its ids, order and record; Hopper runs each job once', async () => {
     const bull = await loadBull(version);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('mig');
     const dep = await buildDeployment(bull, env.url, bp, name, 20);
     const report = await migrateFromBullMQ({ from: env.url, queue: name, prefix: bp, hopperPrefix: env.prefix, withHistory: true });
@@ -94,8 +90,7 @@ describe.each([6, 5] as const)('from BullMQ %i', (version) => {
 
 describe('refusals', () => {
   it('refuses an unknown layout, changing nothing', async () => {
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const r = new Redis(env.url);
     try {
       await r.hset(`${bp}:old:meta`, 'version', 'bullmq:4.17.0');

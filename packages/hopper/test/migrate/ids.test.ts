@@ -3,25 +3,21 @@
  * Hopper at once each take ids from their own counter, and the bridge must never find a BullMQ
  * job "already in Hopper" because a Hopper add took its id (it would drop the BullMQ one).
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import { migrateFromBullMQ } from '../../src/migrate/index.js';
 import { bullKeys } from '../../src/migrate/bullmq-keys.js';
 import { ID_ROOM } from '../../src/migrate/id-ranges.js';
-import { bullPrefix, deleteKeys, loadBull } from './bullmq-deployment.js';
+import { loadBull, useBullPrefixes } from './bullmq-deployment.js';
 
 const env = useHopper();
-const prefixes: string[] = [];
-afterEach(async () => {
-  for (const p of prefixes.splice(0)) await deleteKeys(env.url, `${p}:*`);
-});
+const newBullPrefix = useBullPrefixes(env);
 
 describe('automatic ids across the switch', () => {
   it('Hopper adds take ids past BullMQ ones, with room; BullMQ jumps past Hopper when it nears them; every job moves', async () => {
     const bull = await loadBull(6);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('ids');
     const conn = new Redis(env.url, { maxRetriesPerRequest: null });
     const bq = new bull.Queue(name, { connection: conn, prefix: bp });

@@ -5,24 +5,20 @@
  * job added on either side runs exactly once; see live-switch.ts for the scenario and
  * test/scale/migrate-live.test.ts for the full size.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useHopper } from '../helpers/hopper.js';
 import { figuresText, runLiveSwitch, SMALL } from './live-switch.js';
-import { bullPrefix, deleteKeys } from './bullmq-deployment.js';
+import { useBullPrefixes } from './bullmq-deployment.js';
 
 const env = useHopper();
-const prefixes: string[] = [];
-afterEach(async () => {
-  for (const p of prefixes.splice(0)) await deleteKeys(env.url, `${p}:*`);
-});
+const newBullPrefix = useBullPrefixes(env);
 
 describe('live switch', () => {
   it(
     'BullMQ producers and workers live, the bridge killed twice: every job once, delayed on time, schedulers once, flows whole, and back',
     { timeout: 120_000 },
     async () => {
-      const bp = bullPrefix();
-      prefixes.push(bp);
+      const bp = newBullPrefix();
       const f = await runLiveSwitch(env, SMALL, bp, (line) => console.log(line));
       console.log(figuresText(f));
       console.log(JSON.stringify({ occurrences: f.occurrences, schedulers: f.schedulerCounters, back: f.back.schedulers }));

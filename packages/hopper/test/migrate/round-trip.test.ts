@@ -3,18 +3,15 @@
  * BullMQ (migrateToBullMQ), holds the same jobs (ids, names, data, options, states, attempts,
  * failures, due times) and schedulers; real BullMQ workers then run every job exactly once.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import { migrateFromBullMQ, migrateToBullMQ, isComplete } from '../../src/migrate/index.js';
 import { Queue } from '../../src/index.js';
-import { bullPrefix, deleteKeys, loadBull } from './bullmq-deployment.js';
+import { loadBull, useBullPrefixes } from './bullmq-deployment.js';
 
 const env = useHopper();
-const prefixes: string[] = [];
-afterEach(async () => {
-  for (const p of prefixes.splice(0)) await deleteKeys(env.url, `${p}:*`);
-});
+const newBullPrefix = useBullPrefixes(env);
 
 interface JobView {
   id?: string;
@@ -56,8 +53,7 @@ async function snapshot(r: Redis, bq: { getJob(id: string): Promise<JobView | un
 describe('round trip', () => {
   it('BullMQ -> Hopper -> BullMQ gives the same jobs and schedulers; BullMQ workers run each once', async () => {
     const bull = await loadBull(6);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('trip');
     const conn = new Redis(env.url, { maxRetriesPerRequest: null });
     const bq = new bull.Queue(name, { connection: conn, prefix: bp }) as unknown as {

@@ -4,17 +4,14 @@
  * BullMQ 6's and 5's layouts, then run by the real bullmq package's workers exactly once;
  * Hopper-only state listed by the dry run, refused by a run, dropped on request.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { useHopper } from '../helpers/hopper.js';
 import { migrateToBullMQ, summaryLine, isComplete, MigrationError } from '../../src/migrate/index.js';
-import { bullPrefix, deleteKeys, loadBull, type BullModule } from './bullmq-deployment.js';
+import { loadBull, type BullModule, useBullPrefixes } from './bullmq-deployment.js';
 
 const env = useHopper();
-const prefixes: string[] = [];
-afterEach(async () => {
-  for (const p of prefixes.splice(0)) await deleteKeys(env.url, `${p}:*`);
-});
+const newBullPrefix = useBullPrefixes(env);
 
 interface BullJobView {
   id?: string;
@@ -67,8 +64,7 @@ async function runWithBullMQ(bull: BullModule, url: string, prefix: string, name
 describe.each(['6', '5'] as const)('to BullMQ %s', (version) => {
   it('moves every state with its ids, order and record; BullMQ workers run each job once', async () => {
     const bull = await loadBull(Number(version) as 5 | 6);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('back');
     const queue = env.queue(name);
     // Failed and completed history first, through a Hopper worker.
@@ -183,8 +179,7 @@ describe.each(['6', '5'] as const)('to BullMQ %s', (version) => {
 describe('Hopper-only state', () => {
   it('is listed by the dry run, refused by a run (nothing moved), dropped on request', async () => {
     const bull = await loadBull(6);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('only');
     const queue = env.queue(name);
     await queue.add('grouped', { g: 1 }, { jobId: 'g1', group: { id: 'tenant-a' } });
@@ -231,8 +226,7 @@ describe('Hopper-only state', () => {
 describe('schedulers', () => {
   it('moves job schedulers with their ids, schedule, template and next run; BullMQ runs each occurrence once', async () => {
     const bull = await loadBull(6);
-    const bp = bullPrefix();
-    prefixes.push(bp);
+    const bp = newBullPrefix();
     const name = env.queueName('sched');
     const queue = env.queue(name);
     await queue.upsertJobScheduler('every-second', { every: 1000 }, { name: 'tick', data: { kind: 'every' }, opts: { attempts: 2 } });
