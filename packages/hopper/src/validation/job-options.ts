@@ -84,9 +84,13 @@ export function retentionSpec(): Spec {
   );
   return anyOf(
     [
-      custom('true or false', (v, p) => {
-        if (typeof v !== 'boolean') throw refuse(p, v, 'true or false');
-      }),
+      custom(
+        'true or false',
+        (v, p) => {
+          if (typeof v !== 'boolean') throw refuse(p, v, 'true or false');
+        },
+        'boolean',
+      ),
       retentionCount,
       keepObject,
     ],

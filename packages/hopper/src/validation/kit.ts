@@ -10,10 +10,29 @@
  */
 import { HopperError, InvalidOptionsError, showRefused, UnsupportedOptionError } from '../job/errors.js';
 
+/**
+ * The kind of a value, as {@link kindOf} names it: `typeof`, with `null` and arrays apart (an
+ * `object` spec accepts neither).
+ */
+export type ValueKind = 'boolean' | 'number' | 'string' | 'object' | 'function' | 'array' | 'null' | 'other';
+
+/** The {@link ValueKind} of `value`. */
+export function kindOf(value: unknown): ValueKind {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  const type = typeof value;
+  return type === 'boolean' || type === 'number' || type === 'string' || type === 'object' || type === 'function' ? type : 'other';
+}
+
 /** What a Spec checks a value against. `path` names the option in errors. */
 export interface Spec {
   /** What the option accepts, in words ("an integer from 0 to 100"): shown in errors and docs. */
   readonly accepted: string;
+  /**
+   * The only kind of value the spec can accept, when it has one: {@link anyOf} skips it for a
+   * value of another kind instead of calling `check` (which would build an error to refuse it).
+   */
+  readonly kind?: ValueKind;
   /** Throws an {@link InvalidOptionsError} (or a more precise Hopper error) if `value` is not accepted. */
   check(value: unknown, path: string): void;
 }
@@ -52,6 +71,7 @@ export function numberSpec(opts: { integer?: boolean; min?: number; max?: number
     : `a finite number ${exclusive ? `> ${min}` : `>= ${min}`}${unbounded ? '' : `, at most ${max}`}${unit}`;
   return {
     accepted,
+    kind: 'number',
     check(value, path) {
       if (
         typeof value !== 'number' ||
@@ -91,6 +111,7 @@ export function duration(min = 0): Spec {
 /** A boolean. */
 export const bool: Spec = {
   accepted: 'a boolean (true or false)',
+  kind: 'boolean',
   check(value, path) {
     if (typeof value !== 'boolean') throw refuse(path, value, 'a boolean (true or false)');
   },
@@ -99,6 +120,7 @@ export const bool: Spec = {
 /** A function. */
 export const func: Spec = {
   accepted: 'a function',
+  kind: 'function',
   check(value, path) {
     if (typeof value !== 'function') throw refuse(path, value, 'a function');
   },
@@ -135,6 +157,7 @@ export function str(min = 1, max = Number.MAX_SAFE_INTEGER): Spec {
       : `a ${min > 0 ? 'non-empty ' : ''}string of at most ${max} characters`;
   return {
     accepted,
+    kind: 'string',
     check(value, path) {
       if (typeof value !== 'string' || value.length < min || value.length > max) throw refuse(path, value, accepted);
       if (hasLoneSurrogate(value))
@@ -154,12 +177,18 @@ export function oneOf(values: readonly unknown[]): Spec {
   };
 }
 
-/** Any of `specs` (the first that accepts); refused with every form listed. */
+/**
+ * Any of `specs` (the first that accepts); refused with every form listed. A spec of another
+ * {@link Spec.kind} than the value's is skipped, not tried: an accepted value builds no error on
+ * the way (a refusal costs several µs, and the add path validates each job's options).
+ */
 export function anyOf(specs: readonly Spec[], accepted = specs.map((s) => s.accepted).join(', or ')): Spec {
   return {
     accepted,
     check(value, path) {
+      const kind = kindOf(value);
       for (const spec of specs) {
+        if (spec.kind !== undefined && spec.kind !== kind) continue;
         try {
           spec.check(value, path);
           return;
@@ -172,9 +201,12 @@ export function anyOf(specs: readonly Spec[], accepted = specs.map((s) => s.acce
   };
 }
 
-/** A spec checked by a function of its own (for rules with BullMQ's key phrases, or cross-field ones). */
-export function custom(accepted: string, check: (value: unknown, path: string) => void): Spec {
-  return { accepted, check };
+/**
+ * A spec checked by a function of its own (for rules with BullMQ's key phrases, or cross-field
+ * ones). `kind`: the only kind of value `check` can accept, if it has one (see {@link anyOf}).
+ */
+export function custom(accepted: string, check: (value: unknown, path: string) => void, kind?: ValueKind): Spec {
+  return kind === undefined ? { accepted, check } : { accepted, kind, check };
 }
 
 /** Accepted as is (an option whose value the component checks itself, or any value: `data`). */
@@ -258,6 +290,7 @@ export function object(
   const prefixOf = (path: string): string => (path === '' ? '' : `${path}.`);
   return {
     accepted,
+    kind: 'object',
     fields: map,
     check(value, path) {
       if (!isObject(value)) throw refuse(path || 'options', value, accepted);
