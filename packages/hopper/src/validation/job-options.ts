@@ -83,17 +83,7 @@ export function retentionSpec(): Spec {
     },
   );
   return anyOf(
-    [
-      custom(
-        'true or false',
-        (v, p) => {
-          if (typeof v !== 'boolean') throw refuse(p, v, 'true or false');
-        },
-        'boolean',
-      ),
-      retentionCount,
-      keepObject,
-    ],
+    [bool, retentionCount, keepObject],
     `true (remove at once), false (keep), a count (an integer from 0 to ${MAX_RETENTION_COUNT}), or { count?, age? (seconds, at most ${MAX_RETENTION_AGE_S}) }`,
   );
 }

@@ -201,12 +201,9 @@ export function anyOf(specs: readonly Spec[], accepted = specs.map((s) => s.acce
   };
 }
 
-/**
- * A spec checked by a function of its own (for rules with BullMQ's key phrases, or cross-field
- * ones). `kind`: the only kind of value `check` can accept, if it has one (see {@link anyOf}).
- */
-export function custom(accepted: string, check: (value: unknown, path: string) => void, kind?: ValueKind): Spec {
-  return kind === undefined ? { accepted, check } : { accepted, kind, check };
+/** A spec checked by a function of its own (for rules with BullMQ's key phrases, or cross-field ones). */
+export function custom(accepted: string, check: (value: unknown, path: string) => void): Spec {
+  return { accepted, check };
 }
 
 /** Accepted as is (an option whose value the component checks itself, or any value: `data`). */

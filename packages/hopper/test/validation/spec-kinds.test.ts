@@ -4,7 +4,7 @@
 // the producer instead of ~1 (docs/performance.md, "Validation on the add path").
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InvalidOptionsError } from '../../src/index.js';
-import { anyOf, bool, custom, int, kindOf, object, str, validate } from '../../src/validation/kit.js';
+import { anyOf, bool, int, kindOf, object, str, validate, type Spec, type ValueKind } from '../../src/validation/kit.js';
 import { JOB_OPTIONS_SPEC } from '../../src/validation/job-options.js';
 
 afterEach(() => vi.restoreAllMocks());
@@ -27,15 +27,15 @@ describe('anyOf and value kinds', () => {
 
   it('skips the alternatives of another kind, and tries those without a kind', () => {
     const calls: string[] = [];
-    const spy = (name: string, kind?: 'object' | 'number'): ReturnType<typeof custom> =>
-      custom(
-        name,
-        (value, path) => {
-          calls.push(name);
-          if (kindOf(value) !== (kind ?? 'string')) throw new InvalidOptionsError(`${path}: not ${name}`);
-        },
-        kind,
-      );
+    // A spec that records its calls and accepts values of `kind` (strings when it declares none).
+    const spy = (name: string, kind?: ValueKind): Spec => ({
+      accepted: name,
+      kind,
+      check(value, path) {
+        calls.push(name);
+        if (kindOf(value) !== (kind ?? 'string')) throw new InvalidOptionsError(`${path}: not ${name}`);
+      },
+    });
     const spec = anyOf([spy('number', 'number'), spy('untyped'), spy('object', 'object')]);
     spec.check({ count: 1 }, 'opt');
     expect(calls).toEqual(['untyped', 'object']);
